@@ -1,0 +1,35 @@
+"""Gulp (GulpIO / GulpIO2) video datasets: reading, writing, ingestion, and the tf.data dataset.
+
+Everything here except :class:`GulpDataset` is plain Python + numpy + simplejpeg and imports without
+TensorFlow; ``GulpDataset`` (which needs TensorFlow and the op library) is imported on first use.
+"""
+
+from typing import Any
+
+from tf_gulp.gulp.adapters import AbstractDatasetAdapter
+from tf_gulp.gulp.chunk import GulpChunk, GulpDataError
+from tf_gulp.gulp.directory import GulpDirectory
+from tf_gulp.gulp.ingest import ChunkWriter, GulpIngestor
+
+__all__ = [
+    "AbstractDatasetAdapter",
+    "ChunkWriter",
+    "GulpChunk",
+    "GulpDataError",
+    "GulpDataset",
+    "GulpDirectory",
+    "GulpIngestor",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: importing tf_gulp.gulp must not import TensorFlow.
+    if name == "GulpDataset":
+        from tf_gulp.gulp.dataset import GulpDataset
+        globals()["GulpDataset"] = GulpDataset
+        return GulpDataset
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,570 @@
+"""One gulp chunk: a ``.gulp`` data file and its ``.gmeta`` JSON index.
+
+Byte layout (identical to gulpio2's, so either implementation reads the other's files):
+
+* ``data_<N>.gulp``: the frames' JPEG bytes back to back, no header; each JPEG is followed by
+  ``\\0`` bytes up to a multiple of 4 (0 to 3 of them).
+* ``meta_<N>.gmeta``: one JSON object written with Python's ``json.dump`` defaults::
+
+      {"<id>": {"frame_info": [[offset, pad, total_length], ...], "meta_data": [meta, ...]}, ...}
+
+  ``total_length`` includes the ``pad`` bytes, so frame ``k`` is
+  ``data[offset : offset + total_length - pad]``. Ids are stored as ``str(id)``; appending the same id
+  twice to one chunk concatenates its frame lists and stores two meta entries; readers return
+  ``meta_data[0]``.
+
+Writing is crash safe: a chunk appears under its final names only once it is complete. ``'wb'`` writes
+``<name>.tmp`` files, fsyncs them and renames them into place (the ``.gulp`` first, the ``.gmeta`` last,
+with the directory fsynced in between and after); a chunk being replaced disappears (its ``.gmeta`` is
+removed) before the new one appears, so a reader sees the old chunk, no chunk, or the new chunk, never a
+mix. ``'ab'`` appends the new JPEG bytes to the end of the existing ``.gulp`` and renames a complete new
+``.gmeta`` into place, so an interrupted append leaves only unindexed trailing bytes, which readers
+ignore. An exception inside ``with chunk.open(...)`` removes the temporary files (or truncates an
+append back) and leaves what was there before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple,
+                    Union)
+
+import numpy as np
+import simplejpeg
+
+__all__ = ["GulpChunk", "GulpDataError", "encode_frame", "decode_jpeg"]
+
+#: A frame given to :meth:`GulpChunk.append`: a uint8 array or the bytes of an encoded JPEG.
+Frame = Union[np.ndarray, bytes, bytearray, memoryview, Any]
+#: What a frame selection may be: ``None`` (all frames), a slice, an int, or a sequence of ints.
+FrameSelection = Union[None, slice, int, Sequence[int], np.ndarray]
+#: A function decoding one JPEG's bytes into an image array.
+JpegDecoder = Callable[[bytes], np.ndarray]
+
+_SUBSAMPLINGS = ("444", "422", "420", "440", "411")
+_TMP_SUFFIX = ".tmp"
+
+
+class GulpDataError(ValueError):
+    """A gulp file's contents are inconsistent (bad index entry, frame past the end of the file,
+    undecodable JPEG, unreadable ``.gmeta``). The message names the file and, where known, the id,
+    the frame and the byte offset."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Helpers shared with directory.py
+
+
+def normalize_id(id_: Any) -> str:
+    """The key under which ``id_`` is stored in a ``.gmeta`` file (``str(id_)``)."""
+    return id_ if isinstance(id_, str) else str(id_)
+
+
+def split_element(element: Any) -> Tuple[Any, FrameSelection]:
+    """Split a ``__getitem__`` argument: ``id`` or ``(id, selection)``."""
+    if isinstance(element, tuple):
+        if len(element) != 2:
+            raise TypeError(f"expected id or (id, frame selection), got a tuple of {len(element)}")
+        return element[0], element[1]
+    return element, None
+
+
+def select_frames(frame_info: Sequence[Any], selection: FrameSelection) -> List[Tuple[int, Any]]:
+    """``(frame index, frame_info entry)`` pairs picked by ``selection``.
+
+    ``selection`` is ``None`` (every frame), a ``slice``, an int, or a sequence/array of ints
+    (Python indexing rules; out-of-range ints raise IndexError).
+    """
+    n = len(frame_info)
+    if selection is None:
+        return list(enumerate(frame_info))
+    if isinstance(selection, slice):
+        return [(i, frame_info[i]) for i in range(n)[selection]]
+    if isinstance(selection, (int, np.integer)) and not isinstance(selection, bool):
+        indices: Iterable[Any] = [selection]
+    elif isinstance(selection, (str, bytes)):
+        raise TypeError(f"frame selection must be a slice, an int or a list of ints, "
+                        f"not {type(selection).__name__}")
+    else:
+        indices = selection
+    out = []
+    for raw in indices:
+        if isinstance(raw, bool) or not isinstance(raw, (int, np.integer)):
+            raise TypeError(f"frame indices must be ints, got {raw!r}")
+        i = int(raw)
+        if not -n <= i < n:
+            raise IndexError(f"frame index {i} out of range for a video of {n} frames")
+        out.append((i % n, frame_info[i]))
+    return out
+
+
+def _check_frame_info(entry: Any, path: str, key: str, index: int) -> Tuple[int, int, int]:
+    if (not isinstance(entry, (list, tuple)) or len(entry) != 3
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)):
+        raise GulpDataError(f"{path}: id {key!r} frame {index}: bad frame_info entry {entry!r} "
+                            "(expected [offset, pad, total_length])")
+    offset, pad, length = entry
+    if offset < 0 or pad < 0 or length < pad:
+        raise GulpDataError(f"{path}: id {key!r} frame {index}: bad frame_info entry {entry!r} "
+                            "(needs offset >= 0 and 0 <= pad <= total_length)")
+    return offset, pad, length
+
+
+def _pread_exact(fd: int, size: int, offset: int, path: str, key: str, index: int) -> bytes:
+    """Read exactly ``size`` bytes at ``offset`` (positionless, so safe across threads)."""
+    data = os.pread(fd, size, offset)
+    if len(data) == size:
+        return data
+    parts = [data]
+    got = len(data)
+    while data and got < size:
+        data = os.pread(fd, size - got, offset + got)
+        parts.append(data)
+        got += len(data)
+    if got < size:
+        file_size = os.fstat(fd).st_size
+        raise GulpDataError(
+            f"{path}: id {key!r} frame {index}: offset {offset} + length {size} ends past the end "
+            f"of the file ({file_size} bytes)")
+    return b"".join(parts)
+
+
+def read_jpeg_views(fd: int, path: str, key: str,
+                    selected: Sequence[Tuple[int, Any]]) -> List[Tuple[int, int, memoryview]]:
+    """Read the selected frames' JPEG bytes (padding stripped) from an open data file.
+
+    Frames stored back to back are read with one ``pread``. Returns ``(index, offset, bytes)``
+    triples in selection order.
+    """
+    checked = [(i,) + _check_frame_info(e, path, key, i) for i, e in selected]
+    out: List[Tuple[int, int, memoryview]] = []
+    k = 0
+    while k < len(checked):
+        # Extend a run of frames that are contiguous in the file.
+        end = k + 1
+        while end < len(checked) and checked[end][1] == checked[end - 1][1] + checked[end - 1][3]:
+            end += 1
+        start = checked[k][1]
+        stop = checked[end - 1][1] + checked[end - 1][3]
+        try:
+            buf = memoryview(_pread_exact(fd, stop - start, start, path, key, checked[k][0]))
+        except GulpDataError:
+            if end - k == 1:
+                raise
+            # Name the first frame that does not fit.
+            for index, offset, _pad, length in checked[k:end]:
+                _pread_exact(fd, length, offset, path, key, index)
+            raise
+        for index, offset, pad, length in checked[k:end]:
+            out.append((index, offset, buf[offset - start:offset - start + length - pad]))
+        k = end
+    return out
+
+
+def decode_jpeg(data: Union[bytes, memoryview]) -> np.ndarray:
+    """Decode one JPEG with libjpeg-turbo (simplejpeg, accurate DCT).
+
+    Returns a uint8 array: (H, W) for a one-component (grayscale) JPEG, (H, W, 3) RGB otherwise.
+    """
+    _h, _w, colorspace, _sub = simplejpeg.decode_jpeg_header(data)
+    if colorspace == "Gray":
+        image = simplejpeg.decode_jpeg(data, colorspace="GRAY")
+        return image.reshape(image.shape[:2])
+    return simplejpeg.decode_jpeg(data, colorspace="RGB")
+
+
+def decode_frames(views: Sequence[Tuple[int, int, memoryview]], path: str, key: str,
+                  decoder: Optional[JpegDecoder]) -> List[np.ndarray]:
+    """Decode ``read_jpeg_views`` output, naming file, id, frame and offset on failure."""
+    frames = []
+    for index, offset, view in views:
+        try:
+            if decoder is None:
+                frames.append(decode_jpeg(view))
+            else:
+                frames.append(decoder(bytes(view)))
+        except ValueError as e:
+            raise GulpDataError(f"{path}: id {key!r} frame {index} at offset {offset}: "
+                                f"cannot decode JPEG ({e})") from e
+    return frames
+
+
+def first_meta(entry: Dict[str, Any]) -> Any:
+    """``meta_data[0]`` of a ``.gmeta`` entry (``None`` if the list is empty)."""
+    meta = entry.get("meta_data")
+    return meta[0] if meta else None
+
+
+def load_meta_file(path: str) -> Dict[str, Any]:
+    """Parse a ``.gmeta`` file, raising GulpDataError (naming it) if it is not a JSON object."""
+    try:
+        with open(path, "rb") as f:
+            meta = json.load(f)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise GulpDataError(f"{path}: not a valid .gmeta file: {e}") from e
+    if not isinstance(meta, dict):
+        raise GulpDataError(f"{path}: not a valid .gmeta file: top level is "
+                            f"{type(meta).__name__}, not an object")
+    for key, entry in meta.items():
+        if (not isinstance(entry, dict) or not isinstance(entry.get("frame_info"), list)
+                or not isinstance(entry.get("meta_data", []), list)):
+            raise GulpDataError(f"{path}: id {key!r}: entry needs a 'frame_info' list and a "
+                                "'meta_data' list")
+    return meta
+
+
+def encode_frame(frame: Frame, quality: int = 90, subsampling: str = "444") -> bytes:
+    """JPEG bytes for one frame, as :meth:`GulpChunk.append` stores it.
+
+    Accepts uint8 arrays shaped (H, W, 3) RGB, (H, W) or (H, W, 1) gray, (H, W, 4) RGBA (the alpha
+    channel is dropped), in any memory layout; PIL images (palette and other modes are converted to
+    RGB, ``L``/``LA``/``1`` to gray); and ``bytes`` of an already-encoded JPEG, returned unchanged.
+    RGB is encoded with ``subsampling`` chroma subsampling, gray as a one-component JPEG.
+    """
+    if isinstance(frame, (bytes, bytearray, memoryview)):
+        data = bytes(frame)
+        if data[:2] != b"\xff\xd8":
+            raise ValueError("frame given as bytes is not a JPEG (it does not start with the "
+                             "FF D8 start-of-image marker)")
+        return data
+    if not isinstance(frame, np.ndarray) and hasattr(frame, "mode") and hasattr(frame, "convert"):
+        # A PIL image; duck-typed so PIL is not a dependency.
+        if frame.mode in ("LA", "1", "I", "I;16", "F"):
+            frame = frame.convert("L")
+        elif frame.mode not in ("L", "RGB"):
+            frame = frame.convert("RGB")
+    arr = np.asarray(frame)
+    if arr.dtype != np.uint8:
+        raise TypeError(f"frames must be uint8 arrays, got dtype {arr.dtype}")
+    if arr.ndim == 2:
+        arr = arr[:, :, np.newaxis]
+    if arr.ndim != 3 or arr.shape[2] not in (1, 3, 4):
+        raise ValueError(f"frame shape {arr.shape} is not (H, W), (H, W, 1), (H, W, 3) or "
+                         "(H, W, 4)")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"frame shape {arr.shape} is empty")
+    arr = np.ascontiguousarray(arr)
+    channels = arr.shape[2]
+    if channels == 1:
+        return simplejpeg.encode_jpeg(arr, quality=quality, colorspace="GRAY",
+                                      colorsubsampling="Gray")
+    return simplejpeg.encode_jpeg(arr, quality=quality,
+                                  colorspace="RGB" if channels == 3 else "RGBX",
+                                  colorsubsampling=subsampling)
+
+
+def fsync_dir(path: str) -> None:
+    """fsync a directory so that renames/unlinks in it are durable."""
+    fd = os.open(path or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _unlink_quietly(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+class GulpChunk:
+    """A gulp chunk: ``data_file_path`` (``.gulp``) plus ``meta_file_path`` (``.gmeta``).
+
+    gulpio2-compatible API: ``with chunk.open('rb' | 'wb' | 'ab'):`` then ``append`` (writing) or
+    ``read_frames`` / ``iter_all`` (reading). Reading also works without ``open``: a read then opens
+    the data file for the duration of the call. Reads use ``os.pread`` and keep no file position, so
+    a chunk open for reading may be shared by threads; writing is single-threaded.
+
+    Args:
+        data_file_path: the ``.gulp`` file.
+        meta_file_path: the ``.gmeta`` file.
+        jpeg_quality: JPEG quality (1-100) for frames appended as arrays.
+        jpeg_subsampling: chroma subsampling for RGB frames: ``"444"`` (default, as gulpio2),
+            ``"422"``, ``"420"``, ``"440"`` or ``"411"``.
+        jpeg_decoder: optional function ``bytes -> array`` used instead of the built-in decoder
+            (:func:`decode_jpeg`) when reading.
+    """
+
+    def __init__(self, data_file_path: Union[str, os.PathLike],
+                 meta_file_path: Union[str, os.PathLike], jpeg_quality: int = 90,
+                 jpeg_subsampling: str = "444",
+                 jpeg_decoder: Optional[JpegDecoder] = None) -> None:
+        if not 1 <= int(jpeg_quality) <= 100:
+            raise ValueError(f"jpeg_quality must be in 1..100, got {jpeg_quality}")
+        if jpeg_subsampling not in _SUBSAMPLINGS:
+            raise ValueError(f"jpeg_subsampling must be one of {_SUBSAMPLINGS}, "
+                             f"got {jpeg_subsampling!r}")
+        self.data_file_path: str = os.fspath(data_file_path)
+        self.meta_file_path: str = os.fspath(meta_file_path)
+        self.jpeg_quality = int(jpeg_quality)
+        self.jpeg_subsampling = jpeg_subsampling
+        self.jpeg_decoder = jpeg_decoder
+        self._meta_dict: Optional[Dict[str, Any]] = None
+        self._reset_open_state()
+
+    def _reset_open_state(self) -> None:
+        self._mode: Optional[str] = None
+        self._read_fd: Optional[int] = None
+        self._data_fp: Any = None
+        self._data_size = 0            # offset of the next frame written
+        self._orig_data_size = 0       # size of the .gulp before an 'ab' append
+        self._data_to_publish = False  # whether the data was written under a temporary name
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def meta_dict(self) -> Dict[str, Any]:
+        """The chunk's index, ``{id: {"frame_info": [...], "meta_data": [...]}}`` (loaded from the
+        ``.gmeta`` file on first use; empty if the chunk does not exist yet). While the chunk is open
+        for writing it includes what was appended so far."""
+        if self._meta_dict is None:
+            if os.path.exists(self.meta_file_path):
+                self._meta_dict = load_meta_file(self.meta_file_path)
+            else:
+                self._meta_dict = {}
+        return self._meta_dict
+
+    @property
+    def data_tmp_path(self) -> str:
+        """Where the ``.gulp`` is written before it is renamed into place."""
+        return self.data_file_path + _TMP_SUFFIX
+
+    @property
+    def meta_tmp_path(self) -> str:
+        """Where the ``.gmeta`` is written before it is renamed into place."""
+        return self.meta_file_path + _TMP_SUFFIX
+
+    def __contains__(self, id_: Any) -> bool:
+        return normalize_id(id_) in self.meta_dict
+
+    def __len__(self) -> int:
+        """Number of ids in the chunk."""
+        return len(self.meta_dict)
+
+    def __repr__(self) -> str:
+        return (f"GulpChunk({self.data_file_path!r}, {self.meta_file_path!r}"
+                f"{', open ' + repr(self._mode) if self._mode else ''})")
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # A pickled chunk (e.g. sent to an ingestion worker) is always closed.
+        state = self.__dict__.copy()
+        state.update(_mode=None, _read_fd=None, _data_fp=None, _data_size=0,
+                     _orig_data_size=0, _data_to_publish=False)
+        return state
+
+    # -- open / close --------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def open(self, flag: str = "rb") -> Iterator["GulpChunk"]:
+        """Open the chunk for reading (``'rb'``), writing (``'wb'``) or appending (``'ab'``).
+
+        ``'wb'`` replaces any existing chunk completely when the block ends; ``'ab'`` keeps the
+        existing frames and adds new ones (on a chunk that does not exist yet it is ``'wb'``). The
+        new chunk is published (fsynced and renamed into place) when the ``with`` block ends
+        normally; if it raises, nothing is published and the previous chunk is left as it was.
+        """
+        if flag not in ("rb", "wb", "ab"):
+            raise ValueError(f"flag must be 'rb', 'wb' or 'ab', got {flag!r}")
+        if self._mode is not None:
+            raise RuntimeError(f"{self!r} is already open")
+        if flag == "rb":
+            self._open_read()
+            try:
+                yield self
+            finally:
+                self._close_read()
+            return
+        self._open_write(flag)
+        try:
+            yield self
+            self._commit()
+        except BaseException:
+            self._abort()
+            raise
+
+    def _open_read(self) -> None:
+        self._meta_dict = None
+        meta = self.meta_dict  # fresh view of the index
+        del meta
+        self._read_fd = os.open(self.data_file_path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self._mode = "rb"
+
+    def _close_read(self) -> None:
+        fd = self._read_fd
+        self._reset_open_state()
+        if fd is not None:
+            os.close(fd)
+
+    def _open_write(self, flag: str) -> None:
+        if flag == "ab" and os.path.exists(self.meta_file_path):
+            meta = load_meta_file(self.meta_file_path)
+            size = os.path.getsize(self.data_file_path)  # FileNotFoundError if it is missing
+            for key, entry in meta.items():
+                for index, info in enumerate(entry["frame_info"]):
+                    offset, _pad, length = _check_frame_info(info, self.meta_file_path, key, index)
+                    if offset + length > size:
+                        raise GulpDataError(
+                            f"{self.data_file_path}: id {key!r} frame {index}: offset {offset} + "
+                            f"length {length} ends past the end of the file ({size} bytes); "
+                            "refusing to append to an inconsistent chunk")
+            self._meta_dict = meta
+            self._data_fp = open(self.data_file_path, "ab")
+            self._data_size = self._orig_data_size = size
+            self._data_to_publish = False
+        else:
+            self._meta_dict = {}
+            self._data_fp = open(self.data_tmp_path, "wb")
+            self._data_size = 0
+            self._data_to_publish = True
+        self._mode = flag
+
+    def _write_meta_tmp(self) -> None:
+        with open(self.meta_tmp_path, "w", encoding="utf-8") as f:
+            json.dump(self._meta_dict, f)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def _commit(self) -> None:
+        self.flush()
+        fp, self._data_fp = self._data_fp, None
+        fp.close()
+        data_dir = os.path.dirname(self.data_file_path)
+        meta_dir = os.path.dirname(self.meta_file_path)
+        if self._data_to_publish:
+            if os.path.lexists(self.meta_file_path):
+                # The chunk being replaced disappears before the new one appears.
+                os.unlink(self.meta_file_path)
+            os.replace(self.data_tmp_path, self.data_file_path)
+            fsync_dir(data_dir)
+        os.replace(self.meta_tmp_path, self.meta_file_path)
+        fsync_dir(meta_dir)
+        if data_dir != meta_dir and not self._data_to_publish:
+            fsync_dir(data_dir)
+        self._reset_open_state()
+
+    def _abort(self) -> None:
+        fp = self._data_fp
+        if fp is not None:
+            with contextlib.suppress(OSError):
+                fp.close()
+        if self._data_to_publish:
+            _unlink_quietly(self.data_tmp_path)
+        elif self._mode == "ab":
+            with contextlib.suppress(OSError):
+                os.truncate(self.data_file_path, self._orig_data_size)
+        _unlink_quietly(self.meta_tmp_path)
+        self._meta_dict = None  # reload what is on disk when next used
+        self._reset_open_state()
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def append(self, id_: Any, meta_data: Any, frames: Iterable[Frame]) -> None:
+        """Append one video: its frames (encoded as JPEG, see :func:`encode_frame`) and its meta.
+
+        ``id_`` is stored as ``str(id_)``; ``meta_data`` must be JSON-serializable. Appending an id
+        already in the chunk adds its frames after the existing ones and a second meta entry.
+        All frames are encoded before anything is written, so a bad frame leaves the chunk as it was.
+        """
+        if self._mode not in ("wb", "ab"):
+            raise RuntimeError("GulpChunk.append needs the chunk open with 'wb' or 'ab'")
+        key = normalize_id(id_)
+        try:
+            json.dumps(meta_data)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"meta_data of id {key!r} is not JSON-serializable: {e}") from e
+        jpegs = [encode_frame(f, self.jpeg_quality, self.jpeg_subsampling) for f in frames]
+        infos = []
+        write = self._data_fp.write
+        for jpeg in jpegs:
+            pad = -len(jpeg) % 4
+            write(jpeg)
+            if pad:
+                write(b"\0" * pad)
+            infos.append([self._data_size, pad, len(jpeg) + pad])
+            self._data_size += len(jpeg) + pad
+        entry = self.meta_dict.setdefault(key, {"frame_info": [], "meta_data": []})
+        entry["frame_info"].extend(infos)
+        entry["meta_data"].append(meta_data)
+
+    def flush(self) -> None:
+        """Make what was appended so far durable (fsync the data and a complete ``.gmeta`` under its
+        temporary name). It is published only when the ``with chunk.open(...)`` block ends.
+        No-op unless the chunk is open for writing."""
+        if self._data_fp is None:
+            return
+        self._data_fp.flush()
+        os.fsync(self._data_fp.fileno())
+        self._write_meta_tmp()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _reading_fd(self) -> Iterator[int]:
+        if self._mode == "rb":
+            yield self._read_fd  # type: ignore[misc]
+        elif self._mode is None:
+            fd = os.open(self.data_file_path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                yield fd
+            finally:
+                os.close(fd)
+        else:
+            raise RuntimeError(f"{self!r}: cannot read while open for writing")
+
+    def _read(self, fd: int, key: str, selection: FrameSelection,
+              decode: bool) -> Tuple[List[Any], Any]:
+        entry = self.meta_dict[key]
+        selected = select_frames(entry["frame_info"], selection)
+        views = read_jpeg_views(fd, self.data_file_path, key, selected)
+        if decode:
+            frames: List[Any] = decode_frames(views, self.data_file_path, key, self.jpeg_decoder)
+        else:
+            frames = [bytes(v) for _i, _o, v in views]
+        return frames, first_meta(entry)
+
+    def read_frames(self, id_: Any,
+                    slice_: FrameSelection = None) -> Tuple[List[np.ndarray], Any]:
+        """Decode the frames of ``id_`` (all, or those picked by ``slice_``: a slice, an int or a
+        list of ints). Returns ``(frames, meta_data[0])``; frames are uint8 (H, W, 3) RGB or (H, W)
+        gray arrays. Unknown id: KeyError."""
+        key = normalize_id(id_)
+        if key not in self.meta_dict:
+            raise KeyError(id_)
+        with self._reading_fd() as fd:
+            return self._read(fd, key, slice_, decode=True)
+
+    def read_jpegs(self, id_: Any, slice_: FrameSelection = None) -> Tuple[List[bytes], Any]:
+        """Like :meth:`read_frames` but returns each frame's JPEG bytes (padding stripped)."""
+        key = normalize_id(id_)
+        if key not in self.meta_dict:
+            raise KeyError(id_)
+        with self._reading_fd() as fd:
+            return self._read(fd, key, slice_, decode=False)
+
+    def iter_all(self, accepted_ids: Optional[Iterable[Any]] = None,
+                 shuffle: bool = False) -> Iterator[Tuple[List[np.ndarray], Any]]:
+        """Yield ``(frames, meta_data[0])`` for every id in storage order (or a random order if
+        ``shuffle``), keeping only ``accepted_ids`` when given."""
+        ids = list(self.meta_dict)
+        if accepted_ids is not None:
+            accepted = {normalize_id(i) for i in accepted_ids}
+            ids = [i for i in ids if i in accepted]
+        if shuffle:
+            random.shuffle(ids)
+        with self._reading_fd() as fd:
+            for key in ids:
+                yield self._read(fd, key, None, decode=True)
+
+    def __iter__(self) -> Iterator[Tuple[List[np.ndarray], Any]]:
+        return self.iter_all()
+
+    def __getitem__(self, element: Any) -> Tuple[List[np.ndarray], Any]:
+        """``chunk[id]`` or ``chunk[id, selection]``: same as :meth:`read_frames`."""
+        id_, selection = split_element(element)
+        return self.read_frames(id_, selection)
