@@ -1,0 +1,128 @@
+#include "cc/gulp/clip_reader.h"
+
+#include <algorithm>
+#include <map>
+
+namespace tfg {
+namespace gulp {
+namespace {
+
+Status WithContext(const Status& status, const std::string& data_path,
+                   const std::string& id, int64_t frame, uint64_t offset) {
+  if (status.ok()) return status;
+  return Status(status.code(), data_path + ": id '" + id + "' frame " +
+                                   std::to_string(frame) + " at byte offset " +
+                                   std::to_string(offset) + ": " +
+                                   status.message());
+}
+
+}  // namespace
+
+Status ReadFrame(const RandomAccessFile& file, const Item& item, int64_t frame,
+                 char* dst) {
+  const FrameRef& ref = item.frames[frame];
+  return WithContext(file.ReadAt(ref.offset, ref.jpeg_length(), dst),
+                     file.path(), item.id, frame, ref.offset);
+}
+
+Status ReadClip(const RandomAccessFile& file, const Item& item,
+                const std::vector<int64_t>& selected, ClipBytes* clip) {
+  // Unique frames in disk order, so adjacent ones coalesce into one read.
+  std::vector<int64_t> unique(selected);
+  std::sort(unique.begin(), unique.end(), [&](int64_t a, int64_t b) {
+    return item.frames[a].offset < item.frames[b].offset;
+  });
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+
+  size_t total = 0;
+  for (int64_t f : unique) total += item.frames[f].total_length;
+  clip->buffer.resize(total);
+
+  std::map<int64_t, size_t> position;  // frame -> start in buffer
+  size_t cursor = 0;
+  size_t i = 0;
+  while (i < unique.size()) {
+    // Extend the run while the next frame starts where this one ends (the
+    // first frame always joins: run_end starts at its offset).
+    size_t j = i;
+    uint64_t run_end = item.frames[unique[i]].offset;
+    size_t run_start_cursor = cursor;
+    while (j < unique.size() && item.frames[unique[j]].offset == run_end) {
+      position[unique[j]] = cursor;
+      cursor += item.frames[unique[j]].total_length;
+      run_end += item.frames[unique[j]].total_length;
+      ++j;
+    }
+    const uint64_t run_offset = item.frames[unique[i]].offset;
+    TFG_RETURN_IF_ERROR(WithContext(
+        file.ReadAt(run_offset, run_end - run_offset,
+                    clip->buffer.data() + run_start_cursor),
+        file.path(), item.id, unique[i], run_offset));
+    i = j;
+  }
+
+  clip->frames.resize(selected.size());
+  for (size_t k = 0; k < selected.size(); ++k) {
+    const FrameRef& ref = item.frames[selected[k]];
+    clip->frames[k] = {position[selected[k]], ref.jpeg_length(), ref.offset,
+                       selected[k]};
+  }
+  return Status::Ok();
+}
+
+Status ClipDecodedShape(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                        const std::string& data_path, const std::string& id,
+                        ClipShape* shape) {
+  shape->num_frames = static_cast<int64_t>(clip.frames.size());
+  shape->channels = jpeg::Channels(options.color_space);
+  shape->height = shape->width = 0;
+  for (size_t k = 0; k < clip.frames.size(); ++k) {
+    const ClipBytes::Span& span = clip.frames[k];
+    jpeg::ImageInfo info;
+    TFG_RETURN_IF_ERROR(WithContext(
+        jpeg::ReadHeader(clip.buffer.data() + span.begin, span.length, &info),
+        data_path, id, span.frame, span.file_offset));
+    int width, height;
+    jpeg::ScaledSize(info, options, &width, &height);
+    if (k == 0) {
+      shape->width = width;
+      shape->height = height;
+    } else if (width != shape->width || height != shape->height) {
+      return InvalidArgumentError(
+          data_path, ": id '", id, "' frame ", span.frame, " at byte offset ",
+          span.file_offset, " decodes to ", width, "x", height,
+          " but the clip's first selected frame decodes to ", shape->width,
+          "x", shape->height, "; all frames of a clip must have one size");
+    }
+  }
+  return Status::Ok();
+}
+
+Status DecodeClipFrame(const ClipBytes& clip, size_t k,
+                       const jpeg::DecodeOptions& options,
+                       const ClipShape& shape, const std::string& data_path,
+                       const std::string& id, uint8_t* clip_dst) {
+  const ClipBytes::Span& span = clip.frames[k];
+  return WithContext(
+      jpeg::Decode(clip.buffer.data() + span.begin, span.length, options,
+                   shape.width, shape.height, clip_dst + k * shape.frame_bytes()),
+      data_path, id, span.frame, span.file_offset);
+}
+
+Status DecodeClip(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                  const ClipShape& shape, const std::string& data_path,
+                  const std::string& id, const Scheduler& schedule,
+                  int max_parallelism, uint8_t* dst) {
+  std::vector<Status> statuses(clip.frames.size());
+  ParallelFor(static_cast<int64_t>(clip.frames.size()), max_parallelism,
+              schedule, [&](int64_t k) {
+                statuses[k] = DecodeClipFrame(clip, static_cast<size_t>(k),
+                                              options, shape, data_path, id,
+                                              dst);
+              });
+  for (const Status& s : statuses) TFG_RETURN_IF_ERROR(s);
+  return Status::Ok();
+}
+
+}  // namespace gulp
+}  // namespace tfg

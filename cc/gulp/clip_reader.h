@@ -1,0 +1,77 @@
+// Reads and decodes the selected frames of one gulp item.
+//
+// Reading is split from decoding so the TF kernel can learn the clip's shape
+// (from the JPEG headers) before it allocates the output tensor, and then
+// decode straight into that tensor's buffer.
+#ifndef TF_GULP_CC_GULP_CLIP_READER_H_
+#define TF_GULP_CC_GULP_CLIP_READER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cc/codec/jpeg_decoder.h"
+#include "cc/gulp/chunk_index.h"
+#include "cc/io/random_access_file.h"
+#include "cc/util/parallel_for.h"
+#include "cc/util/status.h"
+
+namespace tfg {
+namespace gulp {
+
+// The JPEG bytes of a clip's selected frames, in selection order. Frames
+// selected twice share their bytes.
+struct ClipBytes {
+  std::vector<uint8_t> buffer;
+  struct Span {
+    size_t begin = 0;   // into buffer
+    size_t length = 0;  // JPEG bytes, padding excluded
+    uint64_t file_offset = 0;
+    int64_t frame = 0;  // index within the item
+  };
+  std::vector<Span> frames;
+};
+
+// Reads the frames `selected` (indices into item.frames) of `item` from
+// `file`. Runs of frames that are adjacent on disk are read with one pread.
+Status ReadClip(const RandomAccessFile& file, const Item& item,
+                const std::vector<int64_t>& selected, ClipBytes* clip);
+
+// Reads one frame's JPEG bytes (padding excluded) into `dst`.
+Status ReadFrame(const RandomAccessFile& file, const Item& item, int64_t frame,
+                 char* dst);
+
+struct ClipShape {
+  int64_t num_frames = 0;
+  int height = 0;
+  int width = 0;
+  int channels = 0;
+  size_t frame_bytes() const {
+    return static_cast<size_t>(height) * width * channels;
+  }
+};
+
+// Reads every selected frame's JPEG header; all frames of a clip must decode
+// to the same size. Errors name the file, id, frame and byte offset.
+Status ClipDecodedShape(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                        const std::string& data_path, const std::string& id,
+                        ClipShape* shape);
+
+// Decodes selected frame `k` into its place in `clip_dst` (the whole clip's
+// buffer, num_frames * frame_bytes bytes).
+Status DecodeClipFrame(const ClipBytes& clip, size_t k,
+                       const jpeg::DecodeOptions& options,
+                       const ClipShape& shape, const std::string& data_path,
+                       const std::string& id, uint8_t* clip_dst);
+
+// Decodes the clip into `dst` (num_frames * frame_bytes bytes), frames in
+// parallel on `schedule` with up to `max_parallelism` threads.
+Status DecodeClip(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                  const ClipShape& shape, const std::string& data_path,
+                  const std::string& id, const Scheduler& schedule,
+                  int max_parallelism, uint8_t* dst);
+
+}  // namespace gulp
+}  // namespace tfg
+
+#endif  // TF_GULP_CC_GULP_CLIP_READER_H_

@@ -1,0 +1,173 @@
+#include "cc/gulp/gulp_directory.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "cc/io/random_access_file.h"
+
+namespace tfg {
+namespace gulp {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Parses the N of `<prefix><N><suffix>`; false for any other name.
+bool ChunkNumber(const std::string& name, const std::string& prefix,
+                 const std::string& suffix, int64_t* number) {
+  if (name.size() <= prefix.size() + suffix.size()) return false;
+  if (name.compare(0, prefix.size(), prefix) != 0) return false;
+  if (name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return false;
+  }
+  std::string digits =
+      name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  if (digits.empty() || digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(),
+                   [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
+  }
+  *number = std::strtoll(digits.c_str(), nullptr, 10);
+  return true;
+}
+
+}  // namespace
+
+Status ListChunkFiles(const std::string& directory,
+                      std::vector<ChunkFiles>* chunks) {
+  chunks->clear();
+  std::error_code ec;
+  if (!fs::exists(directory, ec)) {
+    return NotFoundError(directory, ": gulp directory does not exist");
+  }
+  if (!fs::is_directory(directory, ec)) {
+    return InvalidArgumentError(directory,
+                                ": is not a directory (expected a gulp "
+                                "directory of data_N.gulp + meta_N.gmeta)");
+  }
+  // number -> (data path, meta path); std::map keeps numeric order.
+  std::map<int64_t, ChunkFiles> by_number;
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    int64_t n;
+    if (ChunkNumber(name, "data_", ".gulp", &n)) {
+      by_number[n].number = n;
+      by_number[n].data_path = it->path().string();
+    } else if (ChunkNumber(name, "meta_", ".gmeta", &n)) {
+      by_number[n].number = n;
+      by_number[n].meta_path = it->path().string();
+    }
+  }
+  if (ec) {
+    return InvalidArgumentError(directory, ": cannot list: ", ec.message());
+  }
+  for (auto& [n, files] : by_number) {
+    if (files.meta_path.empty()) {
+      return NotFoundError(files.data_path, ": chunk has no index file meta_",
+                           n, ".gmeta (an interrupted write?)");
+    }
+    if (files.data_path.empty()) {
+      return NotFoundError(files.meta_path, ": index has no data file data_",
+                           n, ".gulp");
+    }
+    chunks->push_back(files);
+  }
+  if (chunks->empty()) {
+    return NotFoundError(directory,
+                         ": no gulp chunks (data_N.gulp + meta_N.gmeta) found");
+  }
+  return Status::Ok();
+}
+
+Status LoadGulpDirectory(const std::string& directory,
+                         const std::string& label_field, GulpDirectory* out) {
+  std::vector<ChunkFiles> files;
+  TFG_RETURN_IF_ERROR(ListChunkFiles(directory, &files));
+  out->path = directory;
+  out->chunks.clear();
+  out->chunks.resize(files.size());
+  std::unordered_map<std::string, size_t> chunk_of_id;
+  for (size_t c = 0; c < files.size(); ++c) {
+    ChunkIndex& index = out->chunks[c];
+    TFG_RETURN_IF_ERROR(LoadChunkIndex(files[c].meta_path, files[c].data_path,
+                                       label_field, &index));
+    for (const Item& item : index.items) {
+      auto [it, inserted] = chunk_of_id.emplace(item.id, c);
+      if (!inserted) {
+        return InvalidArgumentError(
+            "duplicate id '", item.id, "' in ", out->chunks[it->second].meta_path,
+            " and ", index.meta_path,
+            ": ids must be unique across the chunks of a gulp directory");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status LoadLabelMap(const std::string& path, LabelMap* labels) {
+  std::string text;
+  TFG_RETURN_IF_ERROR(ReadFileToString(path, &text, uint64_t{1} << 30));
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    return DataLossError(path, ": invalid JSON at byte offset ", e.byte, ": ",
+                         e.what());
+  }
+  if (!root.is_object()) {
+    return DataLossError(path, ": expected a JSON object {label: index}");
+  }
+  labels->clear();
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (!it.value().is_number_integer()) {
+      return DataLossError(path, ": index of label '", it.key(),
+                           "' is not an integer");
+    }
+    (*labels)[it.key()] = it.value().get<int64_t>();
+  }
+  return Status::Ok();
+}
+
+Status ResolveLabel(const Item& item, const std::string& meta_path,
+                    const LabelMap* labels, int64_t* label) {
+  if (item.label_json.empty()) {
+    *label = -1;
+    return Status::Ok();
+  }
+  nlohmann::json value = nlohmann::json::parse(item.label_json, nullptr,
+                                               /*allow_exceptions=*/false);
+  if (value.is_number_integer()) {
+    *label = value.get<int64_t>();
+    return Status::Ok();
+  }
+  if (value.is_string()) {
+    const std::string name = value.get<std::string>();
+    if (labels == nullptr) {
+      return InvalidArgumentError(
+          meta_path, ": id '", item.id, "' has the string label '", name,
+          "' but there is no label2idx.json in the directory; pass a mapping "
+          "(label2idx=) or disable labels (label_field=None)");
+    }
+    auto it = labels->find(name);
+    if (it == labels->end()) {
+      return InvalidArgumentError(meta_path, ": id '", item.id, "' has label '",
+                                  name, "' which is not in the label mapping");
+    }
+    *label = it->second;
+    return Status::Ok();
+  }
+  return InvalidArgumentError(meta_path, ": id '", item.id,
+                              "' has a label that is neither an integer nor a "
+                              "string: ",
+                              item.label_json);
+}
+
+}  // namespace gulp
+}  // namespace tfg

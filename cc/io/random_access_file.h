@@ -1,0 +1,52 @@
+// Positional reads from one file, safe to share between threads.
+//
+// Every read goes through pread(2), so there is no shared file position and
+// concurrent readers never need a lock. Reads are exact: a read that runs past
+// the end of the file is reported as data loss, naming the file and offset,
+// instead of returning short data.
+#ifndef TF_GULP_CC_IO_RANDOM_ACCESS_FILE_H_
+#define TF_GULP_CC_IO_RANDOM_ACCESS_FILE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cc/util/status.h"
+
+namespace tfg {
+
+class RandomAccessFile {
+ public:
+  // Opens `path` read-only. NotFound when it does not exist.
+  static Status Open(const std::string& path,
+                     std::unique_ptr<RandomAccessFile>* file);
+  ~RandomAccessFile();
+
+  RandomAccessFile(const RandomAccessFile&) = delete;
+  RandomAccessFile& operator=(const RandomAccessFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Size when the file was opened.
+  uint64_t size() const { return size_; }
+
+  // Reads exactly `n` bytes at `offset` into `dst`.
+  Status ReadAt(uint64_t offset, size_t n, void* dst) const;
+
+ private:
+  RandomAccessFile(std::string path, int fd, uint64_t size)
+      : path_(std::move(path)), fd_(fd), size_(size) {}
+
+  std::string path_;
+  int fd_;
+  uint64_t size_;
+};
+
+// Reads a whole (small) file, e.g. a JSON index. Refuses files larger than
+// `max_bytes` so a wrong path cannot make us allocate gigabytes.
+Status ReadFileToString(const std::string& path, std::string* contents,
+                        uint64_t max_bytes = uint64_t{1} << 32);
+
+}  // namespace tfg
+
+#endif  // TF_GULP_CC_IO_RANDOM_ACCESS_FILE_H_

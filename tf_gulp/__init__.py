@@ -1,0 +1,21 @@
+"""tf_gulp: video and image training data for TensorFlow, read by C++ kernels.
+
+>>> import tf_gulp
+>>> ds = tf_gulp.GulpDataset("/data/my_gulp_dir", num_frames=8)   # doctest: +SKIP
+"""
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+__all__ = ["GulpDataset", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so `import tf_gulp.gulp` (writers, readers) works without TensorFlow.
+    if name == "GulpDataset":
+        from tf_gulp.gulp.dataset import GulpDataset
+
+        globals()["GulpDataset"] = GulpDataset
+        return GulpDataset
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

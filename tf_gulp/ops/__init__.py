@@ -1,0 +1,1 @@
+"""TensorFlow glue: op registrations (C++), kernels and their Python wrappers."""

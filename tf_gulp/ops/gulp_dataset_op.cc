@@ -1,0 +1,701 @@
+// GulpDataset: a tf.data source that reads a gulp directory.
+//
+// The op takes the directory path and options; the kernel parses the chunk
+// indexes itself, so the dataset serializes to a tiny graph (path + attrs)
+// that can be saved, checkpointed and shipped to tf.data service workers.
+// Elements are dicts flattened in sorted key order: frames, id, label, meta.
+//
+// Reading and decoding go through the TensorFlow-free core in cc/; this file
+// only translates options, tensors and errors.
+
+#include <unistd.h>
+
+#include <atomic>
+#include <limits>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cc/codec/jpeg_decoder.h"
+#include "cc/gulp/clip_reader.h"
+#include "cc/gulp/element_order.h"
+#include "cc/gulp/frame_selection.h"
+#include "cc/gulp/gulp_directory.h"
+#include "cc/io/file_cache.h"
+#include "cc/util/stateless_random.h"
+#include "tensorflow/core/framework/dataset.h"
+#include "tensorflow/core/framework/model.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/partial_tensor_shape.h"
+#include "tensorflow/core/framework/shape_inference.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/platform/mutex.h"
+#include "tf_gulp/ops/core_status.h"
+
+namespace tf_gulp {
+namespace {
+
+using ::tensorflow::AttrValue;
+using ::tensorflow::DataType;
+using ::tensorflow::DataTypeVector;
+using ::tensorflow::data::IteratorStateReader;
+using ::tensorflow::data::IteratorStateWriter;
+using ::tensorflow::mutex;
+using ::tensorflow::mutex_lock;
+using ::tensorflow::Node;
+using ::tensorflow::OpKernelConstruction;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::PartialTensorShape;
+using ::tensorflow::data::SerializationContext;
+using ::tensorflow::Tensor;
+using ::tensorflow::TensorShape;
+using ::tensorflow::data::DatasetBase;
+using ::tensorflow::data::DatasetIterator;
+using ::tensorflow::data::DatasetOpKernel;
+using ::tensorflow::data::IteratorBase;
+using ::tensorflow::data::IteratorContext;
+using ::tensorflow::data::SplitProvider;
+namespace model = ::tensorflow::data::model;
+namespace gulp = ::tfg::gulp;
+
+constexpr char kOpName[] = "GulpDataset";
+constexpr char kDirectory[] = "directory";
+// Attr names, shared by the op registration, the kernel constructor and
+// AsGraphDefInternal.
+constexpr char kIds[] = "ids";
+constexpr char kLabelField[] = "label_field";
+constexpr char kUseLabelMap[] = "use_label_map";
+constexpr char kLabelNames[] = "label_names";
+constexpr char kLabelValues[] = "label_values";
+constexpr char kFrameMode[] = "frame_mode";
+constexpr char kSliceStart[] = "slice_start";
+constexpr char kSliceStop[] = "slice_stop";
+constexpr char kSliceStep[] = "slice_step";
+constexpr char kFrameIndices[] = "frame_indices";
+constexpr char kNumFrames[] = "num_frames";
+constexpr char kTraining[] = "training";
+constexpr char kDecode[] = "decode";
+constexpr char kColorspace[] = "colorspace";
+constexpr char kScale[] = "scale";
+constexpr char kDctMethod[] = "dct_method";
+constexpr char kShuffle[] = "shuffle";
+constexpr char kSeed[] = "seed";
+constexpr char kShuffleChunkWindow[] = "shuffle_chunk_window";
+// Iterator state keys.
+constexpr char kEpoch[] = "epoch";
+constexpr char kPosition[] = "position";
+constexpr char kSplitProvider[] = "split_provider";
+
+// How many chunks an iterator keeps open.
+constexpr size_t kOpenFiles = 16;
+
+// Everything the op's attrs say, read once in the kernel constructor.
+struct Options {
+  std::vector<std::string> ids;
+  std::string label_field;
+  bool use_label_map = false;  // true: label_names/values, not label2idx.json
+  std::vector<std::string> label_names;
+  std::vector<int64_t> label_values;
+  std::string frame_mode;  // all | slice | indices | segments
+  // Slice bounds; a missing start/stop is passed as INT64_MIN.
+  int64_t slice_start = 0, slice_stop = 0, slice_step = 1;
+  std::vector<int64_t> frame_indices;
+  int64_t num_frames = 0;
+  bool training = false;
+  bool decode = true;
+  std::string colorspace;  // rgb | gray
+  int64_t scale = 1;
+  std::string dct_method;  // fast | accurate
+  bool shuffle = false;
+  int64_t seed = 0;
+  int64_t shuffle_chunk_window = 4;
+
+  gulp::FrameSelection selection;
+  tfg::jpeg::DecodeOptions decode_options;
+};
+
+constexpr int64_t kMissingBound = std::numeric_limits<int64_t>::min();
+
+absl::Status ParseOptions(Options* o) {
+  gulp::FrameSelection& s = o->selection;
+  if (o->frame_mode == "all") {
+    s.mode = gulp::FrameSelection::Mode::kAll;
+  } else if (o->frame_mode == "slice") {
+    s.mode = gulp::FrameSelection::Mode::kSlice;
+    s.has_start = o->slice_start != kMissingBound;
+    s.has_stop = o->slice_stop != kMissingBound;
+    s.start = o->slice_start;
+    s.stop = o->slice_stop;
+    s.step = o->slice_step;
+  } else if (o->frame_mode == "indices") {
+    s.mode = gulp::FrameSelection::Mode::kIndices;
+    s.indices = o->frame_indices;
+  } else if (o->frame_mode == "segments") {
+    s.mode = gulp::FrameSelection::Mode::kSegments;
+    s.num_frames = o->num_frames;
+    s.random_offsets = o->training;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("frame_mode must be all, slice, indices or segments, got '",
+                     o->frame_mode, "'"));
+  }
+  TFG_TF_RETURN_IF_ERROR(gulp::ValidateFrameSelection(s));
+
+  tfg::jpeg::DecodeOptions& d = o->decode_options;
+  if (o->colorspace == "rgb") {
+    d.color_space = tfg::jpeg::ColorSpace::kRgb;
+  } else if (o->colorspace == "gray") {
+    d.color_space = tfg::jpeg::ColorSpace::kGray;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "colorspace must be 'rgb' or 'gray', got '", o->colorspace, "'"));
+  }
+  if (!tfg::jpeg::IsValidScaleDenominator(static_cast<int>(o->scale))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scale must be 1, 2, 4 or 8 (decode at 1/scale of the "
+                     "size), got ",
+                     o->scale));
+  }
+  d.scale_denominator = static_cast<int>(o->scale);
+  if (o->dct_method != "fast" && o->dct_method != "accurate") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dct_method must be 'fast' or 'accurate', got '", o->dct_method, "'"));
+  }
+  d.fast_dct = o->dct_method == "fast";
+  if (o->label_names.size() != o->label_values.size()) {
+    return absl::InvalidArgumentError("label_names and label_values differ in length");
+  }
+  if (o->shuffle_chunk_window < 1) {
+    return absl::InvalidArgumentError("shuffle_chunk_window must be >= 1");
+  }
+  return absl::OkStatus();
+}
+
+// Hands out element indices 0..n-1 to tf.data service workers (dynamic
+// sharding): each index is read by exactly one worker.
+class ElementSplitProvider : public SplitProvider {
+ public:
+  explicit ElementSplitProvider(int64_t n) : n_(n) {}
+
+  absl::Status GetNext(Tensor* split, bool* end_of_splits) override {
+    mutex_lock l(mu_);
+    *end_of_splits = next_ >= n_;
+    if (!*end_of_splits) *split = Tensor(next_++);
+    return absl::OkStatus();
+  }
+  absl::Status Reset() override {
+    mutex_lock l(mu_);
+    next_ = 0;
+    return absl::OkStatus();
+  }
+  absl::Status Save(std::function<std::string(std::string)> full_name,
+                    IteratorStateWriter* writer) override {
+    mutex_lock l(mu_);
+    return writer->WriteScalar(full_name(kPosition), next_);
+  }
+  absl::Status Restore(std::function<std::string(std::string)> full_name,
+                       IteratorStateReader* reader) override {
+    mutex_lock l(mu_);
+    return reader->ReadScalar(full_name(kPosition), &next_);
+  }
+  int64_t Cardinality() const override { return n_; }
+
+ private:
+  const int64_t n_;
+  mutex mu_;
+  int64_t next_ TF_GUARDED_BY(mu_) = 0;
+};
+
+class GulpDatasetOp : public DatasetOpKernel {
+ public:
+  explicit GulpDatasetOp(OpKernelConstruction* ctx) : DatasetOpKernel(ctx) {
+    Options& o = options_;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kIds, &o.ids));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelField, &o.label_field));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kUseLabelMap, &o.use_label_map));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelNames, &o.label_names));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelValues, &o.label_values));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kFrameMode, &o.frame_mode));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kSliceStart, &o.slice_start));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kSliceStop, &o.slice_stop));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kSliceStep, &o.slice_step));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kFrameIndices, &o.frame_indices));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kNumFrames, &o.num_frames));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kTraining, &o.training));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kDecode, &o.decode));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kColorspace, &o.colorspace));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kScale, &o.scale));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kDctMethod, &o.dct_method));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kShuffle, &o.shuffle));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kSeed, &o.seed));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kShuffleChunkWindow, &o.shuffle_chunk_window));
+    OP_REQUIRES_OK(ctx, ParseOptions(&o));
+  }
+
+  void MakeDataset(OpKernelContext* ctx, DatasetBase** output) override;
+
+ private:
+  class Dataset;
+  Options options_;
+};
+
+class GulpDatasetOp::Dataset : public DatasetBase {
+ public:
+  Dataset(OpKernelContext* ctx, std::string directory, const Options& options,
+          std::shared_ptr<const gulp::GulpDirectory> index,
+          std::vector<gulp::ElementRef> elements)
+      : DatasetBase(tensorflow::data::DatasetContext(ctx)),
+        directory_(std::move(directory)),
+        options_(options),
+        index_(std::move(index)),
+        elements_(std::move(elements)) {
+    int64_t t = -1;
+    if (options_.selection.mode == gulp::FrameSelection::Mode::kSegments) {
+      t = options_.num_frames;
+    } else if (options_.selection.mode == gulp::FrameSelection::Mode::kIndices) {
+      t = static_cast<int64_t>(options_.frame_indices.size());
+    }
+    if (options_.decode) {
+      dtypes_ = {tensorflow::DT_UINT8};
+      shapes_ = {PartialTensorShape(
+          {t, -1, -1, tfg::jpeg::Channels(options_.decode_options.color_space)})};
+    } else {
+      dtypes_ = {tensorflow::DT_STRING};
+      shapes_ = {PartialTensorShape({t})};
+    }
+    dtypes_.insert(dtypes_.end(), {tensorflow::DT_STRING, tensorflow::DT_INT64,
+                                   tensorflow::DT_STRING});
+    shapes_.insert(shapes_.end(), {PartialTensorShape({}), PartialTensorShape({}),
+                                   PartialTensorShape({})});
+  }
+
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(
+      const std::string& prefix) const override {
+    return std::make_unique<Iterator>(
+        Iterator::Params{this, absl::StrCat(prefix, "::Gulp")});
+  }
+
+  const DataTypeVector& output_dtypes() const override { return dtypes_; }
+  const std::vector<PartialTensorShape>& output_shapes() const override {
+    return shapes_;
+  }
+  std::string DebugString() const override { return "GulpDatasetOp::Dataset"; }
+
+  int64_t CardinalityInternal(
+      tensorflow::data::CardinalityOptions options) const override {
+    return static_cast<int64_t>(elements_.size());
+  }
+  absl::Status InputDatasets(
+      std::vector<const DatasetBase*>* inputs) const override {
+    return absl::OkStatus();
+  }
+  absl::Status CheckExternalState() const override { return absl::OkStatus(); }
+
+  absl::Status MakeSplitProviders(
+      std::vector<std::unique_ptr<SplitProvider>>* split_providers)
+      const override {
+    split_providers->push_back(std::make_unique<ElementSplitProvider>(
+        static_cast<int64_t>(elements_.size())));
+    return absl::OkStatus();
+  }
+
+ protected:
+  absl::Status AsGraphDefInternal(SerializationContext* ctx,
+                                  DatasetGraphDefBuilder* b,
+                                  Node** output) const override {
+    Node* directory = nullptr;
+    TF_RETURN_IF_ERROR(
+        b->AddScalar(tensorflow::tstring(directory_), &directory));
+    const Options& o = options_;
+    std::vector<std::pair<absl::string_view, AttrValue>> attrs;
+    auto add = [&](absl::string_view name, const auto& value) {
+      AttrValue attr;
+      b->BuildAttrValue(value, &attr);
+      attrs.emplace_back(name, attr);
+    };
+    add(kIds, o.ids);
+    add(kLabelField, o.label_field);
+    add(kUseLabelMap, o.use_label_map);
+    add(kLabelNames, o.label_names);
+    add(kLabelValues, o.label_values);
+    add(kFrameMode, o.frame_mode);
+    add(kSliceStart, o.slice_start);
+    add(kSliceStop, o.slice_stop);
+    add(kSliceStep, o.slice_step);
+    add(kFrameIndices, o.frame_indices);
+    add(kNumFrames, o.num_frames);
+    add(kTraining, o.training);
+    add(kDecode, o.decode);
+    add(kColorspace, o.colorspace);
+    add(kScale, o.scale);
+    add(kDctMethod, o.dct_method);
+    add(kShuffle, o.shuffle);
+    add(kSeed, o.seed);
+    add(kShuffleChunkWindow, o.shuffle_chunk_window);
+    return b->AddDataset(this, {directory}, attrs, output);
+  }
+
+ private:
+  // One element being produced: its tensors, or the error that replaced it.
+  struct Produced {
+    absl::Status status;
+    std::vector<Tensor> tensors;
+  };
+
+  class Iterator : public DatasetIterator<Dataset> {
+   public:
+    explicit Iterator(const Params& params)
+        : DatasetIterator<Dataset>(params), files_(kOpenFiles) {}
+
+    absl::Status Initialize(IteratorContext* ctx) override {
+      mutex_lock l(mu_);
+      epoch_ = dataset()->next_epoch_.fetch_add(1);
+      order_ = dataset()->EpochOrder(epoch_);
+      if (!ctx->split_providers().empty()) {
+        if (ctx->split_providers().size() != 1) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "GulpDataset expects one split provider, got ",
+              ctx->split_providers().size()));
+        }
+        split_provider_ = ctx->split_providers()[0];
+      }
+      return absl::OkStatus();
+    }
+
+    absl::Status GetNextInternal(IteratorContext* ctx,
+                                 std::vector<Tensor>* out_tensors,
+                                 bool* end_of_sequence) override {
+      mutex_lock l(mu_);
+      if (buffer_.empty()) {
+        std::vector<int64_t> positions;
+        TF_RETURN_IF_ERROR(NextPositions(ctx, &positions));
+        if (positions.empty()) {
+          *end_of_sequence = true;
+          return absl::OkStatus();
+        }
+        ProduceElements(ctx, positions);
+      }
+      *end_of_sequence = false;
+      Produced produced = std::move(buffer_.front());
+      buffer_.pop_front();
+      if (!split_provider_) ++position_;
+      if (!produced.status.ok()) return produced.status;
+      *out_tensors = std::move(produced.tensors);
+      return absl::OkStatus();
+    }
+
+    absl::Status SkipInternal(IteratorContext* ctx, int num_to_skip,
+                              bool* end_of_sequence,
+                              int* num_skipped) override {
+      if (split_provider_) {
+        // Each split must still be taken from the provider one by one.
+        return DatasetIterator<Dataset>::SkipInternal(ctx, num_to_skip,
+                                                      end_of_sequence,
+                                                      num_skipped);
+      }
+      mutex_lock l(mu_);
+      // Nothing is read: skipping only moves the position.
+      const int64_t n = static_cast<int64_t>(order_.size());
+      const int64_t skip = std::min<int64_t>(num_to_skip, n - position_);
+      position_ += skip;
+      const size_t drop = std::min<size_t>(buffer_.size(), skip);
+      buffer_.erase(buffer_.begin(), buffer_.begin() + drop);
+      *num_skipped = static_cast<int>(skip);
+      *end_of_sequence = skip < num_to_skip;
+      return absl::OkStatus();
+    }
+
+   protected:
+    std::shared_ptr<model::Node> CreateNode(
+        IteratorContext* ctx, model::Node::Args args) const override {
+      return model::MakeSourceNode(std::move(args));
+    }
+
+    absl::Status SaveInternal(SerializationContext* ctx,
+                              IteratorStateWriter* writer) override {
+      mutex_lock l(mu_);
+      TF_RETURN_IF_ERROR(writer->WriteScalar(prefix(), kEpoch, epoch_));
+      TF_RETURN_IF_ERROR(writer->WriteScalar(prefix(), kPosition, position_));
+      if (split_provider_) {
+        TF_RETURN_IF_ERROR(split_provider_->Save(
+            [this](const std::string& key) {
+              return full_name(absl::StrCat(kSplitProvider, key));
+            },
+            writer));
+      }
+      return absl::OkStatus();
+    }
+
+    absl::Status RestoreInternal(IteratorContext* ctx,
+                                 IteratorStateReader* reader) override {
+      mutex_lock l(mu_);
+      int64_t epoch = 0, position = 0;
+      TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kEpoch, &epoch));
+      TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kPosition, &position));
+      if (position < 0 || position > static_cast<int64_t>(order_.size())) {
+        return absl::DataLossError(absl::StrCat(
+            "GulpDataset checkpoint position ", position, " is outside [0, ",
+            order_.size(), "]: the checkpoint belongs to another dataset"));
+      }
+      epoch_ = epoch;
+      position_ = position;
+      order_ = dataset()->EpochOrder(epoch_);
+      buffer_.clear();
+      // Later epochs (e.g. under repeat()) continue from the restored one.
+      int64_t next = dataset()->next_epoch_.load();
+      while (next < epoch_ + 1 &&
+             !dataset()->next_epoch_.compare_exchange_weak(next, epoch_ + 1)) {
+      }
+      if (split_provider_) {
+        TF_RETURN_IF_ERROR(split_provider_->Restore(
+            [this](const std::string& key) {
+              return full_name(absl::StrCat(kSplitProvider, key));
+            },
+            reader));
+      }
+      return absl::OkStatus();
+    }
+
+   private:
+    // Positions (into order_) of the next elements to produce: a group as
+    // large as the decode thread pool, so small clips and single images are
+    // decoded in parallel too. With a split provider (tf.data service), one
+    // element per split.
+    absl::Status NextPositions(IteratorContext* ctx,
+                               std::vector<int64_t>* positions)
+        TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      const int64_t n = static_cast<int64_t>(order_.size());
+      if (split_provider_) {
+        Tensor split;
+        bool end = false;
+        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
+        if (end) return absl::OkStatus();
+        const int64_t index = split.scalar<int64_t>()();
+        if (index < 0 || index >= n) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "split ", index, " is outside the dataset's ", n, " elements"));
+        }
+        positions->push_back(index);
+        return absl::OkStatus();
+      }
+      const int64_t group =
+          std::max<int64_t>(1, ctx->runner_threadpool_size());
+      for (int64_t p = position_; p < n && p < position_ + group; ++p) {
+        positions->push_back(p);
+      }
+      return absl::OkStatus();
+    }
+
+    // Reads and decodes the elements at `positions` into buffer_, one
+    // Produced each, in order. Decoding of all their frames runs in parallel.
+    void ProduceElements(IteratorContext* ctx,
+                         const std::vector<int64_t>& positions)
+        TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      const Options& o = dataset()->options_;
+      struct Pending {
+        const gulp::Item* item = nullptr;
+        const std::string* data_path = nullptr;
+        gulp::ClipBytes clip;
+        gulp::ClipShape shape;
+        std::vector<absl::Status> frame_status;
+      };
+      std::vector<Pending> pending(positions.size());
+      std::vector<Produced> produced(positions.size());
+      std::vector<std::pair<size_t, size_t>> decode_tasks;  // (element, frame)
+
+      for (size_t e = 0; e < positions.size(); ++e) {
+        const int64_t element = order_[positions[e]];
+        produced[e].status =
+            ReadElement(ctx, element, &pending[e].clip, &pending[e].shape,
+                        &produced[e].tensors, &pending[e].item,
+                        &pending[e].data_path);
+        if (produced[e].status.ok() && o.decode) {
+          pending[e].frame_status.resize(pending[e].clip.frames.size());
+          for (size_t k = 0; k < pending[e].clip.frames.size(); ++k) {
+            decode_tasks.emplace_back(e, k);
+          }
+        }
+      }
+      tfg::ParallelFor(
+          static_cast<int64_t>(decode_tasks.size()),
+          std::max(1, ctx->runner_threadpool_size()), *ctx->runner(),
+          [&](int64_t t) {
+            const auto [e, k] = decode_tasks[t];
+            Pending& p = pending[e];
+            uint8_t* dst = produced[e].tensors[0].flat<uint8_t>().data();
+            p.frame_status[k] = ToTfStatus(gulp::DecodeClipFrame(
+                p.clip, k, o.decode_options, p.shape, *p.data_path, p.item->id,
+                dst));
+          });
+      for (size_t e = 0; e < positions.size(); ++e) {
+        for (const absl::Status& s : pending[e].frame_status) {
+          if (!s.ok() && produced[e].status.ok()) produced[e].status = s;
+        }
+        buffer_.push_back(std::move(produced[e]));
+      }
+    }
+
+    // Reads element `element` (an index into the dataset's elements). Fills
+    // id/label/meta tensors; for decode=False also the frames; for decode=True
+    // reads the JPEG bytes and allocates the frames tensor to decode into.
+    absl::Status ReadElement(IteratorContext* ctx, int64_t element,
+                             gulp::ClipBytes* clip, gulp::ClipShape* shape,
+                             std::vector<Tensor>* tensors,
+                             const gulp::Item** item_out,
+                             const std::string** data_path_out) {
+      const Dataset& d = *dataset();
+      const Options& o = d.options_;
+      const gulp::ElementRef& ref = d.elements_[element];
+      const gulp::ChunkIndex& chunk = d.index_->chunks[ref.chunk];
+      const gulp::Item& item = chunk.items[ref.item];
+      *item_out = &item;
+      *data_path_out = &chunk.data_path;
+
+      std::vector<int64_t> selected;
+      const uint64_t key = tfg::HashKey({static_cast<uint64_t>(o.seed),
+                                         static_cast<uint64_t>(epoch_),
+                                         static_cast<uint64_t>(element)});
+      tfg::Status status = gulp::SelectFrames(
+          o.selection, static_cast<int64_t>(item.frames.size()), key, &selected);
+      if (!status.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            chunk.meta_path, ": id '", item.id, "': ", status.message()));
+      }
+      std::shared_ptr<tfg::RandomAccessFile> file;
+      TFG_TF_RETURN_IF_ERROR(files_.Get(chunk.data_path, &file));
+
+      Tensor frames;
+      if (!o.decode) {
+        frames = Tensor(ctx->allocator({}), tensorflow::DT_STRING,
+                        TensorShape({static_cast<int64_t>(selected.size())}));
+        auto out = frames.flat<tensorflow::tstring>();
+        for (size_t k = 0; k < selected.size(); ++k) {
+          out(k).resize_uninitialized(item.frames[selected[k]].jpeg_length());
+          TFG_TF_RETURN_IF_ERROR(
+              gulp::ReadFrame(*file, item, selected[k], out(k).data()));
+        }
+      } else {
+        TFG_TF_RETURN_IF_ERROR(gulp::ReadClip(*file, item, selected, clip));
+        TFG_TF_RETURN_IF_ERROR(gulp::ClipDecodedShape(
+            *clip, o.decode_options, chunk.data_path, item.id, shape));
+        TensorShape frames_shape;
+        TF_RETURN_IF_ERROR(TensorShape::BuildTensorShape(
+            {shape->num_frames, shape->height, shape->width, shape->channels},
+            &frames_shape));
+        frames = Tensor(ctx->allocator({}), tensorflow::DT_UINT8, frames_shape);
+        if (!frames.IsInitialized()) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              "cannot allocate ", frames_shape.DebugString(),
+              " uint8 frames for id '", item.id, "' of ", chunk.data_path));
+        }
+      }
+      tensors->clear();
+      tensors->push_back(std::move(frames));
+      tensors->emplace_back(tensorflow::tstring(item.id));
+      tensors->emplace_back(static_cast<int64_t>(ref.label));
+      tensors->emplace_back(tensorflow::tstring(item.meta_json));
+      return absl::OkStatus();
+    }
+
+    mutex mu_;
+    int64_t epoch_ TF_GUARDED_BY(mu_) = 0;
+    // Position in order_ of the next element to return (not the next to read:
+    // buffer_ holds elements read ahead, which a checkpoint does not need).
+    int64_t position_ TF_GUARDED_BY(mu_) = 0;
+    std::vector<int64_t> order_ TF_GUARDED_BY(mu_);
+    std::deque<Produced> buffer_ TF_GUARDED_BY(mu_);
+    std::shared_ptr<SplitProvider> split_provider_;
+    tfg::FileCache files_;
+  };
+
+  std::vector<int64_t> EpochOrder(int64_t epoch) const {
+    return gulp::EpochOrder(elements_, options_.shuffle,
+                            static_cast<uint64_t>(options_.seed), epoch,
+                            options_.shuffle_chunk_window);
+  }
+
+  const std::string directory_;
+  const Options options_;
+  const std::shared_ptr<const gulp::GulpDirectory> index_;
+  const std::vector<gulp::ElementRef> elements_;
+  // Each iterator made from this dataset is one epoch: a new order when
+  // shuffling. Restoring a checkpoint moves it past the restored epoch.
+  mutable std::atomic<int64_t> next_epoch_{0};
+  DataTypeVector dtypes_;
+  std::vector<PartialTensorShape> shapes_;
+};
+
+void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
+  tensorflow::tstring directory_arg;
+  OP_REQUIRES_OK(ctx, tensorflow::data::ParseScalarArgument<tensorflow::tstring>(
+                          ctx, kDirectory, &directory_arg));
+  std::string directory(directory_arg);
+  auto index = std::make_shared<gulp::GulpDirectory>();
+  OP_REQUIRES_OK(ctx, ToTfStatus(gulp::LoadGulpDirectory(
+                          directory, options_.label_field, index.get())));
+
+  gulp::LabelMap labels;
+  bool have_labels = false;
+  if (options_.use_label_map) {
+    for (size_t i = 0; i < options_.label_names.size(); ++i) {
+      labels[options_.label_names[i]] = options_.label_values[i];
+    }
+    have_labels = true;
+  } else {
+    const std::string path = directory + "/label2idx.json";
+    if (access(path.c_str(), F_OK) == 0) {
+      OP_REQUIRES_OK(ctx, ToTfStatus(gulp::LoadLabelMap(path, &labels)));
+      have_labels = true;
+    }
+  }
+  std::vector<gulp::ElementRef> elements;
+  OP_REQUIRES_OK(ctx, ToTfStatus(gulp::BuildElements(
+                          *index, options_.ids, have_labels ? &labels : nullptr,
+                          !options_.label_field.empty(), &elements)));
+  *output = new Dataset(ctx, std::move(directory), options_, std::move(index),
+                        std::move(elements));
+}
+
+REGISTER_OP(kOpName)
+    .Input("directory: string")
+    .Output("handle: variant")
+    .Attr("ids: list(string) = []")
+    .Attr("label_field: string = 'label'")
+    .Attr("use_label_map: bool = false")
+    .Attr("label_names: list(string) = []")
+    .Attr("label_values: list(int) = []")
+    .Attr("frame_mode: string = 'all'")
+    .Attr("slice_start: int = 0")
+    .Attr("slice_stop: int = 0")
+    .Attr("slice_step: int = 1")
+    .Attr("frame_indices: list(int) = []")
+    .Attr("num_frames: int = 0")
+    .Attr("training: bool = false")
+    .Attr("decode: bool = true")
+    .Attr("colorspace: string = 'rgb'")
+    .Attr("scale: int = 1")
+    .Attr("dct_method: string = 'fast'")
+    .Attr("shuffle: bool = false")
+    .Attr("seed: int = 0")
+    .Attr("shuffle_chunk_window: int = 4")
+    // Source datasets are stateful so graph optimizations never constant-fold
+    // or deduplicate them.
+    .SetIsStateful()
+    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
+      tensorflow::shape_inference::ShapeHandle unused;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
+      c->set_output(0, c->Scalar());
+      return absl::OkStatus();
+    })
+    .Doc(R"doc(
+Reads a gulp directory (data_N.gulp + meta_N.gmeta chunks) as a dataset of
+(frames, id, label, meta). See tf_gulp.GulpDataset for the options.
+)doc");
+
+REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU),
+                        GulpDatasetOp);
+
+}  // namespace
+}  // namespace tf_gulp

@@ -1,0 +1,74 @@
+"""Python wrapper of the GulpDataset op (registered in gulp_dataset_op.cc).
+
+Only argument translation lives here; users call :class:`tf_gulp.GulpDataset`.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional, Sequence, Union
+
+import tensorflow as tf
+
+from tf_gulp.ops.library import load_ops
+
+# The op encodes a missing slice start/stop as INT64_MIN.
+MISSING_SLICE_BOUND = -(2**63)
+
+FrameSpec = Union[None, slice, Sequence[int]]
+
+
+def gulp_dataset_variant(
+    directory: str,
+    *,
+    ids: Sequence[str],
+    label_field: str,
+    label2idx: Optional[Mapping[str, int]],
+    frames: FrameSpec,
+    num_frames: Optional[int],
+    training: bool,
+    decode: bool,
+    colorspace: str,
+    scale: int,
+    dct_method: str,
+    shuffle: bool,
+    seed: int,
+    shuffle_chunk_window: int,
+) -> tf.Tensor:
+    """Creates the variant tensor of a GulpDataset (see tf_gulp.GulpDataset)."""
+    if frames is not None and num_frames is not None:
+        raise ValueError("pass either frames= (a slice or indices) or num_frames=, not both")
+    frame_args = dict(frame_mode="all")
+    if num_frames is not None:
+        frame_args = dict(frame_mode="segments", num_frames=int(num_frames))
+    elif isinstance(frames, slice):
+        frame_args = dict(
+            frame_mode="slice",
+            slice_start=MISSING_SLICE_BOUND if frames.start is None else int(frames.start),
+            slice_stop=MISSING_SLICE_BOUND if frames.stop is None else int(frames.stop),
+            slice_step=1 if frames.step is None else int(frames.step),
+        )
+    elif frames is not None:
+        indices = [int(i) for i in frames]
+        frame_args = dict(frame_mode="indices", frame_indices=indices)
+    label_args = {}
+    if label2idx is not None:
+        label_args = dict(
+            use_label_map=True,
+            label_names=[str(k) for k in label2idx],
+            label_values=[int(v) for v in label2idx.values()],
+        )
+    return load_ops().gulp_dataset(
+        directory=tf.convert_to_tensor(directory, tf.string),
+        ids=[str(i) for i in ids],
+        label_field=label_field,
+        training=bool(training),
+        decode=bool(decode),
+        colorspace=colorspace,
+        scale=int(scale),
+        dct_method=dct_method,
+        shuffle=bool(shuffle),
+        seed=int(seed),
+        shuffle_chunk_window=int(shuffle_chunk_window),
+        **label_args,
+        **frame_args,
+    )
