@@ -9,8 +9,9 @@ JPEG keeps almost exactly, so a test can check *which* frame it got:
 * gray frame: a constant ``gray_value(i, j)``.
 
 After JPEG (quality 90, 4:4:4), measured for sizes 8x8 to 224x224: every red/green pixel decodes
-within ±3 of its value and a channel's mean within ±1 (so compare means with tolerance 2); gray frames
-decode exactly; the whole frame is within ±8 of :func:`synthetic_frame`, which regenerates it.
+within ±3 of its value and a channel's mean within ±1 (so compare means with tolerance 2); gray
+frames decode exactly; the whole frame is within ±8 of :func:`synthetic_frame`, which regenerates
+it.
 
 Usage from another test file (the tests folder is on ``sys.path`` under pytest)::
 

@@ -37,7 +37,7 @@ def jpeg(arr):
 
 
 def layout(videos):
-    """Expected (.gulp bytes, .gmeta text) for [(id, meta, [jpeg bytes])], computed from the spec."""
+    """Expected (.gulp bytes, .gmeta text) for [(id, meta, [jpeg bytes])], from the spec."""
     data = bytearray()
     meta = {}
     for id_, m, jpegs in videos:

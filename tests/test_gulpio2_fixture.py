@@ -1,4 +1,5 @@
-"""Reading a gulp directory written by gulpio2 0.0.4 (tests/data/gulpio2, see tests/data/README.md)."""
+"""Reading a gulp directory written by gulpio2 0.0.4 (tests/data/gulpio2; see
+tests/data/README.md)."""
 
 import hashlib
 import json

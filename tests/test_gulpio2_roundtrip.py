@@ -1,6 +1,6 @@
-"""Compatibility with the gulpio2 package in both directions: gulp directories written here are read
-by gulpio2, gulpio2's writer produces the same bytes as ours, and directories gulpio2 writes are read
-here. Skipped when gulpio2 (PyPI ``gulpio2``) is not installed."""
+"""Compatibility with the gulpio2 package in both directions: gulp directories written here are
+read by gulpio2, gulpio2's writer produces the same bytes as ours, and directories gulpio2 writes
+are read here. Skipped when gulpio2 (PyPI ``gulpio2``) is not installed."""
 
 import json
 import os

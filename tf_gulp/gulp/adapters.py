@@ -10,8 +10,8 @@ gulpio2 work here unchanged:
 
       {"id": <str or int>, "meta": <JSON-serializable dict>, "frames": <iterable of frames>}
 
-  where a frame is a uint8 numpy array ((H, W, 3) RGB, (H, W) or (H, W, 1) gray, (H, W, 4) RGBA whose
-  alpha is dropped) or the bytes of an already-encoded JPEG, which is stored as is.
+  where a frame is a uint8 numpy array ((H, W, 3) RGB, (H, W) or (H, W, 1) gray, (H, W, 4) RGBA
+  whose alpha is dropped) or the bytes of an already-encoded JPEG, which is stored as is.
 
 With ``num_workers > 1`` the ingestor sends the adapter to worker processes, so an adapter must be
 picklable: keep file paths and small lists in it, not open files or decoded videos, and load the

@@ -8,19 +8,19 @@ Byte layout (identical to gulpio2's, so either implementation reads the other's 
 
       {"<id>": {"frame_info": [[offset, pad, total_length], ...], "meta_data": [meta, ...]}, ...}
 
-  ``total_length`` includes the ``pad`` bytes, so frame ``k`` is
-  ``data[offset : offset + total_length - pad]``. Ids are stored as ``str(id)``; appending the same id
-  twice to one chunk concatenates its frame lists and stores two meta entries; readers return
+  ``total_length`` includes the ``pad`` bytes, so a frame's JPEG is
+  ``data[offset : offset + total_length - pad]``. Ids are stored as ``str(id)``; appending the same
+  id twice to one chunk concatenates its frame lists and stores two meta entries; readers return
   ``meta_data[0]``.
 
-Writing is crash safe: a chunk appears under its final names only once it is complete. ``'wb'`` writes
-``<name>.tmp`` files, fsyncs them and renames them into place (the ``.gulp`` first, the ``.gmeta`` last,
-with the directory fsynced in between and after); a chunk being replaced disappears (its ``.gmeta`` is
-removed) before the new one appears, so a reader sees the old chunk, no chunk, or the new chunk, never a
-mix. ``'ab'`` appends the new JPEG bytes to the end of the existing ``.gulp`` and renames a complete new
-``.gmeta`` into place, so an interrupted append leaves only unindexed trailing bytes, which readers
-ignore. An exception inside ``with chunk.open(...)`` removes the temporary files (or truncates an
-append back) and leaves what was there before.
+Writing is crash safe: a chunk appears under its final names only once it is complete. ``'wb'``
+writes ``<name>.tmp`` files, fsyncs them and renames them into place (the ``.gulp`` first, the
+``.gmeta`` last, with the directory fsynced in between and after); a chunk being replaced disappears
+(its ``.gmeta`` is removed) before the new one appears, so a reader sees the old chunk, no chunk, or
+the new chunk, never a mix. ``'ab'`` appends the new JPEG bytes to the end of the existing ``.gulp``
+and renames a complete new ``.gmeta`` into place, so an interrupted append leaves only unindexed
+trailing bytes, which readers ignore. An exception inside ``with chunk.open(...)`` removes the
+temporary files (or truncates an append back) and leaves what was there before.
 """
 
 from __future__ import annotations
@@ -321,8 +321,8 @@ class GulpChunk:
     @property
     def meta_dict(self) -> Dict[str, Any]:
         """The chunk's index, ``{id: {"frame_info": [...], "meta_data": [...]}}`` (loaded from the
-        ``.gmeta`` file on first use; empty if the chunk does not exist yet). While the chunk is open
-        for writing it includes what was appended so far."""
+        ``.gmeta`` file on first use; empty if the chunk does not exist yet). While the chunk is
+        open for writing it includes what was appended so far."""
         if self._meta_dict is None:
             if os.path.exists(self.meta_file_path):
                 self._meta_dict = load_meta_file(self.meta_file_path)
@@ -389,9 +389,8 @@ class GulpChunk:
             raise
 
     def _open_read(self) -> None:
-        self._meta_dict = None
-        meta = self.meta_dict  # fresh view of the index
-        del meta
+        self._meta_dict = None  # re-read the index: the chunk may have changed since
+        self._meta_dict = self.meta_dict
         self._read_fd = os.open(self.data_file_path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         self._mode = "rb"
 
@@ -444,8 +443,6 @@ class GulpChunk:
             fsync_dir(data_dir)
         os.replace(self.meta_tmp_path, self.meta_file_path)
         fsync_dir(meta_dir)
-        if data_dir != meta_dir and not self._data_to_publish:
-            fsync_dir(data_dir)
         self._reset_open_state()
 
     def _abort(self) -> None:
@@ -468,8 +465,8 @@ class GulpChunk:
         """Append one video: its frames (encoded as JPEG, see :func:`encode_frame`) and its meta.
 
         ``id_`` is stored as ``str(id_)``; ``meta_data`` must be JSON-serializable. Appending an id
-        already in the chunk adds its frames after the existing ones and a second meta entry.
-        All frames are encoded before anything is written, so a bad frame leaves the chunk as it was.
+        already in the chunk adds its frames after the existing ones and a second meta entry. All
+        frames are encoded before anything is written, so a bad frame leaves the chunk as it was.
         """
         if self._mode not in ("wb", "ab"):
             raise RuntimeError("GulpChunk.append needs the chunk open with 'wb' or 'ab'")

@@ -71,20 +71,20 @@ class GulpDirectory:
 
     API and return values follow gulpio2's ``GulpDirectory``:
 
-    * ``gd[id]``, ``gd[id, slice]``, ``gd[id, [indices]]`` (also ``gd[id, i]``) return
-      ``(frames, meta)``: a list of uint8 arrays, (H, W, 3) RGB or (H, W) for grayscale JPEGs, and
-      the video's ``meta_data[0]``. Ids may be given as ``str`` or ``int`` (``gd[42]`` reads ``"42"``).
+    * ``gd[id]``, ``gd[id, slice]``, ``gd[id, [indices]]`` (also ``gd[id, i]``) return ``(frames,
+      meta)``: a list of uint8 arrays, (H, W, 3) RGB or (H, W) for grayscale JPEGs, and the video's
+      ``meta_data[0]``. Ids may be given as ``str`` or ``int`` (``gd[42]`` reads ``"42"``).
     * ``merged_meta_dict`` (id → ``{"frame_info", "meta_data"}``), ``chunk_lookup`` (id → chunk
       number), ``all_meta_dicts`` (one index per chunk), ``chunk_objs_lookup`` (chunk number →
       :class:`GulpChunk`), ``num_chunks``, ``chunks()`` / ``iter(gd)``, ``new_chunks(n)``.
 
     Unlike gulpio2, chunks are taken in numeric order of N (0, 1, 2, ..., 10, not 0, 1, 10, 2), a
     missing directory raises FileNotFoundError, a data file without its ``.gmeta`` (an unfinished
-    write) is ignored, an id present in two chunks is an error, and one instance may be shared by any
-    number of threads: each data file is opened once and read with ``os.pread`` (no shared file
+    write) is ignored, an id present in two chunks is an error, and one instance may be shared by
+    any number of threads: each data file is opened once and read with ``os.pread`` (no shared file
     position, no per-call state). The index (all ``.gmeta`` files) is read when the object is built;
-    chunks added later need a new ``GulpDirectory``. Call :meth:`close` (or use ``with``) to close the
-    data files early.
+    chunks added later need a new ``GulpDirectory``. Call :meth:`close` (or use ``with``) to close
+    the data files early.
 
     Args:
         output_dir: the gulp directory.
@@ -204,9 +204,9 @@ class GulpDirectory:
     def __getitem__(self, element: Any) -> Tuple[List[np.ndarray], Any]:
         """``gd[id]``, ``gd[id, slice]``, ``gd[id, [i, j, ...]]`` or ``gd[id, i]``.
 
-        Returns ``(frames, meta_data[0])``. Raises KeyError for an unknown id, IndexError for a frame
-        index out of range, and :class:`GulpDataError` (naming file, id, frame and offset) when the
-        index points past the end of the data file or a JPEG cannot be decoded.
+        Returns ``(frames, meta_data[0])``. Raises KeyError for an unknown id, IndexError for a
+        frame index out of range, and :class:`GulpDataError` (naming file, id, frame and offset)
+        when the index points past the end of the data file or a JPEG cannot be decoded.
         """
         return self._read(element, decode=True)
 

@@ -34,8 +34,9 @@ class ChunkWriter:
         self.adapter = adapter
 
     def write_chunk(self, output_chunk: GulpChunk, input_slice: Optional[slice]) -> int:
-        """Write ``adapter.iter_data(input_slice)`` into ``output_chunk`` (replacing it if it exists;
-        published only once complete, see :class:`GulpChunk`). Returns the number of items."""
+        """Write ``adapter.iter_data(input_slice)`` into ``output_chunk`` (replacing it if it
+        exists; published only once complete, see :class:`GulpChunk`). Returns the number of
+        items."""
         count = 0
         with output_chunk.open("wb"):
             for item in self.adapter.iter_data(input_slice):
@@ -62,9 +63,9 @@ class GulpIngestor:
     """Write a whole adapter into ``output_folder`` as chunks ``data_<N>.gulp`` / ``meta_<N>.gmeta``
     of ``videos_per_chunk`` items each, N counting from 0.
 
-    With ``num_workers > 1`` chunks are written in parallel by a process pool (so the adapter must be
-    picklable); with 0 or 1 they are written in this process. Each chunk appears only once complete,
-    so an interrupted ingest leaves complete chunks and at most some ``*.tmp`` files.
+    With ``num_workers > 1`` chunks are written in parallel by a process pool (so the adapter must
+    be picklable); with 0 or 1 they are written in this process. Each chunk appears only once
+    complete, so an interrupted ingest leaves complete chunks and at most some ``*.tmp`` files.
 
     An output folder that already holds chunk files (complete or not) is refused with
     FileExistsError, unless ``if_exists="append"``: then the new chunks are numbered after the
