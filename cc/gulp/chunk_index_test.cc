@@ -1,0 +1,80 @@
+#include "cc/gulp/chunk_index.h"
+
+#include <gtest/gtest.h>
+
+namespace tfg {
+namespace gulp {
+namespace {
+
+constexpr char kMeta[] =
+    R"({"b": {"frame_info": [[0, 1, 8], [8, 0, 4]], "meta_data": [{"label": "dog", "x": 1}]},)"
+    R"( "a": {"frame_info": [[12, 3, 8]], "meta_data": []}})";
+
+TEST(ChunkIndexTest, ParsesInStorageOrder) {
+  ChunkIndex index;
+  Status s = ParseChunkIndex(kMeta, "m.gmeta", "d.gulp", 20, "label", &index);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(index.items.size(), 2u);
+  EXPECT_EQ(index.items[0].id, "b");  // file order, not sorted
+  EXPECT_EQ(index.items[1].id, "a");
+  ASSERT_EQ(index.items[0].frames.size(), 2u);
+  EXPECT_EQ(index.items[0].frames[0].jpeg_length(), 7u);
+  EXPECT_EQ(index.items[0].frames[1].offset, 8u);
+  EXPECT_EQ(index.items[0].meta_json, R"({"label":"dog","x":1})");
+  EXPECT_EQ(index.items[0].label_json, R"("dog")");
+  EXPECT_EQ(index.items[1].meta_json, "{}");
+  EXPECT_EQ(index.items[1].label_json, "");
+}
+
+TEST(ChunkIndexTest, TrailingBytesAfterTheLastFrameAreAccepted) {
+  // An interrupted append leaves bytes the index does not describe.
+  ChunkIndex index;
+  EXPECT_TRUE(ParseChunkIndex(kMeta, "m", "d", 1000, "label", &index).ok());
+}
+
+TEST(ChunkIndexTest, FramePastTheEndIsDataLossNamingIdAndOffset) {
+  ChunkIndex index;
+  Status s = ParseChunkIndex(kMeta, "m.gmeta", "d.gulp", 19, "label", &index);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("d.gulp"), std::string::npos);
+  EXPECT_NE(s.message().find("'a'"), std::string::npos);
+  EXPECT_NE(s.message().find("[12, 20)"), std::string::npos);
+}
+
+TEST(ChunkIndexTest, HugeOffsetsDoNotOverflow) {
+  ChunkIndex index;
+  Status s = ParseChunkIndex(
+      R"({"a": {"frame_info": [[18446744073709551615, 0, 8]], "meta_data": []}})",
+      "m", "d", 100, "", &index);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+}
+
+TEST(ChunkIndexTest, InvalidJsonNamesFileAndByteOffset) {
+  ChunkIndex index;
+  Status s = ParseChunkIndex(R"({"a": {"frame_info": [[0, 0,)", "meta_3.gmeta",
+                             "d", 100, "", &index);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("meta_3.gmeta"), std::string::npos);
+  EXPECT_NE(s.message().find("byte offset"), std::string::npos);
+}
+
+TEST(ChunkIndexTest, MalformedEntriesAreDataLoss) {
+  ChunkIndex index;
+  for (const char* bad : {
+           R"([1, 2])",
+           R"({"a": 5})",
+           R"({"a": {"meta_data": []}})",
+           R"({"a": {"frame_info": [[0, 0]], "meta_data": []}})",
+           R"({"a": {"frame_info": [[-4, 0, 4]], "meta_data": []}})",
+           R"({"a": {"frame_info": [[0, 4, 4]], "meta_data": []}})",
+           R"({"a": {"frame_info": [], "meta_data": 3}})",
+       }) {
+    EXPECT_EQ(ParseChunkIndex(bad, "m", "d", 100, "", &index).code(),
+              StatusCode::kDataLoss)
+        << bad;
+  }
+}
+
+}  // namespace
+}  // namespace gulp
+}  // namespace tfg

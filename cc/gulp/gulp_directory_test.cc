@@ -1,0 +1,111 @@
+#include "cc/gulp/gulp_directory.h"
+
+#include <gtest/gtest.h>
+
+#include "cc/testing/gulp_testing.h"
+
+namespace tfg {
+namespace gulp {
+namespace {
+
+using testing::MakeJpeg;
+using testing::TempDir;
+using testing::TestItem;
+using testing::WriteChunk;
+
+TEST(GulpDirectoryTest, ChunksInNumericOrder) {
+  TempDir dir;
+  for (int n : {10, 2, 0, 1}) {
+    WriteChunk(dir.path(), n,
+               {TestItem{"id" + std::to_string(n), {MakeJpeg(8, 8, n)}}});
+  }
+  testing::WriteFile(dir.Join("README.txt"), "not a chunk");
+  GulpDirectory gd;
+  Status s = LoadGulpDirectory(dir.path(), "label", &gd);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(gd.chunks.size(), 4u);
+  EXPECT_EQ(gd.chunks[0].items[0].id, "id0");
+  EXPECT_EQ(gd.chunks[1].items[0].id, "id1");
+  EXPECT_EQ(gd.chunks[2].items[0].id, "id2");
+  EXPECT_EQ(gd.chunks[3].items[0].id, "id10");
+}
+
+TEST(GulpDirectoryTest, MissingDirectoryIsNotFound) {
+  GulpDirectory gd;
+  EXPECT_EQ(LoadGulpDirectory("/nonexistent/gulps", "", &gd).code(),
+            StatusCode::kNotFound);
+}
+
+TEST(GulpDirectoryTest, EmptyDirectoryIsNotFound) {
+  TempDir dir;
+  GulpDirectory gd;
+  Status s = LoadGulpDirectory(dir.path(), "", &gd);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("no gulp chunks"), std::string::npos);
+}
+
+TEST(GulpDirectoryTest, UnpairedFilesAreNotFoundNamingTheFile) {
+  TempDir dir;
+  WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+  testing::WriteFile(dir.Join("data_1.gulp"), "");
+  GulpDirectory gd;
+  Status s = LoadGulpDirectory(dir.path(), "", &gd);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("data_1.gulp"), std::string::npos);
+
+  std::remove(dir.Join("data_1.gulp").c_str());
+  testing::WriteFile(dir.Join("meta_2.gmeta"), "{}");
+  s = LoadGulpDirectory(dir.path(), "", &gd);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("meta_2.gmeta"), std::string::npos);
+}
+
+TEST(GulpDirectoryTest, DuplicateIdAcrossChunksNamesBothFiles) {
+  TempDir dir;
+  WriteChunk(dir.path(), 0, {TestItem{"same", {MakeJpeg(8, 8, 0)}}});
+  WriteChunk(dir.path(), 1, {TestItem{"same", {MakeJpeg(8, 8, 1)}}});
+  GulpDirectory gd;
+  Status s = LoadGulpDirectory(dir.path(), "", &gd);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("meta_0.gmeta"), std::string::npos);
+  EXPECT_NE(s.message().find("meta_1.gmeta"), std::string::npos);
+}
+
+TEST(LabelTest, ResolvesIntegersStringsAndAbsence) {
+  LabelMap labels{{"cat", 0}, {"dog", 1}};
+  Item item;
+  int64_t label = 99;
+  item.label_json = "";
+  ASSERT_TRUE(ResolveLabel(item, "m", &labels, &label).ok());
+  EXPECT_EQ(label, -1);
+  item.label_json = "7";
+  ASSERT_TRUE(ResolveLabel(item, "m", nullptr, &label).ok());
+  EXPECT_EQ(label, 7);
+  item.label_json = "\"dog\"";
+  ASSERT_TRUE(ResolveLabel(item, "m", &labels, &label).ok());
+  EXPECT_EQ(label, 1);
+  item.label_json = "\"cow\"";
+  EXPECT_EQ(ResolveLabel(item, "m", &labels, &label).code(),
+            StatusCode::kInvalidArgument);
+  item.label_json = "\"dog\"";
+  EXPECT_EQ(ResolveLabel(item, "m", nullptr, &label).code(),
+            StatusCode::kInvalidArgument);
+  item.label_json = "1.5";
+  EXPECT_EQ(ResolveLabel(item, "m", &labels, &label).code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(LabelTest, LoadsLabel2Idx) {
+  TempDir dir;
+  testing::WriteFile(dir.Join("label2idx.json"), R"({"cat": 0, "dog": 1})");
+  LabelMap labels;
+  ASSERT_TRUE(LoadLabelMap(dir.Join("label2idx.json"), &labels).ok());
+  EXPECT_EQ(labels.at("dog"), 1);
+  testing::WriteFile(dir.Join("bad.json"), R"({"cat": "zero"})");
+  EXPECT_EQ(LoadLabelMap(dir.Join("bad.json"), &labels).code(),
+            StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace gulp
+}  // namespace tfg
