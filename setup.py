@@ -1,0 +1,254 @@
+"""pip build of tf_gulp: compiles tf_gulp/ops/_tf_gulp_ops.so against the installed TensorFlow.
+
+    pip install tensorflow-cpu==2.21.0          # first: the TensorFlow to build against
+    pip install --no-build-isolation -e .       # development (the .so lands in tf_gulp/ops/)
+    pip install --no-build-isolation .          # a regular install
+
+The op library is every tf_gulp/ops/*.cc plus every non-test cc/**/*.cc, compiled with g++ using the
+flags in build_config.bzl (shared with the Bazel build) and TensorFlow's own
+tf.sysconfig.get_compile_flags() / get_link_flags(). `_build_info.json` next to the library records the
+TensorFlow version it was built against; tf_gulp/ops/library.py refuses to load it into another one.
+
+Environment knobs: CXX (compiler, default g++), TF_GULP_BUILD_JOBS (parallel compiles, default 2).
+Object files are cached under build/tf_gulp_objects/, so a rebuild only recompiles what changed.
+"""
+
+import concurrent.futures
+import hashlib
+import json
+import os
+import shlex
+import subprocess
+import sys
+from typing import Dict, List, Sequence
+
+from setuptools import Extension, find_namespace_packages, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+LIBRARY_MODULE = "tf_gulp.ops._tf_gulp_ops"
+BUILD_INFO_FILE = os.path.join("tf_gulp", "ops", "_build_info.json")
+TENSORFLOW_HINT = "pip install tensorflow-cpu==2.21.0"
+
+
+def load_build_config() -> Dict[str, List[str]]:
+    """The flag lists of build_config.bzl (plain list assignments, so valid Python)."""
+    namespace: Dict[str, object] = {}
+    path = os.path.join(ROOT, "build_config.bzl")
+    with open(path, encoding="utf-8") as f:
+        exec(compile(f.read(), path, "exec"), namespace)  # noqa: S102 - our own config file
+    return {k: v for k, v in namespace.items() if k.isupper() and isinstance(v, list)}
+
+
+_TF_QUERY = """
+import json, sys
+import tensorflow as tf
+print(json.dumps({
+    "version": tf.__version__,
+    "compile_flags": tf.sysconfig.get_compile_flags(),
+    "link_flags": tf.sysconfig.get_link_flags(),
+    "cxx11_abi": int(tf.sysconfig.CXX11_ABI_FLAG),
+}))
+"""
+
+
+def query_tensorflow() -> Dict[str, object]:
+    """Version and build flags of the TensorFlow installed for this interpreter.
+
+    TensorFlow is asked in a child process: importing it here would cost memory in the build, and it
+    lets a build under pip's build isolation (an environment without TensorFlow) still find the
+    TensorFlow of the environment pip installs into, by dropping the isolation's PYTHONPATH.
+    """
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    attempts = [env]
+    if "PYTHONPATH" in env or "PYTHONNOUSERSITE" in env:
+        outer = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYTHONNOUSERSITE")}
+        attempts.append(outer)
+    errors = []
+    for attempt in attempts:
+        proc = subprocess.run(
+            [sys.executable, "-c", _TF_QUERY], env=attempt, capture_output=True, text=True
+        )
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+        if proc.returncode == 0 and lines:
+            return json.loads(lines[-1])
+        errors.append(proc.stderr.strip().splitlines()[-1:] or ["(no output)"])
+    raise SystemExit(
+        f"tf_gulp: cannot import TensorFlow with {sys.executable} ({errors[-1][0]}).\n"
+        f"tf_gulp's op library is compiled against the installed TensorFlow; install it first:\n"
+        f"    {TENSORFLOW_HINT}\n"
+        f"then build with:  pip install --no-build-isolation -e .   (or: make build)"
+    )
+
+
+def _sources() -> Dict[str, List[str]]:
+    """Repo-relative sources of the op library: {"core": [...], "ops": [...]}, sorted."""
+    core = []
+    for directory, _, files in os.walk(os.path.join(ROOT, "cc")):
+        for name in files:
+            if name.endswith(".cc") and not name.endswith("_test.cc"):
+                core.append(os.path.relpath(os.path.join(directory, name), ROOT))
+    ops_dir = os.path.join(ROOT, "tf_gulp", "ops")
+    ops = [
+        os.path.join("tf_gulp", "ops", name)
+        for name in os.listdir(ops_dir)
+        if name.endswith(".cc")
+    ]
+    return {"core": sorted(core), "ops": sorted(ops)}
+
+
+def _deps_up_to_date(obj: str, dep_file: str, command: Sequence[str], cmd_file: str) -> bool:
+    """True when `obj` is newer than every file g++ -MMD listed and was built by the same command."""
+    try:
+        with open(cmd_file, encoding="utf-8") as f:
+            if f.read() != " ".join(command):
+                return False
+        obj_mtime = os.path.getmtime(obj)
+        with open(dep_file, encoding="utf-8") as f:
+            text = f.read().replace("\\\n", " ")
+    except OSError:
+        return False
+    _, _, deps = text.partition(":")
+    for dep in shlex.split(deps.replace("\\ ", "\0")):
+        dep = dep.replace("\0", " ")
+        path = dep if os.path.isabs(dep) else os.path.join(ROOT, dep)
+        try:
+            if os.path.getmtime(path) > obj_mtime:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+class BuildTfGulpOps(build_ext):
+    """Builds the op library with g++ (no distutils compiler), in parallel, with cached objects."""
+
+    def get_ext_filename(self, fullname: str) -> str:
+        # A plain .so, not a CPython extension module name. distutils asks both with the full
+        # dotted name and with the last component only (get_ext_fullpath).
+        if fullname in (LIBRARY_MODULE, LIBRARY_MODULE.rpartition(".")[2]):
+            return os.path.join(*fullname.split(".")) + ".so"
+        return super().get_ext_filename(fullname)
+
+    def build_extension(self, ext: Extension) -> None:
+        if ext.name != LIBRARY_MODULE:
+            super().build_extension(ext)
+            return
+        config = load_build_config()
+        tf_info = query_tensorflow()
+        if tf_info["cxx11_abi"] != 1:
+            raise SystemExit(
+                f"tf_gulp: TensorFlow {tf_info['version']} uses _GLIBCXX_USE_CXX11_ABI="
+                f"{tf_info['cxx11_abi']}; tf_gulp's core is built with the compiler default (1)."
+            )
+        cxx = shlex.split(os.environ.get("CXX", "g++"))
+        jobs = max(1, int(os.environ.get("TF_GULP_BUILD_JOBS", "2")))
+        sources = _sources()
+        if not sources["ops"]:
+            raise SystemExit("tf_gulp: no tf_gulp/ops/*.cc sources to build")
+
+        # Same split as the Bazel build: core gets CORE_COPTS, ops add TensorFlow's and OPS_COPTS.
+        core_flags = config["CORE_COPTS"] + ["-I" + ROOT]
+        ops_flags = config["CORE_COPTS"] + list(tf_info["compile_flags"]) + config["OPS_COPTS"]
+        ops_flags += ["-I" + ROOT]
+        jobs_list = [(src, core_flags) for src in sources["core"]]
+        jobs_list += [(src, ops_flags) for src in sources["ops"]]
+
+        key = hashlib.sha256(
+            json.dumps([cxx, core_flags, ops_flags, tf_info["version"]]).encode()
+        ).hexdigest()[:12]
+        obj_root = os.path.join(ROOT, "build", "tf_gulp_objects", key)
+
+        def compile_one(item):
+            src, flags = item
+            obj = os.path.join(obj_root, src[: -len(".cc")] + ".o")
+            dep_file = obj[: -len(".o")] + ".d"
+            cmd_file = obj[: -len(".o")] + ".cmd"
+            command = cxx + flags + ["-MMD", "-MF", dep_file, "-c", src, "-o", obj]
+            if not self.force and _deps_up_to_date(obj, dep_file, command, cmd_file):
+                return obj, None
+            os.makedirs(os.path.dirname(obj), exist_ok=True)
+            print(f"tf_gulp: compiling {src}", flush=True)
+            proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+            if proc.returncode != 0:
+                return obj, f"$ {shlex.join(command)}\n{proc.stdout}{proc.stderr}"
+            if proc.stderr.strip():
+                print(proc.stderr, file=sys.stderr, flush=True)
+            with open(cmd_file, "w", encoding="utf-8") as f:
+                f.write(" ".join(command))
+            return obj, None
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(compile_one, jobs_list))
+        failures = [error for _, error in results if error]
+        if failures:
+            for error in failures:
+                print(error, file=sys.stderr)
+            raise SystemExit(f"tf_gulp: {len(failures)} translation unit(s) failed to compile")
+
+        output = self.get_ext_fullpath(ext.name)
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+        link = (
+            cxx
+            + ["-shared", "-o", output]
+            + [obj for obj, _ in results]
+            + config["CORE_LINKOPTS"]
+            + config["OPS_LINKOPTS"]
+            + list(tf_info["link_flags"])
+        )
+        print(f"tf_gulp: linking {output}", flush=True)
+        subprocess.run(link, cwd=ROOT, check=True)
+
+        build_info = {
+            "tensorflow_version": tf_info["version"],
+            "cxx11_abi": tf_info["cxx11_abi"],
+            "builder": "setup.py",
+        }
+        with open(self._build_info_path(output), "w", encoding="utf-8") as f:
+            json.dump(build_info, f, indent=2)
+            f.write("\n")
+
+    @staticmethod
+    def _build_info_path(library_path: str) -> str:
+        return os.path.join(os.path.dirname(library_path), os.path.basename(BUILD_INFO_FILE))
+
+    # _build_info.json travels with the library: into the source tree for -e / --inplace builds, and
+    # into the list of outputs pip packs into the wheel.
+    def copy_extensions_to_source(self) -> None:
+        super().copy_extensions_to_source()
+        for regular, inplace in self._build_info_mapping():
+            self.copy_file(regular, inplace, level=self.verbose)
+
+    def _build_info_mapping(self):
+        build_py = self.get_finalized_command("build_py")
+        for ext in self.extensions:
+            if ext.name == LIBRARY_MODULE:
+                inplace, regular = self._get_inplace_equivalent(build_py, ext)
+                yield self._build_info_path(regular), self._build_info_path(inplace)
+
+    def get_outputs(self) -> List[str]:
+        outputs = super().get_outputs()
+        if not self.inplace:
+            outputs += [
+                self._build_info_path(self.get_ext_fullpath(ext.name))
+                for ext in self.extensions
+                if ext.name == LIBRARY_MODULE
+            ]
+        return outputs
+
+    def get_output_mapping(self) -> Dict[str, str]:
+        mapping = super().get_output_mapping()
+        if self.inplace:
+            mapping.update(dict(self._build_info_mapping()))
+        return mapping
+
+
+setup(
+    packages=find_namespace_packages(include=["tf_gulp", "tf_gulp.*"], exclude=["*.__pycache__"]),
+    package_data={"tf_gulp.ops": ["_build_info.json"]},
+    include_package_data=False,
+    # The sources are listed so setuptools knows the library exists; BuildTfGulpOps finds them itself.
+    ext_modules=[Extension(LIBRARY_MODULE, sources=[])],
+    cmdclass={"build_ext": BuildTfGulpOps},
+    zip_safe=False,
+)
