@@ -39,7 +39,8 @@ class GulpDataset(dataset_ops.DatasetSource):
         model.fit(ds.batch(16).prefetch(tf.data.AUTOTUNE), epochs=10)
 
     Args:
-      directory: the gulp directory (``data_N.gulp`` + ``meta_N.gmeta`` files).
+      directory: the gulp directory (``data_N.gulp`` + ``meta_N.gmeta`` files); a path or a string
+        tensor (to read several directories with ``interleave``).
       decode: decode the JPEG frames (default) or yield their bytes.
       colorspace: ``"rgb"`` or ``"gray"``: the decoded channel count, whatever the JPEGs hold.
       frames: which frames: a ``slice`` (``slice(0, 16, 2)``) or a list of indices (negative ones
@@ -68,7 +69,7 @@ class GulpDataset(dataset_ops.DatasetSource):
 
     def __init__(
         self,
-        directory: Union[str, os.PathLike],
+        directory: Union[str, os.PathLike, tf.Tensor],
         *,
         decode: bool = True,
         colorspace: str = "rgb",
@@ -90,9 +91,12 @@ class GulpDataset(dataset_ops.DatasetSource):
             raise ValueError(f"num_frames must be positive, got {num_frames}")
         if seed is None:
             seed = secrets.randbits(63)
-        # Absolute, so that a tf.data service worker with another working
-        # directory resolves it the same way.
-        path = os.path.abspath(os.fspath(directory))
+        if isinstance(directory, (str, bytes, os.PathLike)):
+            # Absolute, so that a tf.data service worker with another working
+            # directory resolves it the same way.
+            path = os.path.abspath(os.fsdecode(directory))
+        else:  # a string tensor, e.g. inside interleave() over directories
+            path = directory
         variant = gulp_dataset_variant(
             path,
             ids=[str(i) for i in ids] if ids is not None else [],

@@ -443,11 +443,10 @@ class GulpDatasetOp::Dataset : public DatasetBase {
       position_ = position;
       order_ = dataset()->EpochOrder(epoch_);
       buffer_.clear();
-      // Later epochs (e.g. under repeat()) continue from the restored one.
-      int64_t next = dataset()->next_epoch_.load();
-      while (next < epoch_ + 1 &&
-             !dataset()->next_epoch_.compare_exchange_weak(next, epoch_ + 1)) {
-      }
+      // Later epochs (e.g. under repeat()) continue from the restored one, as
+      // they would have in the run that wrote the checkpoint. (Restoring may
+      // create iterators of its own, so the counter is set, not bumped.)
+      dataset()->next_epoch_.store(epoch_ + 1);
       if (split_provider_) {
         TF_RETURN_IF_ERROR(split_provider_->Restore(
             [this](const std::string& key) {
