@@ -50,6 +50,11 @@ Status ReadHeader(const uint8_t* data, size_t size, ImageInfo* info) {
                           &width, &height, &subsampling, &colorspace) != 0) {
     return TurboJpegError(handle, "not a valid JPEG header");
   }
+  if (width <= 0 || height <= 0) {
+    // libjpeg-turbo can "succeed" on a damaged header with a 0x0 image.
+    return DataLossError("corrupt JPEG header: image size ", width, "x",
+                         height);
+  }
   info->width = width;
   info->height = height;
   return Status::Ok();
