@@ -1,0 +1,87 @@
+# tf_gulp developer entry points. On a fresh Debian 12 machine: bash tools/bootstrap.sh <demo|test>.
+#
+#   make setup    Debian packages (apt-get, only those missing) + .venv with TensorFlow and the
+#                 dev requirements (only when requirements-dev.txt or the Makefile changed)
+#   make build    pip install --no-build-isolation -e .  (only when a C++/build file changed)
+#   make test     bazel test //...  with the .venv interpreter (C++ unit tests + every pytest file)
+#   make pytest   the fast loop: pytest tests/ against the pip -e build
+#   make demo     python examples/video_demo.py
+#   make bench    python bench/bench_gulp_read.py
+#   make clean    remove build outputs (keeps .venv)
+#
+# Variables: PYTHON (interpreter the venv is made from; default python3 on PATH), VENV (.venv),
+# BAZEL (bazel), PYTEST_ARGS, BAZEL_ARGS.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+PYTHON ?= python3
+VENV ?= .venv
+BAZEL ?= bazel
+PYTEST_ARGS ?=
+BAZEL_ARGS ?=
+
+TF_REQUIREMENT := tensorflow-cpu==2.21.0
+GULPIO2_REQUIREMENT := gulpio2==0.0.4
+
+# Everything the builds and tests need from Debian 12 (see docs/building.md for why each is there).
+APT_PACKAGES := build-essential g++ make git ca-certificates python3 python3-venv python3-dev \
+	bazel-bootstrap bazel-rules-java libturbojpeg0-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
+	ffmpeg
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+VPY := $(VENV)/bin/python
+DEPS_STAMP := $(VENV)/.tf_gulp-deps
+BUILD_STAMP := $(VENV)/.tf_gulp-build
+OPS_LIBRARY := tf_gulp/ops/_tf_gulp_ops.so
+OPS_SOURCES := $(shell find cc tf_gulp/ops \( -name '*.cc' -o -name '*.h' \) -not -name '*_test.cc' 2>/dev/null)
+
+.PHONY: setup apt venv build test pytest demo bench clean FORCE
+
+setup: apt $(DEPS_STAMP)
+
+apt:
+	@missing=$$(for p in $(APT_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}\n' "$$p" 2>/dev/null | grep -q 'install ok installed' || echo "$$p"; \
+	  done); \
+	if [ -n "$$missing" ]; then \
+	  echo "apt-get install:" $$missing; \
+	  $(SUDO) apt-get update && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; \
+	fi
+
+venv: $(VPY)
+
+$(VPY):
+	$(PYTHON) -m venv $(VENV)
+
+$(DEPS_STAMP): $(VPY) requirements-dev.txt Makefile
+	$(VPY) -m pip install $(TF_REQUIREMENT) -r requirements-dev.txt
+	$(VPY) -m pip install --no-deps $(GULPIO2_REQUIREMENT)
+	touch $@
+
+build: setup $(BUILD_STAMP)
+
+# Rebuilt when a C++ source or a build file changed, or when the library is missing.
+$(BUILD_STAMP): $(DEPS_STAMP) $(OPS_SOURCES) setup.py pyproject.toml build_config.bzl \
+		$(if $(wildcard $(OPS_LIBRARY)),,FORCE)
+	$(VPY) -m pip install --no-build-isolation -e .
+	touch $@
+
+test: setup
+	TF_GULP_PYTHON="$(abspath $(VPY))" $(BAZEL) test //... $(BAZEL_ARGS)
+
+pytest: build
+	$(VPY) -m pytest tests/ $(PYTEST_ARGS)
+
+demo: build
+	$(VPY) examples/video_demo.py
+
+bench: build
+	$(VPY) bench/bench_gulp_read.py
+
+clean:
+	rm -rf build dist *.egg-info $(OPS_LIBRARY) tf_gulp/ops/_build_info.json $(BUILD_STAMP)
+	-$(BAZEL) clean
+
+FORCE:
