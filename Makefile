@@ -27,7 +27,7 @@ GULPIO2_REQUIREMENT := gulpio2==0.0.4
 # Everything the builds and tests need from Debian 12 (see docs/building.md for why each is there).
 APT_PACKAGES := build-essential g++ make git ca-certificates python3 python3-venv python3-dev \
 	bazel-bootstrap bazel-rules-java libturbojpeg0-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
-	ffmpeg
+	liburing-dev libdeflate-dev ffmpeg fio
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VPY := $(VENV)/bin/python

@@ -16,8 +16,12 @@ CORE_COPTS = [
 
 # libjpeg-turbo's TurboJPEG API (Debian: libturbojpeg0-dev) for JPEG decoding; threads for the I/O.
 # nlohmann json (Debian: nlohmann-json3-dev) is header-only and needs no flag.
+# liburing (Debian: liburing-dev) for batched async reads (cc/io/batch_reader.*); libdeflate (Debian:
+# libdeflate-dev) for its hardware-accelerated CRC-32 (cc/util/crc32.*, FFRecord checksums).
 CORE_LINKOPTS = [
     "-lturbojpeg",
+    "-luring",
+    "-ldeflate",
     "-pthread",
 ]
 

@@ -36,8 +36,11 @@ packages=(
   bazel-bootstrap bazel-rules-java                 # Bazel 4.2.3 and the rules_java it needs offline
   libturbojpeg0-dev                                # libjpeg-turbo: JPEG decoding in the C++ core
   nlohmann-json3-dev                               # JSON parsing in the C++ core (header-only)
+  liburing-dev                                     # io_uring: batched async reads (FFRecord)
+  libdeflate-dev                                   # fast CRC-32 for FFRecord checksums
   libgtest-dev libgmock-dev                        # C++ unit tests
   ffmpeg                                           # video tools used by examples and tests
+  fio                                              # the FFRecord benchmark's disk baseline
 )
 
 echo "==> apt-get install ${packages[*]}"

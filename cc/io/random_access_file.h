@@ -33,6 +33,10 @@ class RandomAccessFile {
   // Reads exactly `n` bytes at `offset` into `dst`.
   Status ReadAt(uint64_t offset, size_t n, void* dst) const;
 
+  // The open descriptor, for batched reads (cc/io/batch_reader.h). Owned by
+  // this object: valid until it is destroyed.
+  int fd() const { return fd_; }
+
  private:
   RandomAccessFile(std::string path, int fd, uint64_t size)
       : path_(std::move(path)), fd_(fd), size_(size) {}

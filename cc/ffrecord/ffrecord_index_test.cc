@@ -1,0 +1,150 @@
+#include "cc/ffrecord/ffrecord_index.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "cc/testing/ffrecord_testing.h"
+#include "cc/testing/temp_dir.h"
+
+namespace tfg {
+namespace ffrecord {
+namespace {
+
+const char kFixtures[] = "tests/data/ffrecord/";
+
+Status Load(const std::string& path, FileIndex* index, bool verify = true, bool* legacy = nullptr) {
+  std::unique_ptr<RandomAccessFile> file;
+  TFG_RETURN_IF_ERROR(RandomAccessFile::Open(path, &file));
+  return ReadFileIndex(*file, verify, index, legacy);
+}
+
+// Writes `bytes` and loads it, expecting data loss whose message has `what`
+// and the file name.
+void ExpectDataLoss(const std::string& bytes, const std::string& what, bool verify = true) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("f.ffr");
+  testing::WriteFile(path, bytes);
+  FileIndex index;
+  Status s = Load(path, &index, verify);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.message();
+  EXPECT_NE(s.message().find(what), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+}
+
+TEST(FFRecordIndexTest, ReadsTheReferenceFixture) {
+  FileIndex index;
+  bool legacy = true;
+  Status s = Load(std::string(kFixtures) + "three.ffr", &index, true, &legacy);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(legacy);
+  EXPECT_EQ(index.num_records, 3);
+  EXPECT_EQ(index.file_size, 57u);
+  EXPECT_EQ(index.header_bytes(), 48u);
+  EXPECT_EQ(index.offsets, (std::vector<uint64_t>{48, 49, 52, 57}));
+  EXPECT_EQ(index.length(0), 1u);
+  EXPECT_EQ(index.length(2), 5u);
+  EXPECT_EQ(index.checksums[0], 0xd3d99e8bu);  // CRC-32 of "A"
+}
+
+TEST(FFRecordIndexTest, OldFilesWithoutMetaCrcAreAcceptedAndFlagged) {
+  FileIndex index;
+  bool legacy = false;
+  ASSERT_TRUE(Load(std::string(kFixtures) + "old_no_meta_crc.ffr", &index, true, &legacy).ok());
+  EXPECT_TRUE(legacy);
+  EXPECT_EQ(index.num_records, 3);
+}
+
+TEST(FFRecordIndexTest, CorruptMetaFixtureIsAMetadataChecksumMismatch) {
+  FileIndex index;
+  Status s = Load(std::string(kFixtures) + "corrupt_meta.ffr", &index);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("metadata checksum mismatch"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("offset 0"), std::string::npos) << s.message();
+  // Without checking data the corrupt byte (in the checksum table) passes.
+  EXPECT_TRUE(Load(std::string(kFixtures) + "corrupt_meta.ffr", &index, false).ok());
+}
+
+TEST(FFRecordIndexTest, EmptyFileAndEmptyRecords) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.Join("e.ffr"), testing::BuildFFRecord({}));
+  FileIndex index;
+  ASSERT_TRUE(Load(dir.Join("e.ffr"), &index).ok());
+  EXPECT_EQ(index.num_records, 0);
+  testing::WriteFile(dir.Join("z.ffr"), testing::BuildFFRecord({"", "x", ""}));
+  ASSERT_TRUE(Load(dir.Join("z.ffr"), &index).ok());
+  EXPECT_EQ(index.length(0), 0u);
+  EXPECT_EQ(index.length(2), 0u);
+}
+
+TEST(FFRecordIndexTest, ShorterThanTheFixedHeader) {
+  ExpectDataLoss("abc", "shorter than the 12-byte header");
+}
+
+TEST(FFRecordIndexTest, CountLargerThanTheFileCanHoldAllocatesNothing) {
+  std::string bytes = testing::BuildFFRecord({"abc", "def"});
+  testing::PutLE<uint64_t>(&bytes, 4, uint64_t{1} << 40);  // 13 TB of header
+  ExpectDataLoss(bytes, "record count at offset 4 is 1099511627776");
+  testing::PutLE<uint64_t>(&bytes, 4, ~uint64_t{0} >> 1);  // would overflow 12 + 12 N
+  ExpectDataLoss(bytes, "more bytes than any file can hold");
+  testing::PutLE<int64_t>(&bytes, 4, -5);
+  ExpectDataLoss(bytes, "negative record count");
+}
+
+TEST(FFRecordIndexTest, TruncatedFile) {
+  const std::string bytes = testing::BuildFFRecord({"hello", "world", "!"});
+  // Cut inside the table, and inside the records (the last offset then
+  // points past the end).
+  ExpectDataLoss(bytes.substr(0, 20), "needs 48 bytes of header");
+  ExpectDataLoss(bytes.substr(0, 50), "past the end of the file");
+}
+
+TEST(FFRecordIndexTest, BadOffsetsNameTheRecordAndWhereTheOffsetIsStored) {
+  const std::vector<std::string> recs = {"aa", "bbb", "c"};
+  std::string bytes = testing::BuildFFRecord(recs);
+  std::string decreasing = bytes;
+  testing::PutLE<uint64_t>(&decreasing, testing::OffsetField(3, 2), 49);  // < record 1 at 50
+  testing::ResealHeader(&decreasing);
+  ExpectDataLoss(decreasing, "record 2: offset 49 (stored at byte 40) is before record 1");
+  std::string past = bytes;
+  testing::PutLE<uint64_t>(&past, testing::OffsetField(3, 1), 1000);
+  testing::ResealHeader(&past);
+  ExpectDataLoss(past, "record 1: offset 1000 (stored at byte 32) is past the end");
+  std::string negative = bytes;
+  testing::PutLE<int64_t>(&negative, testing::OffsetField(3, 0), -1);
+  testing::ResealHeader(&negative);
+  ExpectDataLoss(negative, "record 0: offset -1");
+  std::string into_header = bytes;
+  testing::PutLE<uint64_t>(&into_header, testing::OffsetField(3, 0), 8);
+  testing::ResealHeader(&into_header);
+  ExpectDataLoss(into_header, "points into the header");
+  // Also without verifying the metadata checksum: structure is always checked.
+  std::string unsealed = bytes;
+  testing::PutLE<uint64_t>(&unsealed, testing::OffsetField(3, 1), 1000);
+  ExpectDataLoss(unsealed, "past the end", /*verify=*/false);
+  ExpectDataLoss(unsealed, "metadata checksum mismatch", /*verify=*/true);
+}
+
+TEST(FFRecordIndexTest, ForeignFile) {
+  ExpectDataLoss("\xff\xd8\xff\xe0 this is a JPEG, not an FFRecord file", "not an FFRecord file");
+}
+
+TEST(FFRecordIndexTest, ExpandPathsListsDirectoriesSortedAndKeepsFilesAsGiven) {
+  testing::TempDir dir;
+  ::mkdir(dir.Join("d").c_str(), 0755);
+  ::mkdir(dir.Join("d/sub.ffr").c_str(), 0755);  // a directory: skipped
+  for (const char* name : {"d/b.ffr", "d/a.ffr", "d/c.txt", "d/B.ffr", "d/x.ffr.tmp-abc", "f"}) {
+    testing::WriteFile(dir.Join(name), "");
+  }
+  std::vector<std::string> files;
+  ASSERT_TRUE(ExpandPaths({dir.Join("f"), dir.Join("d")}, &files).ok());
+  EXPECT_EQ(files, (std::vector<std::string>{dir.Join("f"), dir.Join("d/B.ffr"),
+                                             dir.Join("d/a.ffr"), dir.Join("d/b.ffr")}));
+  EXPECT_EQ(ExpandPaths({dir.Join("missing")}, &files).code(), StatusCode::kNotFound);
+  ::mkdir(dir.Join("empty").c_str(), 0755);
+  EXPECT_EQ(ExpandPaths({dir.Join("empty")}, &files).code(), StatusCode::kNotFound);
+  EXPECT_EQ(ExpandPaths({}, &files).code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ffrecord
+}  // namespace tfg

@@ -1,0 +1,106 @@
+#include "cc/ffrecord/ffrecord_writer.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "cc/io/random_access_file.h"
+#include "cc/testing/ffrecord_testing.h"
+#include "cc/testing/temp_dir.h"
+
+namespace tfg {
+namespace ffrecord {
+namespace {
+
+std::vector<std::string> ListDir(const std::string& path) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(path.c_str());
+  while (const dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(d);
+  return names;
+}
+
+std::string Slurp(const std::string& path) {
+  std::string out;
+  EXPECT_TRUE(ReadFileToString(path, &out).ok());
+  return out;
+}
+
+TEST(FFRecordWriterTest, WritesTheReferenceFixtureByteForByte) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("three.ffr");
+  std::unique_ptr<FFRecordWriter> w;
+  ASSERT_TRUE(FFRecordWriter::Create(path, 3, &w).ok());
+  ASSERT_TRUE(w->Append("A", 1).ok());
+  ASSERT_TRUE(w->Append("BBB", 3).ok());
+  ASSERT_TRUE(w->Append("\x00\x01\x02\x03\xff", 5).ok());
+  ASSERT_TRUE(w->Finish().ok());
+  EXPECT_EQ(Slurp(path), Slurp("tests/data/ffrecord/three.ffr"));
+  EXPECT_EQ(ListDir(dir.path()), std::vector<std::string>{"three.ffr"});
+}
+
+TEST(FFRecordWriterTest, MatchesIndependentEncodingWithLargeAndEmptyRecords) {
+  testing::TempDir dir;
+  std::vector<std::string> records = {"", std::string(3 << 20, 'q'), "x", "", std::string(700, 'z')};
+  for (int i = 0; i < 2000; ++i) records.push_back(std::string(i % 50, static_cast<char>(i)));
+  std::unique_ptr<FFRecordWriter> w;
+  ASSERT_TRUE(FFRecordWriter::Create(dir.Join("f.ffr"), records.size(), &w).ok());
+  for (const auto& r : records) ASSERT_TRUE(w->Append(r.data(), r.size()).ok());
+  ASSERT_TRUE(w->Finish().ok());
+  EXPECT_EQ(Slurp(dir.Join("f.ffr")), testing::BuildFFRecord(records));
+}
+
+TEST(FFRecordWriterTest, TooFewRecordsLeavesNoFile) {
+  testing::TempDir dir;
+  std::unique_ptr<FFRecordWriter> w;
+  ASSERT_TRUE(FFRecordWriter::Create(dir.Join("f.ffr"), 3, &w).ok());
+  ASSERT_TRUE(w->Append("a", 1).ok());
+  EXPECT_EQ(ListDir(dir.path()).size(), 1u);  // the temporary file
+  Status s = w->Finish();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("1 records were written but 3 were promised"), std::string::npos);
+  EXPECT_TRUE(ListDir(dir.path()).empty());
+}
+
+TEST(FFRecordWriterTest, TooManyRecordsIsRefusedWithoutWriting) {
+  testing::TempDir dir;
+  std::unique_ptr<FFRecordWriter> w;
+  ASSERT_TRUE(FFRecordWriter::Create(dir.Join("f.ffr"), 1, &w).ok());
+  ASSERT_TRUE(w->Append("a", 1).ok());
+  EXPECT_EQ(w->Append("b", 1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(w->count(), 1);
+  ASSERT_TRUE(w->Finish().ok());
+  EXPECT_EQ(Slurp(dir.Join("f.ffr")), testing::BuildFFRecord({"a"}));
+}
+
+TEST(FFRecordWriterTest, AbandonedWriterLeavesNothingAndKeepsAnOldFile) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.Join("f.ffr"), "old contents");
+  {
+    std::unique_ptr<FFRecordWriter> w;
+    ASSERT_TRUE(FFRecordWriter::Create(dir.Join("f.ffr"), 2, &w).ok());
+    ASSERT_TRUE(w->Append("a", 1).ok());
+    ASSERT_TRUE(w->Append("b", 1).ok());
+  }  // destroyed without Finish
+  EXPECT_EQ(ListDir(dir.path()), std::vector<std::string>{"f.ffr"});
+  EXPECT_EQ(Slurp(dir.Join("f.ffr")), "old contents");
+}
+
+TEST(FFRecordWriterTest, BadArguments) {
+  testing::TempDir dir;
+  std::unique_ptr<FFRecordWriter> w;
+  EXPECT_EQ(FFRecordWriter::Create(dir.Join("f.ffr"), -1, &w).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FFRecordWriter::Create(dir.path(), 1, &w).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FFRecordWriter::Create(dir.Join("no/such/dir.ffr"), 1, &w).code(),
+            StatusCode::kNotFound);
+  ASSERT_TRUE(FFRecordWriter::Create(dir.Join("zero.ffr"), 0, &w).ok());
+  ASSERT_TRUE(w->Finish().ok());
+  EXPECT_EQ(Slurp(dir.Join("zero.ffr")), testing::BuildFFRecord({}));
+}
+
+}  // namespace
+}  // namespace ffrecord
+}  // namespace tfg
