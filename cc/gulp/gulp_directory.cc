@@ -70,8 +70,11 @@ Status ListChunkFiles(const std::string& directory,
   }
   for (auto& [n, files] : by_number) {
     if (files.meta_path.empty()) {
-      return NotFoundError(files.data_path, ": chunk has no index file meta_",
-                           n, ".gmeta (an interrupted write?)");
+      // A chunk is committed when its index appears: writers rename the
+      // .gmeta into place last, so a .gulp without one is a chunk still being
+      // written (or whose write was interrupted). It is not part of the
+      // dataset yet, as for tf_gulp.gulp.GulpDirectory.
+      continue;
     }
     if (files.data_path.empty()) {
       return NotFoundError(files.meta_path, ": index has no data file data_",

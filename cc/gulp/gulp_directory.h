@@ -24,8 +24,9 @@ struct ChunkFiles {
 };
 
 // Lists the chunk pairs of `directory` in numeric order. NotFound when the
-// directory does not exist, has no chunk, or a `.gulp` lacks its `.gmeta`
-// (or the reverse).
+// directory does not exist, has no chunk, or a `.gmeta` lacks its `.gulp`. A
+// `.gulp` without its `.gmeta` is skipped: writers publish the index last, so
+// that is a chunk whose write has not finished (or was interrupted).
 Status ListChunkFiles(const std::string& directory,
                       std::vector<ChunkFiles>* chunks);
 

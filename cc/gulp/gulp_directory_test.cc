@@ -44,18 +44,30 @@ TEST(GulpDirectoryTest, EmptyDirectoryIsNotFound) {
   EXPECT_NE(s.message().find("no gulp chunks"), std::string::npos);
 }
 
-TEST(GulpDirectoryTest, UnpairedFilesAreNotFoundNamingTheFile) {
+TEST(GulpDirectoryTest, DataWithoutIndexIsAnUnfinishedChunkAndSkipped) {
   TempDir dir;
   WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
-  testing::WriteFile(dir.Join("data_1.gulp"), "");
+  testing::WriteFile(dir.Join("data_1.gulp"), "partial");
   GulpDirectory gd;
   Status s = LoadGulpDirectory(dir.path(), "", &gd);
-  EXPECT_EQ(s.code(), StatusCode::kNotFound);
-  EXPECT_NE(s.message().find("data_1.gulp"), std::string::npos);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(gd.chunks.size(), 1u);
+  EXPECT_NE(gd.chunks[0].meta_path.find("meta_0.gmeta"), std::string::npos);
 
-  std::remove(dir.Join("data_1.gulp").c_str());
+  // Only unfinished chunks: still no chunk.
+  TempDir only_data;
+  testing::WriteFile(only_data.Join("data_0.gulp"), "partial");
+  s = LoadGulpDirectory(only_data.path(), "", &gd);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("no gulp chunks"), std::string::npos);
+}
+
+TEST(GulpDirectoryTest, IndexWithoutDataIsNotFoundNamingTheFile) {
+  TempDir dir;
+  WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+  GulpDirectory gd;
   testing::WriteFile(dir.Join("meta_2.gmeta"), "{}");
-  s = LoadGulpDirectory(dir.path(), "", &gd);
+  Status s = LoadGulpDirectory(dir.path(), "", &gd);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find("meta_2.gmeta"), std::string::npos);
 }
