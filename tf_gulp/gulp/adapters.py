@@ -16,14 +16,38 @@ gulpio2 work here unchanged:
 With ``num_workers > 1`` the ingestor sends the adapter to worker processes, so an adapter must be
 picklable: keep file paths and small lists in it, not open files or decoded videos, and load the
 frames inside ``iter_data``.
+
+Optional methods the ingestor uses when an adapter has them:
+
+* ``item_ids()``: every item's id, in order, without decoding anything. Lets a resumed ingest check
+  that the input did not change, and an append refuse ids the directory already holds.
+* ``item_id(index)`` / ``item_source(index)``: an item's id and the file it comes from, for error
+  messages about items the adapter failed to produce.
+* ``label2idx``: ``{label: index}``, written as ``label2idx.json`` by ``tf-gulp ingest``.
+* ``missing()``: items whose file was not found when the adapter was built.
+
+The built-in adapters (what ``tf-gulp ingest`` runs) are below: :class:`ImageFolderAdapter`,
+:class:`ImageListAdapter`, :class:`VideoFolderAdapter`, :class:`TwentyBNAdapter` (Something-Something,
+Jester) and :class:`KineticsAdapter`. They decode with PyAV / libjpeg-turbo in the worker process
+(see :mod:`tf_gulp.gulp.video` for the frame options) and yield frames already JPEG-encoded. A file
+that cannot be decoded raises :class:`InputError` naming it.
 """
 
 from __future__ import annotations
 
 import abc
-from typing import Any, Dict, Iterator, Optional
+import csv
+import json
+import os
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-__all__ = ["AbstractDatasetAdapter"]
+from tf_gulp.gulp.video import (FrameOptions, InputError, decode_video, load_frame_folder,
+                                load_image, natural_key)
+
+__all__ = ["AbstractDatasetAdapter", "FrameOptions", "ImageFolderAdapter", "ImageListAdapter",
+           "InputError", "KineticsAdapter", "MediaAdapter", "TwentyBNAdapter",
+           "VideoFolderAdapter", "IMAGE_EXTENSIONS", "kinetics_clip_name", "label_indices",
+           "video_extensions"]
 
 
 class AbstractDatasetAdapter(abc.ABC):
@@ -49,3 +73,620 @@ class AbstractDatasetAdapter(abc.ABC):
     @abc.abstractmethod
     def __len__(self) -> int:
         """The number of items this adapter yields for ``iter_data(None)``."""
+
+
+# --------------------------------------------------------------------------------------------------
+# File kinds
+
+#: Image file extensions the image adapters take by default (lower case, with the dot). JPEGs are
+#: stored as they are; the others are decoded with PyAV (FFmpeg's image decoders).
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".bmp", ".tif", ".tiff", ".webp",
+                    ".ppm", ".pgm", ".pbm", ".pnm", ".tga", ".qoi")
+
+# Containers FFmpeg detects by content rather than by extension, so they are missing from the
+# extension lists of its demuxers.
+_EXTRA_VIDEO_EXTENSIONS = ("mpg", "mpeg", "m1v", "m2v", "vob", "ts", "m2ts", "mts", "asf", "wmv",
+                           "ogv", "ogm", "rm", "rmvb", "divx", "xvid", "mxf", "h263")
+# Extensions FFmpeg's demuxers list that are not videos: text and subtitles, audio-only formats,
+# raw streams that need parameters, images.
+_NOT_VIDEO_EXTENSIONS = frozenset(
+    "txt nfo diz srt sub idx vtt webvtt ass ssa sami smi stl mpl2 pjs aqt jss rt scc mcc sup "
+    "json csv xml html md "
+    "mp3 mp2 m2a mpa aac ac3 ac4 eac3 ec3 flac m4a m4b mka wav oga ogg opus wv tta ape mpc au "
+    "aif aiff aifc amr awb gsm caf w64 voc dts dtshd thd mlp tak shn ra dff dsf sln "
+    "dat bit rgb yuv yuv10 v sw ub ul uw al sb sf vb v210 "
+    "jpg jpeg png bmp tif tiff webp gif j2k jxl".split())
+_video_extensions_cache: Optional[Tuple[str, ...]] = None
+
+
+def video_extensions() -> Tuple[str, ...]:
+    """Default video file extensions (lower case, with the dot): every extension that a demuxer
+    of PyAV's FFmpeg lists, plus the common containers FFmpeg recognises by content (MPEG-PS/TS,
+    ASF/WMV, Ogg video, RealMedia, MXF), minus text, subtitle, audio-only, raw-stream and image
+    extensions. Animated GIFs are not included (pass ``extensions`` to take them)."""
+    global _video_extensions_cache
+    if _video_extensions_cache is None:
+        names = set(_EXTRA_VIDEO_EXTENSIONS)
+        try:
+            import av
+            from av.format import ContainerFormat
+            for name in av.formats_available:
+                try:
+                    names.update(ContainerFormat(name, "r").extensions)
+                except Exception:  # pragma: no cover - output-only formats
+                    continue
+        except ImportError:  # pragma: no cover - listing still works without PyAV
+            names.update("mp4 m4v mov mkv webm avi flv 3gp 3g2 mj2 f4v".split())
+        _video_extensions_cache = tuple(sorted("." + n.lower() for n in names
+                                               if n and n.lower() not in _NOT_VIDEO_EXTENSIONS))
+    return _video_extensions_cache
+
+
+def _normalize_extensions(extensions: Optional[Iterable[str]],
+                          default: Sequence[str]) -> Optional[Tuple[str, ...]]:
+    """Lower-case ``.ext`` tuple; None means every file."""
+    if extensions is None:
+        return tuple(default)
+    exts = []
+    for e in extensions:
+        e = e.strip().lower()
+        if e in ("*", "all"):
+            return None
+        if e:
+            exts.append(e if e.startswith(".") else "." + e)
+    if not exts:
+        raise ValueError("no file extensions given")
+    return tuple(exts)
+
+
+def _wanted(name: str, extensions: Optional[Tuple[str, ...]]) -> bool:
+    if name.startswith("."):
+        return False
+    return extensions is None or os.path.splitext(name)[1].lower() in extensions
+
+
+def _walk_files(root: str) -> Iterator[str]:
+    """Relative paths (``/``-separated) of the regular files under ``root``, skipping hidden
+    files and folders, in sorted order (folders and files by name, numbers compared as numbers)."""
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        dirnames[:] = sorted((d for d in dirnames if not d.startswith(".")), key=natural_key)
+        rel = os.path.relpath(dirpath, root)
+        for name in sorted(filenames, key=natural_key):
+            yield name if rel == "." else os.path.join(rel, name).replace(os.sep, "/")
+
+
+def label_indices(labels: Iterable[Any], base: Optional[Dict[str, int]] = None) -> Dict[str, int]:
+    """``{label: index}``: ``base``'s entries as they are, then the labels it lacks in sorted
+    order, numbered after its highest index. ``None`` labels are left out."""
+    mapping = dict(base or {})
+    next_index = max(mapping.values(), default=-1) + 1
+    for label in sorted({str(x) for x in labels if x is not None} - set(mapping)):
+        mapping[label] = next_index
+        next_index += 1
+    return mapping
+
+
+# --------------------------------------------------------------------------------------------------
+# Base class of the built-in adapters
+
+
+class MediaAdapter(AbstractDatasetAdapter):
+    """An adapter over a list of items, each one image, one video (optionally a time range of
+    it) or one folder of JPEG frames. Subclasses fill ``self.items`` in ``__init__``.
+
+    Each item is a dict ``{"id": str, "kind": "image" | "video" | "frames", "path": str or None
+    (None: not found), "label": label or None, "meta": extra meta dict, "start"/"end": seconds
+    (videos, optional)}``.
+
+    The stored meta of an item is ``{"id", "label", "idx"}`` (``idx`` the label's index in
+    :attr:`label2idx`; both left out when the item has no label) plus the item's extra meta plus,
+    for videos and frame folders, ``num_frames``, ``height``, ``width`` (of the stored frames) and,
+    for videos, ``fps``.
+    """
+
+    #: The adapter's name in ``tf-gulp ingest``.
+    name = "media"
+
+    def __init__(self, options: Optional[FrameOptions] = None,
+                 label2idx: Optional[Dict[str, int]] = None) -> None:
+        self.options = options or FrameOptions()
+        self.items: List[Dict[str, Any]] = []
+        self._base_label2idx = dict(label2idx or {})
+        self.label2idx: Dict[str, int] = {}
+
+    def _finish(self, source: str) -> None:
+        """Check ids are unique and build :attr:`label2idx` (call at the end of ``__init__``)."""
+        seen: Dict[str, int] = {}
+        for i, item in enumerate(self.items):
+            first = seen.setdefault(item["id"], i)
+            if first != i:
+                raise ValueError(f"{source}: id {item['id']!r} appears twice (items {first} and "
+                                 f"{i}); ids must be unique")
+        string_labels = [it["label"] for it in self.items if isinstance(it["label"], str)]
+        if string_labels or self._base_label2idx:
+            self.label2idx = label_indices(string_labels, self._base_label2idx)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def item_ids(self) -> List[str]:
+        """Every item's id, in order."""
+        return [item["id"] for item in self.items]
+
+    def item_id(self, index: int) -> str:
+        """The id of item ``index``."""
+        return self.items[index]["id"]
+
+    def item_source(self, index: int) -> Optional[str]:
+        """The file (or folder) item ``index`` is read from; None if it was not found."""
+        return self.items[index]["path"]
+
+    def missing(self) -> List[Tuple[str, str]]:
+        """``(id, what was looked for)`` of the items whose file was not found."""
+        return [(item["id"], item.get("looked_for", "")) for item in self.items
+                if item["path"] is None]
+
+    def describe(self) -> Dict[str, Any]:
+        """What this adapter ingests, as JSON-friendly values (for ingest records)."""
+        return {"adapter": self.name, "options": self.options.describe()}
+
+    def item_meta(self, item: Dict[str, Any]) -> Dict[str, Any]:
+        meta: Dict[str, Any] = {"id": item["id"]}
+        label = item["label"]
+        if label is not None:
+            meta["label"] = label
+            if isinstance(label, str) and label in self.label2idx:
+                meta["idx"] = self.label2idx[label]
+            elif isinstance(label, int):
+                meta["idx"] = label
+        meta.update(item.get("meta") or {})
+        return meta
+
+    def load(self, item: Dict[str, Any]) -> Tuple[List[bytes], Dict[str, Any]]:
+        """Decode one item: ``(JPEG frames, meta additions)``; raises InputError."""
+        path = item["path"]
+        if path is None:
+            raise InputError(item.get("looked_for") or item["id"], "file not found")
+        kind = item["kind"]
+        if kind == "image":
+            jpeg, _size = load_image(path, self.options)
+            return [jpeg], {}
+        if kind == "frames":
+            return load_frame_folder(path, self.options)
+        return decode_video(path, self.options, item.get("start"), item.get("end"))
+
+    def iter_data(self, slice_element: Optional[slice] = None) -> Iterator[Dict[str, Any]]:
+        for index in range(len(self.items))[slice_element or slice(None)]:
+            item = self.items[index]
+            frames, extra = self.load(item)
+            meta = self.item_meta(item)
+            meta.update(extra)
+            yield {"id": item["id"], "meta": meta, "frames": frames}
+
+
+# --------------------------------------------------------------------------------------------------
+# Folders
+
+
+class _FolderAdapter(MediaAdapter):
+    kind = "image"
+
+    def __init__(self, root: str, *, extensions: Optional[Iterable[str]] = None,
+                 options: Optional[FrameOptions] = None,
+                 label2idx: Optional[Dict[str, int]] = None) -> None:
+        super().__init__(options, label2idx)
+        if not os.path.isdir(root):
+            raise FileNotFoundError(f"{root}: no such folder")
+        self.root = os.path.abspath(root)
+        default = self._default_extensions()
+        self.extensions = _normalize_extensions(extensions, default)
+        self._default_extensions_used = extensions is None
+        for rel in _walk_files(self.root):
+            if "/" not in rel:
+                continue  # files directly in root belong to no class
+            if not _wanted(os.path.basename(rel), self.extensions):
+                continue
+            label = rel.split("/", 1)[0]
+            self.items.append({"id": rel, "kind": self.kind,
+                               "path": os.path.join(self.root, rel), "label": label})
+        if not self.items:
+            raise ValueError(f"{root}: no {self.kind} files in class folders "
+                             f"({root}/<class>/<file>, extensions "
+                             f"{', '.join(self.extensions) if self.extensions else 'any'})")
+        self._finish(root)
+
+    def _default_extensions(self) -> Sequence[str]:
+        return IMAGE_EXTENSIONS
+
+    def describe(self) -> Dict[str, Any]:
+        if self._default_extensions_used:
+            exts: Any = "default"
+        else:
+            exts = list(self.extensions) if self.extensions else "*"
+        return dict(super().describe(), root=self.root, extensions=exts)
+
+
+class ImageFolderAdapter(_FolderAdapter):
+    """Images in class folders: ``root/<class>/<image>`` (deeper subfolders belong to their top
+    folder's class). One item per image, id = the path relative to ``root`` (``cat/001.jpg``),
+    label = the class folder's name; ``label2idx`` numbers the classes in sorted order.
+
+    Args:
+        root: the folder holding one subfolder per class. Files directly in it are ignored.
+        extensions: file extensions to take (default :data:`IMAGE_EXTENSIONS`; ``["*"]`` for
+            every file).
+        options: :class:`FrameOptions` (``shorter_side``, ``jpeg_quality``, ``reencode_jpeg``...).
+        label2idx: an existing mapping to extend (appending to a directory).
+    """
+
+    name = "image-folder"
+    kind = "image"
+
+
+class VideoFolderAdapter(_FolderAdapter):
+    """Videos in class folders: ``root/<class>/<video>``, any format PyAV (FFmpeg) opens. One item
+    per video, id = the path relative to ``root`` (``running/abc.mp4``), label = the class folder.
+
+    Args:
+        root: the folder holding one subfolder per class.
+        extensions: file extensions to take (default :func:`video_extensions`, every extension an
+            FFmpeg demuxer knows minus audio/subtitle/text/image ones; ``["*"]`` for every file).
+        options: :class:`FrameOptions` (``fps``, ``shorter_side``, ``max_frames``, ...).
+        label2idx: an existing mapping to extend.
+    """
+
+    name = "video-folder"
+    kind = "video"
+
+    def _default_extensions(self) -> Sequence[str]:
+        return video_extensions()
+
+
+# --------------------------------------------------------------------------------------------------
+# Image list
+
+
+def _looks_like_int(text: str) -> bool:
+    text = text.strip()
+    return bool(text) and (text.isdigit() or (text[0] in "+-" and text[1:].isdigit()))
+
+
+_PATH_COLUMNS = ("path", "file", "filename", "file_name", "image", "img", "image_path")
+_LABEL_COLUMNS = ("label", "class", "category", "target", "y")
+
+
+class ImageListAdapter(MediaAdapter):
+    """Images listed in a text or CSV file, with their labels.
+
+    Formats (chosen by the file's extension):
+
+    * ``.csv``: a header row naming a path column (``path``, ``file``, ``filename``, ``image``)
+      and optionally a label column (``label``, ``class``, ``category``, ``target``); without a
+      recognisable header, column 1 is the path and column 2 the label.
+    * anything else: one image per line, ``<path> <label>`` (the label is the last
+      whitespace-separated word, so paths may contain spaces) or just ``<path>``; blank lines and
+      lines starting with ``#`` are skipped.
+
+    Relative paths are taken from ``root`` (default: the list file's folder). id = the path as
+    written in the list. Labels that are all integers are stored as integers (``idx`` = the label,
+    no ``label2idx``); otherwise as strings numbered in sorted order.
+
+    Args:
+        list_file: the list.
+        root: folder relative paths start from.
+        options, label2idx: as for :class:`ImageFolderAdapter`.
+    """
+
+    name = "image-list"
+
+    def __init__(self, list_file: str, *, root: Optional[str] = None,
+                 options: Optional[FrameOptions] = None,
+                 label2idx: Optional[Dict[str, int]] = None) -> None:
+        super().__init__(options, label2idx)
+        if not os.path.isfile(list_file):
+            raise FileNotFoundError(f"{list_file}: no such file")
+        self.list_file = os.path.abspath(list_file)
+        self.root = os.path.abspath(root) if root else os.path.dirname(self.list_file)
+        rows = self._parse(self.list_file)
+        if not rows:
+            raise ValueError(f"{list_file}: lists no image")
+        raw_labels = [label for _p, label, _line in rows if label is not None]
+        as_int = bool(raw_labels) and all(_looks_like_int(x) for x in raw_labels)
+        for path, label, line in rows:
+            full = path if os.path.isabs(path) else os.path.join(self.root, path)
+            value: Any = label
+            if label is not None and as_int:
+                value = int(label)
+            self.items.append({"id": path, "kind": "image", "path": full, "label": value,
+                               "line": line})
+        self._finish(list_file)
+
+    @staticmethod
+    def _parse(list_file: str) -> List[Tuple[str, Optional[str], int]]:
+        rows: List[Tuple[str, Optional[str], int]] = []
+        with open(list_file, newline="", encoding="utf-8") as f:
+            if list_file.lower().endswith(".csv"):
+                table = list(csv.reader(f))
+                if not table:
+                    return rows
+                header = [c.strip().lower() for c in table[0]]
+                path_col = next((header.index(c) for c in _PATH_COLUMNS if c in header), None)
+                label_col = next((header.index(c) for c in _LABEL_COLUMNS if c in header), None)
+                start = 1
+                if path_col is None:
+                    path_col, label_col, start = 0, (1 if len(table[0]) > 1 else None), 0
+                for n, row in enumerate(table[start:], start + 1):
+                    if not row or not "".join(row).strip():
+                        continue
+                    if path_col >= len(row):
+                        raise ValueError(f"{list_file}:{n}: no path column in {row!r}")
+                    label = row[label_col].strip() if label_col is not None and \
+                        label_col < len(row) and row[label_col].strip() else None
+                    rows.append((row[path_col].strip(), label, n))
+                return rows
+            for n, line in enumerate(f, 1):
+                text = line.strip()
+                if not text or text.startswith("#"):
+                    continue
+                parts = text.rsplit(None, 1)
+                if len(parts) == 2:
+                    rows.append((parts[0], parts[1], n))
+                else:
+                    rows.append((parts[0], None, n))
+        return rows
+
+    def describe(self) -> Dict[str, Any]:
+        return dict(super().describe(), list_file=self.list_file, root=self.root)
+
+
+# --------------------------------------------------------------------------------------------------
+# 20BN (Something-Something, Jester)
+
+
+def _strip_brackets(text: str) -> str:
+    return text.replace("[", "").replace("]", "")
+
+
+class TwentyBNAdapter(MediaAdapter):
+    """The 20BN datasets: Something-Something v1/v2 and Jester.
+
+    Args:
+        labels_file: the split's annotations, either
+            * JSON (Something-Something v2): a list of objects with ``"id"`` and ``"template"``
+              (the class, e.g. ``"Putting [something] on [something]"``; brackets are removed to
+              give the class name, as in the dataset's labels file) and/or ``"label"``; test
+              files have only ``"id"``. The other fields are kept in the meta, and v2's
+              ``"label"`` (the caption with the objects filled in) is kept as ``"caption"``;
+            * CSV (Something-Something v1, Jester): ``<id>;<label>`` per line (``,`` also
+              accepted), or just ``<id>`` for test splits.
+        data_dir: where each id's frames are: a video file ``<data_dir>/<id>.<ext>`` (v2's
+            ``.webm``, any format PyAV opens) or a folder of JPEG frames ``<data_dir>/<id>/``
+            (v1, Jester; sorted by name, stored as they are unless resized).
+        class_file: optional list of all classes fixing ``label2idx``: v2's
+            ``something-something-v2-labels.json`` (``{class: "index"}``) or v1/Jester's
+            ``*-labels.csv`` (one class per line, index = line number from 0). Without it classes
+            are numbered in sorted order.
+        options, label2idx: as for :class:`VideoFolderAdapter`.
+
+    id = the dataset's id; label = the class name. Ids with no video and no frame folder are kept
+    and reported by :meth:`missing` (ingesting them is an error unless bad inputs are skipped).
+    """
+
+    name = "20bn"
+
+    def __init__(self, labels_file: str, data_dir: str, *, class_file: Optional[str] = None,
+                 options: Optional[FrameOptions] = None,
+                 label2idx: Optional[Dict[str, int]] = None) -> None:
+        if class_file:
+            fixed = self._read_classes(class_file)
+            if label2idx and any(label2idx.get(k, v) != v for k, v in fixed.items()):
+                raise ValueError(f"{class_file}: class indices differ from the existing "
+                                 "label2idx.json")
+            label2idx = dict(label2idx or {}, **fixed)
+        super().__init__(options, label2idx)
+        if not os.path.isfile(labels_file):
+            raise FileNotFoundError(f"{labels_file}: no such file")
+        if not os.path.isdir(data_dir):
+            raise FileNotFoundError(f"{data_dir}: no such folder")
+        self.labels_file = os.path.abspath(labels_file)
+        self.data_dir = os.path.abspath(data_dir)
+        self.class_file = os.path.abspath(class_file) if class_file else None
+        entries = self._read_entries(self.labels_file)
+        videos: Dict[str, str] = {}
+        folders: Dict[str, str] = {}
+        video_exts = set(video_extensions())
+        with os.scandir(self.data_dir) as it:
+            for entry in it:
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir():
+                    folders[entry.name] = entry.path
+                else:
+                    stem, ext = os.path.splitext(entry.name)
+                    if ext.lower() in video_exts:
+                        videos.setdefault(stem, entry.path)
+        for entry in entries:
+            id_ = entry["id"]
+            label = entry.get("class")
+            meta = {k: v for k, v in entry.items() if k not in ("id", "class", "label")}
+            if "label" in entry and entry.get("label") != label:
+                meta["caption"] = entry["label"]
+            if id_ in videos:
+                kind, path = "video", videos[id_]
+            elif id_ in folders:
+                kind, path = "frames", folders[id_]
+            else:
+                kind, path = "video", None
+            self.items.append({"id": id_, "kind": kind, "path": path, "label": label,
+                               "meta": meta,
+                               "looked_for": os.path.join(self.data_dir, id_ + "[.<ext>|/]")})
+        if self.class_file:
+            unknown = sorted({it["label"] for it in self.items
+                              if it["label"] is not None and it["label"] not in self._base_label2idx})
+            if unknown:
+                raise ValueError(f"{labels_file}: {len(unknown)} classes are not in {class_file} "
+                                 f"(first: {unknown[0]!r})")
+        self._finish(labels_file)
+
+    @staticmethod
+    def _read_classes(class_file: str) -> Dict[str, int]:
+        with open(class_file, encoding="utf-8") as f:
+            text = f.read()
+        if class_file.lower().endswith(".json"):
+            data = json.loads(text)
+            if isinstance(data, dict):
+                return {_strip_brackets(str(k)): int(v) for k, v in data.items()}
+            if isinstance(data, list):
+                return {_strip_brackets(str(k)): i for i, k in enumerate(data)}
+            raise ValueError(f"{class_file}: expected a JSON object {{class: index}} or a list")
+        names = [line.strip() for line in text.splitlines() if line.strip()]
+        return {name: i for i, name in enumerate(names)}
+
+    @staticmethod
+    def _read_entries(labels_file: str) -> List[Dict[str, Any]]:
+        out: List[Dict[str, Any]] = []
+        if labels_file.lower().endswith((".json", ".json.gz")):
+            if labels_file.lower().endswith(".gz"):
+                import gzip
+                with gzip.open(labels_file, "rt", encoding="utf-8") as f:
+                    data = json.load(f)
+            else:
+                with open(labels_file, encoding="utf-8") as f:
+                    data = json.load(f)
+            if not isinstance(data, list):
+                raise ValueError(f"{labels_file}: expected a JSON list of {{\"id\": ...}} objects")
+            for n, entry in enumerate(data):
+                if not isinstance(entry, dict) or "id" not in entry:
+                    raise ValueError(f"{labels_file}: entry {n} has no \"id\"")
+                e = dict(entry)
+                e["id"] = str(entry["id"])
+                if entry.get("template") is not None:
+                    e["class"] = _strip_brackets(str(entry["template"]))
+                elif entry.get("label") is not None:
+                    e["class"] = str(entry["label"])
+                out.append(e)
+            return out
+        with open(labels_file, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                text = line.strip()
+                if not text:
+                    continue
+                sep = ";" if ";" in text else ","
+                parts = text.split(sep, 1)
+                e = {"id": parts[0].strip()}
+                if len(parts) == 2 and parts[1].strip():
+                    e["class"] = parts[1].strip()
+                if not e["id"]:
+                    raise ValueError(f"{labels_file}:{n}: no id")
+                out.append(e)
+        return out
+
+    def describe(self) -> Dict[str, Any]:
+        return dict(super().describe(), labels_file=self.labels_file, data_dir=self.data_dir,
+                    class_file=self.class_file)
+
+
+# --------------------------------------------------------------------------------------------------
+# Kinetics
+
+
+def _seconds_text(value: str, where: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise ValueError(f"{where}: {value!r} is not a number of seconds") from None
+    if x < 0:
+        raise ValueError(f"{where}: negative time {value!r}")
+    return x
+
+
+def kinetics_clip_name(youtube_id: str, time_start: float, time_end: float) -> str:
+    """The usual file name stem of a downloaded Kinetics clip: ``<youtube_id>_<start>_<end>``,
+    times as whole seconds padded to 6 digits (``abc_000010_000020``)."""
+    return f"{youtube_id}_{int(time_start):06d}_{int(time_end):06d}"
+
+
+class KineticsAdapter(MediaAdapter):
+    """Kinetics-style CSV: one row per clip with ``youtube_id``, ``time_start``, ``time_end`` and
+    (except in test splits) ``label`` columns, named in a header row (other columns, e.g.
+    ``split``, are kept in the meta). The order of the columns does not matter.
+
+    File naming convention: for each row the adapter looks under ``data_dir`` (recursively, so
+    ``<data_dir>/<label>/...`` and ``<data_dir>/<split>/<label>/...`` layouts work) for
+
+    1. a trimmed clip named :func:`kinetics_clip_name` (``<youtube_id>_<start>_<end>.<ext>``,
+       whole seconds padded to 6 digits, any video extension): decoded whole;
+    2. otherwise the full video ``<youtube_id>.<ext>``: only ``[time_start, time_end)`` is
+       decoded (PyAV seeks to the nearest keyframe before ``time_start``).
+
+    Rows with neither are kept and reported by :meth:`missing` (YouTube videos disappear; ingest
+    them with bad inputs skipped). id = ``<youtube_id>_<start>_<end>``; meta adds ``youtube_id``,
+    ``time_start``, ``time_end`` and the other columns.
+
+    Args:
+        csv_file: the annotations.
+        data_dir: where the videos are.
+        options, label2idx: as for :class:`VideoFolderAdapter`.
+    """
+
+    name = "kinetics"
+
+    def __init__(self, csv_file: str, data_dir: str, *, options: Optional[FrameOptions] = None,
+                 label2idx: Optional[Dict[str, int]] = None) -> None:
+        super().__init__(options, label2idx)
+        if not os.path.isfile(csv_file):
+            raise FileNotFoundError(f"{csv_file}: no such file")
+        if not os.path.isdir(data_dir):
+            raise FileNotFoundError(f"{data_dir}: no such folder")
+        self.csv_file = os.path.abspath(csv_file)
+        self.data_dir = os.path.abspath(data_dir)
+        with open(self.csv_file, newline="", encoding="utf-8") as f:
+            table = list(csv.reader(f))
+        if not table:
+            raise ValueError(f"{csv_file}: empty file")
+        header = [c.strip().lower() for c in table[0]]
+        needed = ("youtube_id", "time_start", "time_end")
+        if not all(c in header for c in needed):
+            raise ValueError(f"{csv_file}: needs a header row naming the columns youtube_id, "
+                             f"time_start, time_end (and label); got {table[0]!r}")
+        files: Dict[str, str] = {}
+        video_exts = set(video_extensions())
+        for rel in _walk_files(self.data_dir):
+            stem, ext = os.path.splitext(os.path.basename(rel))
+            if ext.lower() in video_exts:
+                files.setdefault(stem, os.path.join(self.data_dir, rel))
+        col = {name: header.index(name) for name in header}
+        for n, row in enumerate(table[1:], 2):
+            if not row or not "".join(row).strip():
+                continue
+            if len(row) < len(header):
+                raise ValueError(f"{csv_file}:{n}: {len(row)} columns, the header has "
+                                 f"{len(header)}")
+            where = f"{csv_file}:{n}"
+            youtube_id = row[col["youtube_id"]].strip()
+            start = _seconds_text(row[col["time_start"]], where)
+            end = _seconds_text(row[col["time_end"]], where)
+            if end <= start:
+                raise ValueError(f"{where}: time_end {end} is not after time_start {start}")
+            label = row[col["label"]].strip() if "label" in col else None
+            clip = kinetics_clip_name(youtube_id, start, end)
+            meta: Dict[str, Any] = {"youtube_id": youtube_id, "time_start": start,
+                                    "time_end": end}
+            for name, i in col.items():
+                if name not in needed and name != "label":
+                    meta[name] = row[i]
+            item: Dict[str, Any] = {"id": clip, "kind": "video", "label": label or None,
+                                    "meta": meta,
+                                    "looked_for": os.path.join(self.data_dir, f"**/{clip}.<ext> "
+                                                               f"or {youtube_id}.<ext>")}
+            if clip in files:
+                item["path"] = files[clip]
+            elif youtube_id in files:
+                item.update(path=files[youtube_id], start=start, end=end)
+            else:
+                item["path"] = None
+            self.items.append(item)
+        self._finish(csv_file)
+
+    def describe(self) -> Dict[str, Any]:
+        return dict(super().describe(), csv_file=self.csv_file, data_dir=self.data_dir)

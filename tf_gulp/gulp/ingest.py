@@ -1,21 +1,59 @@
-"""Writing gulp directories from an adapter: :class:`ChunkWriter` and :class:`GulpIngestor`."""
+"""Writing gulp directories from an adapter: :class:`ChunkWriter` and :class:`GulpIngestor`.
+
+Safety rules (what ``tf-gulp ingest`` relies on):
+
+* A chunk appears only once complete (see :class:`~tf_gulp.gulp.GulpChunk`): its ``.gulp`` is
+  renamed into place, then its ``.gmeta``, which is the commit point. Whenever the process is
+  killed, the directory holds complete chunks, plus possibly ``*.tmp`` files and one ``.gulp``
+  without its ``.gmeta``, which every reader ignores.
+* With ``resumable=True`` the plan of the ingest (which items go to which chunk number) is recorded
+  in ``.tf_gulp_ingest.json`` in the output folder before the first chunk is written. Running the
+  same ingest again (same adapter description, same items, same chunking and JPEG settings) then
+  writes only the chunks whose ``.gmeta`` is missing; complete chunks are never rewritten. Running
+  it after it completed does nothing.
+* A folder that already holds chunks is refused unless ``if_exists`` says ``"append"`` (new chunks
+  numbered after the existing ones) or ``"overwrite"`` (the existing chunks, ``label2idx.json`` and
+  the ingest record are deleted first).
+* An item that fails (a file that cannot be decoded, an adapter exception) stops the ingest: the
+  chunk being written is dropped, the other workers stop at their next item and drop their chunk
+  too, and :class:`IngestError` names the item and its file. With ``skip_bad=True`` the item is
+  left out instead and listed in :attr:`IngestSummary.skipped`.
+"""
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import dataclasses
+import datetime
+import errno
+import hashlib
+import json
 import multiprocessing
 import os
-from typing import Any, List, Optional, Sequence, Tuple, Union
+import queue as queue_module
+import signal
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from tqdm import tqdm
 
 from tf_gulp.gulp.adapters import AbstractDatasetAdapter
-from tf_gulp.gulp.chunk import GulpChunk
-from tf_gulp.gulp.directory import chunk_file_names, list_chunk_files, next_chunk_number
+from tf_gulp.gulp.chunk import GulpChunk, GulpDataError, fsync_dir, load_meta_file, normalize_id
+from tf_gulp.gulp.directory import (GulpDirectory, chunk_file_names, list_chunk_files,
+                                    next_chunk_number)
+from tf_gulp.gulp.video import InputError
 
-__all__ = ["ChunkWriter", "GulpIngestor", "chunk_slices"]
+__all__ = ["ChunkWriter", "GulpIngestor", "IngestError", "IngestStateError", "IngestSummary",
+           "SkippedItem", "chunk_slices", "INGEST_RECORD", "read_ingest_record"]
 
-_IF_EXISTS = ("error", "append")
+_IF_EXISTS = ("error", "append", "overwrite")
+
+#: Name of the ingest record kept in the output folder by resumable ingests.
+INGEST_RECORD = ".tf_gulp_ingest.json"
+_RECORD_FORMAT = "tf_gulp ingest record"
+LABEL2IDX = "label2idx.json"
 
 
 def chunk_slices(videos_per_chunk: int, num_videos: int) -> List[slice]:
@@ -27,65 +65,350 @@ def chunk_slices(videos_per_chunk: int, num_videos: int) -> List[slice]:
             for start in range(0, num_videos, videos_per_chunk)]
 
 
-class ChunkWriter:
-    """Writes the adapter items of one slice into one chunk."""
+# --------------------------------------------------------------------------------------------------
+# Errors and results
 
-    def __init__(self, adapter: AbstractDatasetAdapter) -> None:
+
+class IngestError(RuntimeError):
+    """One item of the adapter could not be ingested.
+
+    Attributes: ``index`` (the item's index in the adapter), ``id`` (None when the adapter failed
+    before yielding it), ``source`` (its file, when known), ``reason``.
+    """
+
+    def __init__(self, index: int, id_: Optional[str], source: Optional[str],
+                 reason: str) -> None:
+        self.index = index
+        self.id = id_
+        self.source = source
+        self.reason = reason
+        what = f"item {index}" + (f" (id {id_!r})" if id_ is not None else "")
+        super().__init__(f"{source}: {reason} [{what}]" if source else f"{what}: {reason}")
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (IngestError, (self.index, self.id, self.source, self.reason))
+
+
+class IngestStateError(Exception):
+    """The output folder's state does not allow this ingest (another ingest's leftovers, a
+    different interrupted ingest, ids already present, a lock held by another process)."""
+
+
+@dataclasses.dataclass
+class SkippedItem:
+    """An item left out by ``skip_bad``."""
+
+    index: int
+    id: Optional[str]
+    source: Optional[str]
+    reason: str
+
+    def to_json(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "SkippedItem":
+        return cls(int(d["index"]), d.get("id"), d.get("source"), str(d.get("reason", "")))
+
+
+@dataclasses.dataclass
+class ChunkResult:
+    """What :meth:`ChunkWriter.write` put into one chunk."""
+
+    items: int = 0
+    frames: int = 0
+    bytes: int = 0
+    skipped: List[SkippedItem] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class IngestSummary:
+    """The outcome of :class:`GulpIngestor` (returned by calling it)."""
+
+    output_folder: str
+    status: str                 # "complete" or "already complete"
+    items: int = 0              # written by this call
+    frames: int = 0
+    bytes: int = 0
+    chunks_written: int = 0
+    chunks_total: int = 0       # chunks of this ingest run
+    chunks_resumed: int = 0     # chunks that were already complete when this call started
+    first_chunk: int = 0
+    seconds: float = 0.0
+    skipped: List[SkippedItem] = dataclasses.field(default_factory=list)
+
+    @property
+    def frames_per_second(self) -> float:
+        return self.frames / self.seconds if self.seconds > 0 else 0.0
+
+
+class _Cancelled(Exception):
+    """Raised inside a worker to drop its chunk when the ingest is stopping."""
+
+
+# --------------------------------------------------------------------------------------------------
+# ChunkWriter
+
+
+class ChunkWriter:
+    """Writes the adapter items of one slice into one chunk.
+
+    Args:
+        adapter: the source of items.
+        skip_bad: leave out items that fail (recorded in :attr:`ChunkResult.skipped`) instead of
+            raising :class:`IngestError`. An adapter whose ``iter_data`` raises is restarted at the
+            next index (``iter_data(slice(next, stop))``), so this needs an adapter that yields one
+            item per index, as the contract says.
+        on_item: called as ``on_item(frames, bytes)`` after each item is written.
+        stop_event: an ``Event``; when set, the chunk being written is dropped at the next item.
+    """
+
+    def __init__(self, adapter: AbstractDatasetAdapter, skip_bad: bool = False,
+                 on_item: Optional[Callable[[int, int], None]] = None,
+                 stop_event: Any = None) -> None:
         self.adapter = adapter
+        self.skip_bad = skip_bad
+        self.on_item = on_item
+        self.stop_event = stop_event
 
     def write_chunk(self, output_chunk: GulpChunk, input_slice: Optional[slice]) -> int:
         """Write ``adapter.iter_data(input_slice)`` into ``output_chunk`` (replacing it if it
         exists; published only once complete, see :class:`GulpChunk`). Returns the number of
-        items."""
-        count = 0
+        items written."""
+        return self.write(output_chunk, input_slice).items
+
+    def _source(self, index: int, error: BaseException) -> Optional[str]:
+        path = getattr(error, "path", None)
+        if isinstance(error, InputError) or path:
+            return path
+        item_source = getattr(self.adapter, "item_source", None)
+        if item_source is not None:
+            with contextlib.suppress(Exception):
+                return item_source(index)
+        return None
+
+    def _bad(self, result: ChunkResult, index: int, id_: Optional[str],
+             error: BaseException) -> None:
+        reason = error.reason if isinstance(error, InputError) else (
+            str(error) or type(error).__name__)
+        if not isinstance(error, (InputError, IngestError)):
+            reason = f"{type(error).__name__}: {reason}"
+        if id_ is None and hasattr(self.adapter, "item_id"):
+            with contextlib.suppress(Exception):
+                id_ = normalize_id(self.adapter.item_id(index))
+        skipped = SkippedItem(index, id_, self._source(index, error), reason)
+        if not self.skip_bad:
+            raise IngestError(skipped.index, skipped.id, skipped.source, skipped.reason) \
+                from error
+        result.skipped.append(skipped)
+
+    def write(self, output_chunk: GulpChunk, input_slice: Optional[slice]) -> ChunkResult:
+        """Like :meth:`write_chunk`, returning a :class:`ChunkResult`."""
+        result = ChunkResult()
+        indices = range(len(self.adapter))[input_slice or slice(None)]
         with output_chunk.open("wb"):
-            for item in self.adapter.iter_data(input_slice):
-                output_chunk.append(item["id"], item["meta"], item["frames"])
-                count += 1
-        return count
+            position = 0  # within indices
+            items = iter(self.adapter.iter_data(input_slice))
+            while True:
+                if self.stop_event is not None and self.stop_event.is_set():
+                    raise _Cancelled()
+                index = indices[position] if position < len(indices) else \
+                    (indices.start + position * indices.step)
+                try:
+                    item = next(items)
+                except StopIteration:
+                    break
+                except Exception as e:  # the adapter failed to produce item `index`
+                    self._bad(result, index, None, e)
+                    position += 1
+                    if position >= len(indices) or indices.step != 1:
+                        break
+                    items = iter(self.adapter.iter_data(slice(indices[position], indices.stop)))
+                    continue
+                position += 1
+                id_ = None
+                try:
+                    id_ = normalize_id(item["id"])
+                    if id_ in output_chunk.meta_dict:
+                        raise ValueError(f"id {id_!r} appears twice")
+                    frames = list(item["frames"])
+                    if not frames:
+                        raise ValueError("no frames")
+                    output_chunk.append(id_, item["meta"], frames)
+                except Exception as e:
+                    self._bad(result, index, id_, e)
+                    continue
+                infos = output_chunk.meta_dict[id_]["frame_info"]
+                size = sum(info[2] for info in infos)
+                result.items += 1
+                result.frames += len(frames)
+                result.bytes += size
+                if self.on_item is not None:
+                    self.on_item(len(frames), size)
+        return result
 
 
 # Worker-process state: the adapter is sent once per worker, not once per chunk.
-_worker_writer: Optional[ChunkWriter] = None
+_worker: Dict[str, Any] = {}
 
 
-def _init_worker(adapter: AbstractDatasetAdapter) -> None:
-    global _worker_writer
-    _worker_writer = ChunkWriter(adapter)
+def _die_with_parent(parent_pid: int) -> None:
+    """Linux: have the kernel SIGKILL this worker when the ingest process dies, so a killed
+    ingest leaves no process writing behind it."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover
+        return
+    if os.getppid() != parent_pid:  # the parent died before prctl
+        os._exit(1)
 
 
-def _write_in_worker(chunk: GulpChunk, input_slice: slice) -> int:
-    assert _worker_writer is not None
-    return _worker_writer.write_chunk(chunk, input_slice)
+def _init_worker(adapter: AbstractDatasetAdapter, skip_bad: bool, progress: Any, stop: Any,
+                 parent_pid: int) -> None:
+    _die_with_parent(parent_pid)
+    # Ctrl-C reaches the whole process group: the main process decides, via `stop`.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def on_item(frames: int, size: int) -> None:
+        progress.put((frames, size))
+
+    _worker["writer"] = ChunkWriter(adapter, skip_bad=skip_bad, on_item=on_item, stop_event=stop)
+
+
+def _write_in_worker(chunk: GulpChunk, input_slice: slice) -> Optional[ChunkResult]:
+    try:
+        return _worker["writer"].write(chunk, input_slice)
+    except _Cancelled:
+        return None
+
+
+# --------------------------------------------------------------------------------------------------
+# Ingest record
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_json_atomic(path: str, obj: Any) -> None:
+    """Write ``obj`` as JSON to ``path`` via a fsynced temporary file and a rename."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(os.path.dirname(path))
+
+
+def read_ingest_record(folder: str) -> Optional[Dict[str, Any]]:
+    """The ingest record of ``folder`` (``.tf_gulp_ingest.json``), None if there is none.
+    Raises :class:`IngestStateError` if it exists but is not a valid record."""
+    path = os.path.join(folder, INGEST_RECORD)
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise IngestStateError(f"{path}: unreadable ingest record ({e}); delete it, or use "
+                               "overwrite") from e
+    if (not isinstance(record, dict) or record.get("format") != _RECORD_FORMAT
+            or not isinstance(record.get("runs"), list)):
+        raise IngestStateError(f"{path}: not a tf_gulp ingest record")
+    return record
+
+
+def _ids_digest(ids: Sequence[Any]) -> str:
+    h = hashlib.sha256()
+    for id_ in ids:
+        h.update(normalize_id(id_).encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+class _DirectoryLock:
+    """An exclusive ``flock`` on the output folder for the duration of an ingest."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.fd: Optional[int] = None
+
+    def __enter__(self) -> "_DirectoryLock":
+        import fcntl
+        self.fd = os.open(self.folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                          | getattr(os, "O_CLOEXEC", 0))
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(self.fd)
+            self.fd = None
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise IngestStateError(f"{self.folder}: another ingest is writing to this folder "
+                                       "right now") from None
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # releases the lock
+            self.fd = None
+
+
+# --------------------------------------------------------------------------------------------------
+# GulpIngestor
+
+
+@dataclasses.dataclass
+class _Plan:
+    run: Dict[str, Any]
+    todo: List[Tuple[int, slice]]          # (chunk number, adapter slice)
+    done: List[int]
+    earlier_skips: List[SkippedItem]
 
 
 class GulpIngestor:
     """Write a whole adapter into ``output_folder`` as chunks ``data_<N>.gulp`` / ``meta_<N>.gmeta``
-    of ``videos_per_chunk`` items each, N counting from 0.
+    of ``videos_per_chunk`` items each.
 
     With ``num_workers > 1`` chunks are written in parallel by a process pool (so the adapter must
-    be picklable); with 0 or 1 they are written in this process. Each chunk appears only once
-    complete, so an interrupted ingest leaves complete chunks and at most some ``*.tmp`` files.
-
-    An output folder that already holds chunk files (complete or not) is refused with
-    FileExistsError, unless ``if_exists="append"``: then the new chunks are numbered after the
-    existing ones, which gulpio2 does silently. Appended items must not reuse existing ids.
+    be picklable); with 0 or 1 they are written in this process. See the module docstring for what
+    happens on interruption, failure, existing output and resumption.
 
     Args:
         adapter: the source of items (:class:`AbstractDatasetAdapter`).
         output_folder: created if it does not exist.
         videos_per_chunk: items per chunk.
         num_workers: processes writing chunks in parallel.
-        if_exists: ``"error"`` (default) or ``"append"``, see above.
-        jpeg_quality, jpeg_subsampling: JPEG settings of the chunks (see :class:`GulpChunk`).
-        progress: show a tqdm progress bar (one step per chunk).
+        if_exists: what to do when the folder already holds chunks: ``"error"`` (default; raises
+            FileExistsError, unless it is this same ingest, interrupted or complete, and
+            ``resumable``), ``"append"`` or ``"overwrite"``.
+        jpeg_quality, jpeg_subsampling: JPEG settings for frames given as arrays (see
+            :class:`GulpChunk`).
+        progress: show a tqdm progress bar (items, frames/s, ETA) on stderr.
         mp_context: multiprocessing start method or context for the pool (default: the platform's).
+        resumable: keep the ingest record (``.tf_gulp_ingest.json``) that makes the ingest
+            resumable; ``tf-gulp ingest`` always sets it.
+        skip_bad: leave out items that fail instead of stopping.
+        write_label2idx: write the adapter's ``label2idx`` attribute (when it has a non-empty one)
+            to ``label2idx.json``; an existing file must agree with it.
+        description: JSON-serializable description of the input, part of what identifies "the
+            same ingest" for resuming (default: ``adapter.describe()`` if it exists, else the
+            adapter's class name).
     """
 
     def __init__(self, adapter: AbstractDatasetAdapter, output_folder: Union[str, os.PathLike],
                  videos_per_chunk: int, num_workers: int, *, if_exists: str = "error",
                  jpeg_quality: int = 90, jpeg_subsampling: str = "444", progress: bool = True,
-                 mp_context: Union[None, str, Any] = None) -> None:
+                 mp_context: Union[None, str, Any] = None, resumable: bool = False,
+                 skip_bad: bool = False, write_label2idx: bool = False,
+                 description: Any = None) -> None:
         if if_exists not in _IF_EXISTS:
             raise ValueError(f"if_exists must be one of {_IF_EXISTS}, got {if_exists!r}")
         if videos_per_chunk < 1:
@@ -99,61 +422,328 @@ class GulpIngestor:
         self.jpeg_subsampling = jpeg_subsampling
         self.progress = progress
         self.mp_context = mp_context
+        self.resumable = resumable
+        self.skip_bad = skip_bad
+        self.write_label2idx = write_label2idx
+        self.description = description
 
-    def _plan(self) -> List[Tuple[GulpChunk, slice]]:
-        """The (chunk, adapter slice) pairs to write. (Resuming an interrupted ingest will filter
-        this plan; it numbers chunks deterministically from the slices.)"""
-        existing = list_chunk_files(self.output_folder)
+    # -- planning ------------------------------------------------------------------------------
+
+    def _chunk(self, n: int) -> GulpChunk:
+        data_name, meta_name = chunk_file_names(n)
+        return GulpChunk(os.path.join(self.output_folder, data_name),
+                         os.path.join(self.output_folder, meta_name),
+                         jpeg_quality=self.jpeg_quality, jpeg_subsampling=self.jpeg_subsampling)
+
+    def _item_ids(self) -> Optional[List[str]]:
+        item_ids = getattr(self.adapter, "item_ids", None)
+        if item_ids is None:
+            return None
+        return [normalize_id(i) for i in item_ids()]
+
+    def _signature(self, ids: Optional[List[str]]) -> Dict[str, Any]:
+        description = self.description
+        if description is None:
+            describe = getattr(self.adapter, "describe", None)
+            description = describe() if describe is not None else (
+                f"{type(self.adapter).__module__}.{type(self.adapter).__qualname__}")
+        return {"input": json.loads(json.dumps(description)), "num_items": len(self.adapter),
+                "ids_sha256": None if ids is None else _ids_digest(ids),
+                "videos_per_chunk": self.videos_per_chunk, "jpeg_quality": self.jpeg_quality,
+                "jpeg_subsampling": self.jpeg_subsampling}
+
+    def _refuse_existing(self, existing: List[str]) -> None:
+        shown = ", ".join(existing[:4]) + (", ..." if len(existing) > 4 else "")
+        raise FileExistsError(
+            f"{self.output_folder} already holds gulp chunk files ({len(existing)}: {shown}); "
+            "refusing to mix a new dataset into it. Use an empty folder, delete them, or pass "
+            "if_exists='append' to add new chunks after the existing ones (or 'overwrite').")
+
+    def _clear(self) -> None:
+        """Delete the chunks, label2idx.json and the ingest record (``if_exists='overwrite'``)."""
+        folder = self.output_folder
+        for name in (INGEST_RECORD, INGEST_RECORD + ".tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(folder, name))
+        # Index files first: a data file without its index is ignored by readers.
+        names = list_chunk_files(folder)
+        for name in sorted(names, key=lambda n: not n.startswith("meta_")):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(folder, name))
+        for name in (LABEL2IDX, LABEL2IDX + ".tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(folder, name))
+        fsync_dir(folder)
+
+    def _check_labels(self) -> Optional[Dict[str, int]]:
+        if not self.write_label2idx:
+            return None
+        mapping = getattr(self.adapter, "label2idx", None)
+        if not mapping:
+            return None
+        path = os.path.join(self.output_folder, LABEL2IDX)
+        if os.path.exists(path):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    existing = json.load(f)
+            except ValueError as e:
+                raise IngestStateError(f"{path}: not valid JSON ({e})") from e
+            if not isinstance(existing, dict):
+                raise IngestStateError(f"{path}: not a JSON object")
+            for label, index in existing.items():
+                if label in mapping and mapping[label] != index:
+                    raise IngestStateError(
+                        f"{path} maps {label!r} to {index} but this ingest maps it to "
+                        f"{mapping[label]}; build the adapter from the existing label2idx.json")
+            mapping = dict(existing, **mapping)
+        return dict(mapping)
+
+    def _plan(self) -> _Plan:
+        folder = self.output_folder
+        ids = self._item_ids() if (self.resumable or self.if_exists == "append") else None
+        signature = self._signature(ids) if self.resumable else None
+        if self.if_exists == "overwrite":
+            self._clear()
+        self._labels = self._check_labels()
+        record = read_ingest_record(folder) if self.resumable else None
+        runs = record["runs"] if record else []
+        last = runs[-1] if runs else None
+        if last is not None:
+            if last.get("signature") == signature:
+                return self._resume(record, ids)
+            if not last.get("complete"):
+                raise IngestStateError(self._describe_mismatch(last, signature))
+        existing = list_chunk_files(folder)
         if existing and self.if_exists == "error":
-            shown = ", ".join(existing[:4]) + (", ..." if len(existing) > 4 else "")
-            raise FileExistsError(
-                f"{self.output_folder} already holds gulp chunk files ({len(existing)}: {shown}); "
-                "refusing to mix a new dataset into it. Use an empty folder, delete them, or pass "
-                "if_exists='append' to add new chunks after the existing ones.")
+            if last is not None:
+                raise FileExistsError(
+                    f"{folder} already holds a complete gulp dataset written by another ingest "
+                    f"({last.get('num_items')} items); use append to add these items after it, "
+                    "or overwrite to replace it")
+            self._refuse_existing(existing)
+        if existing and ids is not None:
+            self._refuse_present_ids(ids)
+        if record is None or not existing:
+            record = {"format": _RECORD_FORMAT, "version": 1, "runs": []}
         slices = chunk_slices(self.videos_per_chunk, len(self.adapter))
-        start = next_chunk_number(self.output_folder)
-        plan = []
-        for n, input_slice in enumerate(slices, start):
-            data_name, meta_name = chunk_file_names(n)
-            chunk = GulpChunk(os.path.join(self.output_folder, data_name),
-                              os.path.join(self.output_folder, meta_name),
-                              jpeg_quality=self.jpeg_quality,
-                              jpeg_subsampling=self.jpeg_subsampling)
-            plan.append((chunk, input_slice))
-        return plan
+        first = next_chunk_number(folder)
+        run = {"signature": signature, "first_chunk": first, "num_chunks": len(slices),
+               "num_items": len(self.adapter), "videos_per_chunk": self.videos_per_chunk,
+               "complete": False, "started": _now(), "finished": None, "skipped": []}
+        record["runs"].append(run)
+        self._record = record
+        if self.resumable:
+            write_json_atomic(os.path.join(folder, INGEST_RECORD), record)
+        return _Plan(run, [(first + k, s) for k, s in enumerate(slices)], [], [])
 
-    def __call__(self) -> None:
-        """Write every chunk; raises the first error a chunk writer raised (chunks already
-        written stay)."""
-        os.makedirs(self.output_folder, exist_ok=True)
-        plan = self._plan()
-        bar = tqdm(total=len(plan), unit="chunk", desc="gulp ingest", disable=not self.progress)
+    def _describe_mismatch(self, last: Dict[str, Any], signature: Dict[str, Any]) -> str:
+        old = last.get("signature") or {}
+        diffs = []
+        for key in ("input", "num_items", "ids_sha256", "videos_per_chunk", "jpeg_quality",
+                    "jpeg_subsampling"):
+            if old.get(key) != signature.get(key):
+                if key == "input":
+                    a, b = old.get(key) or {}, signature.get(key) or {}
+                    if isinstance(a, dict) and isinstance(b, dict):
+                        for k in sorted(set(a) | set(b)):
+                            if a.get(k) != b.get(k):
+                                diffs.append(f"{k}: {a.get(k)!r} then, {b.get(k)!r} now")
+                        continue
+                if key == "ids_sha256":
+                    diffs.append("the list of items changed")
+                    continue
+                diffs.append(f"{key}: {old.get(key)!r} then, {signature.get(key)!r} now")
+        return (f"{self.output_folder} holds an unfinished ingest of a different input or with "
+                f"different settings ({'; '.join(diffs[:3]) or 'unknown difference'}). Re-run "
+                "that ingest as it was to finish it, or overwrite to start again.")
+
+    def _refuse_present_ids(self, ids: List[str]) -> None:
         try:
-            if self.num_workers <= 1:
-                writer = ChunkWriter(self.adapter)
-                for chunk, input_slice in plan:
-                    writer.write_chunk(chunk, input_slice)
-                    bar.update(1)
-            else:
-                self._run_pool(plan, bar)
-        finally:
-            bar.close()
+            present = GulpDirectory(self.output_folder).chunk_lookup
+        except (GulpDataError, OSError) as e:
+            raise IngestStateError(f"cannot append to {self.output_folder}: {e}") from e
+        clash = [i for i in ids if i in present]
+        if clash:
+            raise IngestStateError(
+                f"{len(clash)} of the {len(ids)} ids to append are already in "
+                f"{self.output_folder} (first: {clash[0]!r}); ids must be unique in a gulp "
+                "directory")
 
-    def _run_pool(self, plan: Sequence[Tuple[GulpChunk, slice]], bar: tqdm) -> None:
+    def _resume(self, record: Dict[str, Any], ids: Optional[List[str]]) -> _Plan:
+        self._record = record
+        run = record["runs"][-1]
+        slices = chunk_slices(self.videos_per_chunk, len(self.adapter))
+        first = int(run["first_chunk"])
+        todo, done = [], []
+        earlier = [SkippedItem.from_json(s) for s in run.get("skipped", [])]
+        known = {s.index for s in earlier}
+        for k, input_slice in enumerate(slices):
+            n = first + k
+            chunk = self._chunk(n)
+            if not os.path.exists(chunk.meta_file_path):
+                todo.append((n, input_slice))
+                continue
+            if not os.path.exists(chunk.data_file_path):
+                raise IngestStateError(f"{chunk.meta_file_path} has no data file; delete it to "
+                                       "have the chunk written again")
+            done.append(n)
+            if ids is None:
+                continue
+            try:
+                present = set(load_meta_file(chunk.meta_file_path))
+            except GulpDataError as e:
+                raise IngestStateError(str(e)) from e
+            expected = ids[input_slice]
+            stray = present - set(expected)
+            if stray:
+                raise IngestStateError(
+                    f"{chunk.meta_file_path} holds ids this ingest does not put there (first: "
+                    f"{sorted(stray)[0]!r}); was the folder changed by hand? Use overwrite.")
+            for offset, id_ in enumerate(expected):
+                index = input_slice.start + offset
+                if id_ not in present and index not in known:
+                    earlier.append(SkippedItem(index, id_, None,
+                                               "skipped by an earlier, interrupted run"))
+        if run.get("complete") and not todo:
+            return _Plan(run, [], done, earlier)
+        run["complete"] = False
+        return _Plan(run, todo, done, earlier)
+
+    # -- running -------------------------------------------------------------------------------
+
+    def __call__(self) -> IngestSummary:
+        """Write every chunk not written yet. Raises :class:`IngestError` for a failed item
+        (unless ``skip_bad``), FileExistsError / :class:`IngestStateError` when the folder does not
+        allow this ingest; complete chunks stay in every case."""
+        os.makedirs(self.output_folder, exist_ok=True)
+        started = time.monotonic()
+        with _DirectoryLock(self.output_folder):
+            plan = self._plan()
+            labels = self._labels
+            summary = IngestSummary(self.output_folder, "complete",
+                                    chunks_total=int(plan.run["num_chunks"]),
+                                    chunks_resumed=len(plan.done),
+                                    first_chunk=int(plan.run["first_chunk"]),
+                                    skipped=list(plan.earlier_skips))
+            if plan.run.get("complete"):
+                summary.status = "already complete"
+                summary.skipped = [SkippedItem.from_json(s) for s in plan.run.get("skipped", [])]
+                return summary
+            if labels:
+                write_json_atomic(os.path.join(self.output_folder, LABEL2IDX), labels)
+            total_items = sum(len(range(len(self.adapter))[s]) for _n, s in plan.todo)
+            bar = tqdm(total=total_items, unit="item", desc="ingest", dynamic_ncols=True,
+                       disable=not self.progress, smoothing=0.05)
+            meter = _Meter(bar)
+            try:
+                if self.num_workers <= 1 or len(plan.todo) <= 1:
+                    self._run_serial(plan, summary, meter)
+                else:
+                    self._run_pool(plan, summary, meter)
+            finally:
+                meter.close()
+            plan.run["complete"] = True
+            plan.run["finished"] = _now()
+            plan.run["skipped"] = [s.to_json() for s in
+                                   sorted(summary.skipped, key=lambda s: s.index)]
+            if self.resumable:
+                write_json_atomic(os.path.join(self.output_folder, INGEST_RECORD), self._record)
+        summary.skipped.sort(key=lambda s: s.index)
+        summary.seconds = time.monotonic() - started
+        return summary
+
+    def _chunk_done(self, plan: _Plan, summary: IngestSummary, result: ChunkResult) -> None:
+        summary.chunks_written += 1
+        summary.items += result.items
+        summary.frames += result.frames
+        summary.bytes += result.bytes
+        if result.skipped:
+            summary.skipped.extend(result.skipped)
+            if self.resumable:  # keep the reasons if this run is interrupted later
+                plan.run["skipped"] = [s.to_json() for s in summary.skipped]
+                write_json_atomic(os.path.join(self.output_folder, INGEST_RECORD), self._record)
+
+    def _run_serial(self, plan: _Plan, summary: IngestSummary, meter: "_Meter") -> None:
+        writer = ChunkWriter(self.adapter, skip_bad=self.skip_bad, on_item=meter.item)
+        for n, input_slice in plan.todo:
+            result = writer.write(self._chunk(n), input_slice)
+            self._chunk_done(plan, summary, result)
+
+    def _run_pool(self, plan: _Plan, summary: IngestSummary, meter: "_Meter") -> None:
         context = self.mp_context
         if isinstance(context, str):
             context = multiprocessing.get_context(context)
-        workers = max(1, min(self.num_workers, len(plan)))
+        elif context is None:
+            context = multiprocessing.get_context()
+        progress = context.Queue()
+        stop = context.Event()
+        workers = max(1, min(self.num_workers, len(plan.todo)))
         pool = concurrent.futures.ProcessPoolExecutor(
             max_workers=workers, mp_context=context, initializer=_init_worker,
-            initargs=(self.adapter,))
+            initargs=(self.adapter, self.skip_bad, progress, stop, os.getpid()))
+        pending = set()
         try:
-            futures = [pool.submit(_write_in_worker, chunk, input_slice)
-                       for chunk, input_slice in plan]
-            for future in concurrent.futures.as_completed(futures):
-                future.result()
-                bar.update(1)
+            pending = {pool.submit(_write_in_worker, self._chunk(n), s) for n, s in plan.todo}
+            while pending:
+                done, pending = concurrent.futures.wait(
+                    pending, timeout=0.2, return_when=concurrent.futures.FIRST_COMPLETED)
+                meter.drain(progress)
+                for future in done:
+                    try:
+                        result = future.result()
+                    except concurrent.futures.process.BrokenProcessPool:
+                        raise RuntimeError(
+                            "an ingest worker process died (killed, or out of memory?); the "
+                            "complete chunks are kept: run the same ingest again to resume"
+                        ) from None
+                    if result is not None:
+                        self._chunk_done(plan, summary, result)
         except BaseException:
+            stop.set()  # the other workers drop their chunk at the next item
+            for future in pending:
+                future.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+        finally:
+            meter.drain(progress)
         pool.shutdown(wait=True)
+
+
+class _Meter:
+    """Progress: items on the bar, frames/s as its postfix."""
+
+    def __init__(self, bar: tqdm) -> None:
+        self.bar = bar
+        self.frames = 0
+        self.started = time.monotonic()
+        self.last_postfix = 0.0
+
+    def item(self, frames: int, size: int) -> None:
+        self.frames += frames
+        self.bar.update(1)
+        self._postfix()
+
+    def _postfix(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.bar.disable or (not force and now - self.last_postfix < 0.5):
+            return
+        self.last_postfix = now
+        rate = self.frames / max(now - self.started, 1e-9)
+        self.bar.set_postfix_str(f"{rate:,.0f} frames/s", refresh=False)
+
+    def drain(self, progress: Any) -> None:
+        items = 0
+        while True:
+            try:
+                frames, _size = progress.get_nowait()
+            except (queue_module.Empty, OSError, ValueError, EOFError):
+                break
+            items += 1
+            self.frames += frames
+        if items:
+            self.bar.update(items)
+            self._postfix()
+
+    def close(self) -> None:
+        self._postfix(force=True)
+        self.bar.close()

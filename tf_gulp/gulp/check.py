@@ -1,0 +1,387 @@
+"""Checking a gulp directory: what ``tf-gulp check`` runs.
+
+:func:`check_directory` reads every ``.gmeta`` and the size of every ``.gulp`` (and, with
+``decode=True``, every frame) and returns a :class:`CheckReport` listing problems:
+
+errors (the directory is broken or will fail readers):
+
+* a ``.gmeta`` without its ``.gulp``; an empty (0-byte) ``.gmeta``; a ``.gmeta`` that is not valid
+  JSON, not an object, or whose entries lack ``frame_info`` / ``meta_data`` lists;
+* a frame entry that is not ``[offset, pad, total_length]`` with ``0 <= pad <= total_length``;
+  a frame running past the end of its ``.gulp``; two frames sharing bytes;
+* a ``.gulp`` whose size differs from what its index accounts for (``max(offset + total_length)``;
+  gulpio2's sanity check compares with the last frame of the last id); an empty ``.gulp`` whose
+  index lists frames;
+* an id listed twice in one ``.gmeta`` or present in two chunks; an id with no frame or an empty
+  ``meta_data`` list;
+* ``label2idx.json`` that is not a JSON object of integers;
+* a chunk that a finished ``tf-gulp ingest`` wrote and that is now missing;
+* with ``decode=True``: a frame that is not a JPEG, or that libjpeg-turbo cannot decode without a
+  warning (truncated, corrupt).
+
+warnings (readers cope, but something is unfinished or surprising):
+
+* ``*.tmp`` files and a ``.gulp`` without its ``.gmeta``: leftovers of an interrupted write, which
+  readers ignore (resuming the ingest, or deleting them, removes them);
+* an unfinished ``tf-gulp ingest`` (its record says so);
+* an empty chunk (``{}`` and a 0-byte ``.gulp``);
+* a string label missing from ``label2idx.json`` (GulpDataset fails on that item);
+* with ``decode=True``: frames of one id with different sizes (GulpDataset cannot stack them).
+
+Each problem names the file and, where it applies, the id, the frame and the byte offset.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import json
+import os
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+import simplejpeg
+
+from tf_gulp.gulp.chunk import GulpDataError, _pread_exact, first_meta
+from tf_gulp.gulp.ingest import INGEST_RECORD, IngestStateError, read_ingest_record
+
+__all__ = ["CheckReport", "Problem", "check_directory"]
+
+_DATA_RE = re.compile(r"^data_(\d+)\.gulp$")
+_META_RE = re.compile(r"^meta_(\d+)\.gmeta$")
+_TMP_RE = re.compile(r"^(?:data_\d+\.gulp|meta_\d+\.gmeta)\.tmp$")
+
+
+@dataclasses.dataclass
+class Problem:
+    """One finding: ``severity`` is ``"error"`` or ``"warning"``; ``file`` is a name inside the
+    directory (or the directory itself)."""
+
+    severity: str
+    file: str
+    message: str
+    id: Optional[str] = None
+    frame: Optional[int] = None
+    offset: Optional[int] = None
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.id is not None:
+            where += f": id {self.id!r}"
+        if self.frame is not None:
+            where += f" frame {self.frame}"
+        if self.offset is not None:
+            where += f" at offset {self.offset}"
+        return f"{self.severity}: {where}: {self.message}"
+
+
+@dataclasses.dataclass
+class CheckReport:
+    """The result of :func:`check_directory`."""
+
+    path: str
+    chunks: int = 0
+    ids: int = 0
+    frames: int = 0
+    bytes: int = 0
+    decoded: bool = False
+    problems: List[Problem] = dataclasses.field(default_factory=list)
+    notes: List[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def errors(self) -> List[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> List[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    @property
+    def ok(self) -> bool:
+        """No errors (warnings allowed)."""
+        return not self.errors
+
+    def add(self, severity: str, file: str, message: str, **where: Any) -> None:
+        self.problems.append(Problem(severity, file, message, **where))
+
+
+def _no_duplicate_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_chunk(folder: str, n: int, data_name: str, meta_name: str, decode: bool,
+                 label_field: str = "label") -> Tuple[List[Problem], Dict[str, Any]]:
+    """Check one chunk. Returns its problems and ``{"ids": [...], "frames", "bytes",
+    "labels": {id: label}}``."""
+    problems: List[Problem] = []
+    stats: Dict[str, Any] = {"ids": [], "frames": 0, "bytes": 0, "labels": {}}
+
+    def add(severity: str, file: str, message: str, **where: Any) -> None:
+        problems.append(Problem(severity, file, message, **where))
+
+    meta_path = os.path.join(folder, meta_name)
+    data_path = os.path.join(folder, data_name)
+    try:
+        meta_size = os.path.getsize(meta_path)
+        data_size = os.path.getsize(data_path)
+    except OSError as e:
+        add("error", meta_name, f"cannot stat: {e}")
+        return problems, stats
+    stats["bytes"] = data_size
+    if meta_size == 0:
+        add("error", meta_name, "empty index file (0 bytes)")
+        return problems, stats
+    try:
+        with open(meta_path, "rb") as f:
+            meta = json.loads(f.read(), object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as e:
+        add("error", meta_name, "id listed twice in this index", id=e.key)
+        return problems, stats
+    except (ValueError, UnicodeDecodeError) as e:
+        add("error", meta_name, f"not valid JSON ({e})")
+        return problems, stats
+    if not isinstance(meta, dict):
+        add("error", meta_name, f"not a JSON object (top level is {type(meta).__name__})")
+        return problems, stats
+    if not meta:
+        if data_size == 0:
+            add("warning", meta_name, "empty chunk (no ids, 0-byte data file)")
+        else:
+            add("error", data_name, f"{data_size} bytes but its index lists no frame")
+        return problems, stats
+    if data_size == 0:
+        add("error", data_name, "empty data file (0 bytes) but its index lists frames")
+    ranges: List[Tuple[int, int, str, int]] = []
+    frames_to_decode: List[Tuple[str, int, int, int]] = []
+    for key, entry in meta.items():
+        stats["ids"].append(key)
+        if not isinstance(entry, dict) or not isinstance(entry.get("frame_info"), list) \
+                or not isinstance(entry.get("meta_data"), list):
+            add("error", meta_name, "entry needs a 'frame_info' list and a 'meta_data' list",
+                id=key)
+            continue
+        if not entry["meta_data"]:
+            add("error", meta_name, "empty 'meta_data' list (readers return meta_data[0])",
+                id=key)
+        else:
+            m = first_meta(entry)
+            if isinstance(m, dict) and label_field in m:
+                stats["labels"][key] = m[label_field]
+        if not entry["frame_info"]:
+            add("error", meta_name, "no frames", id=key)
+        for index, info in enumerate(entry["frame_info"]):
+            if not (isinstance(info, list) and len(info) == 3 and all(_is_int(v) for v in info)):
+                add("error", meta_name, f"bad frame entry {info!r} (expected [offset, pad, "
+                    "total_length] integers)", id=key, frame=index)
+                continue
+            offset, pad, length = info
+            if offset < 0 or pad < 0 or length < pad:
+                add("error", meta_name, f"bad frame entry {info!r} (needs offset >= 0 and "
+                    "0 <= pad <= total_length)", id=key, frame=index)
+                continue
+            stats["frames"] += 1
+            if offset + length > data_size:
+                add("error", data_name, f"frame of {length} bytes runs past the end of the "
+                    f"file ({data_size} bytes)", id=key, frame=index, offset=offset)
+                continue
+            ranges.append((offset, offset + length, key, index))
+            frames_to_decode.append((key, index, offset, length - pad))
+    if ranges:
+        ranges.sort()
+        for (s0, e0, k0, i0), (s1, e1, k1, i1) in zip(ranges, ranges[1:]):
+            if s1 < e0 and e1 > s1:
+                add("error", data_name, f"overlaps id {k0!r} frame {i0} (bytes {s0}..{e0})",
+                    id=k1, frame=i1, offset=s1)
+        end = max(e for _s, e, _k, _i in ranges)
+        all_in_file = len(ranges) == stats["frames"]
+        if all_in_file and end != data_size and data_size > 0:
+            add("error", data_name, f"file is {data_size} bytes but its index accounts for "
+                f"{end} ({data_size - end} unindexed trailing bytes, e.g. an interrupted append; "
+                f"readers ignore them, truncating the file to {end} bytes removes them)")
+    if decode and frames_to_decode:
+        problems.extend(_decode_frames(data_path, data_name, frames_to_decode))
+    return problems, stats
+
+
+def _decode_frames(data_path: str, data_name: str,
+                   frames: List[Tuple[str, int, int, int]]) -> List[Problem]:
+    problems: List[Problem] = []
+    sizes: Dict[str, Tuple[int, int, int]] = {}
+    try:
+        fd = os.open(data_path, os.O_RDONLY)
+    except OSError as e:
+        return [Problem("error", data_name, f"cannot open: {e}")]
+    try:
+        for key, index, offset, size in frames:
+            try:
+                data = _pread_exact(fd, size, offset, data_path, key, index)
+            except GulpDataError as e:
+                problems.append(Problem("error", data_name, str(e), key, index, offset))
+                continue
+            if data[:2] != b"\xff\xd8":
+                problems.append(Problem("error", data_name, "not a JPEG (no FF D8 start of "
+                                        "image marker)", key, index, offset))
+                continue
+            try:
+                height, width, colorspace, _sub = simplejpeg.decode_jpeg_header(data)
+                simplejpeg.decode_jpeg(data, colorspace="GRAY" if colorspace == "Gray" else "RGB",
+                                       fastdct=True, fastupsample=True, strict=True)
+            except ValueError as e:
+                problems.append(Problem("error", data_name, f"cannot decode JPEG ({e})", key,
+                                        index, offset))
+                continue
+            first = sizes.setdefault(key, (index, height, width))
+            if (first[1], first[2]) != (height, width):
+                problems.append(Problem(
+                    "warning", data_name, f"frame is {width}x{height} but frame {first[0]} is "
+                    f"{first[2]}x{first[1]} (GulpDataset needs one size per clip)", key, index,
+                    offset))
+    finally:
+        os.close(fd)
+    return problems
+
+
+def check_directory(path: str, decode: bool = False, num_workers: int = 1,
+                    label_field: str = "label") -> CheckReport:
+    """Check the gulp directory ``path`` (see the module docstring for what is checked).
+
+    Args:
+        path: the directory.
+        decode: also read and decode every frame.
+        num_workers: processes checking chunks in parallel (useful with ``decode``).
+        label_field: the meta field holding labels, checked against ``label2idx.json``.
+
+    Raises:
+        FileNotFoundError / NotADirectoryError: ``path`` is not a directory.
+    """
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such directory")
+    if not os.path.isdir(path):
+        raise NotADirectoryError(f"{path}: not a directory")
+    report = CheckReport(path, decoded=decode)
+    data: Dict[int, str] = {}
+    meta: Dict[int, str] = {}
+    for name in sorted(os.listdir(path)):
+        for regex, found in ((_DATA_RE, data), (_META_RE, meta)):
+            m = regex.match(name)
+            if m:
+                n = int(m.group(1))
+                if n in found:
+                    report.add("error", name, f"same chunk number as {found[n]}")
+                else:
+                    found[n] = name
+        if _TMP_RE.match(name):
+            report.add("warning", name, "temporary file of an interrupted write (ignored by "
+                       "readers; resuming the ingest or deleting it removes it)")
+    for n in sorted(set(data) - set(meta)):
+        report.add("warning", data[n], f"data file without its index meta_{n}.gmeta: an "
+                   "unfinished or interrupted write, ignored by readers (resuming the ingest "
+                   "rewrites it; or delete it)")
+    for n in sorted(set(meta) - set(data)):
+        report.add("error", meta[n], f"index without its data file data_{n}.gulp")
+    numbers = sorted(set(data) & set(meta))
+    report.chunks = len(numbers)
+
+    record = None
+    try:
+        record = read_ingest_record(path)
+    except IngestStateError as e:
+        report.add("warning", INGEST_RECORD, str(e))
+    if record is not None:
+        _check_record(report, record, set(numbers), set(meta))
+
+    results: List[Tuple[List[Problem], Dict[str, Any]]] = []
+    tasks = [(path, n, data[n], meta[n], decode, label_field) for n in numbers]
+    if num_workers > 1 and len(tasks) > 1:
+        with concurrent.futures.ProcessPoolExecutor(min(num_workers, len(tasks))) as pool:
+            results = list(pool.map(_check_chunk, *zip(*tasks)))
+    else:
+        results = [_check_chunk(*t) for t in tasks]
+
+    owner: Dict[str, str] = {}
+    labels: Dict[str, Any] = {}
+    for n, (problems, stats) in zip(numbers, results):
+        report.problems.extend(problems)
+        report.frames += stats["frames"]
+        report.bytes += stats["bytes"]
+        for key in stats["ids"]:
+            if key in owner:
+                report.add("error", meta[n], f"id also in {owner[key]}", id=key)
+            else:
+                owner[key] = meta[n]
+        labels.update(stats["labels"])
+    report.ids = len(owner)
+    _check_labels(report, path, labels)
+    if not numbers:
+        unfinished = record is not None and record["runs"] and \
+            not record["runs"][-1].get("complete")
+        if unfinished:
+            report.notes.append("no chunk written yet")
+        else:
+            report.add("error", path, "no gulp chunks (data_N.gulp + meta_N.gmeta) found")
+    return report
+
+
+def _check_record(report: CheckReport, record: Dict[str, Any], present: set,
+                  with_index: set) -> None:
+    for i, run in enumerate(record["runs"]):
+        try:
+            first, count = int(run["first_chunk"]), int(run["num_chunks"])
+        except (KeyError, TypeError, ValueError):
+            report.add("warning", INGEST_RECORD, f"run {i}: malformed entry")
+            continue
+        planned = range(first, first + count)
+        written = sum(1 for n in planned if n in present)
+        if run.get("complete"):
+            for n in planned:
+                if n not in with_index:
+                    report.add("error", f"meta_{n}.gmeta", "missing: the ingest that wrote this "
+                               "directory finished this chunk")
+            skipped = run.get("skipped") or []
+            if skipped:
+                report.notes.append(f"ingest {i + 1}: {len(skipped)} bad input(s) were skipped "
+                                    f"(listed in {INGEST_RECORD})")
+        else:
+            report.add("warning", INGEST_RECORD, f"unfinished ingest: {written} of {count} "
+                       f"chunks written (chunks {first}..{first + count - 1}); run the same "
+                       "tf-gulp ingest command again to finish it")
+
+
+def _check_labels(report: CheckReport, path: str, labels: Dict[str, Any]) -> None:
+    label_path = os.path.join(path, "label2idx.json")
+    if not os.path.exists(label_path):
+        return
+    try:
+        with open(label_path, encoding="utf-8") as f:
+            mapping = json.load(f)
+    except (OSError, ValueError) as e:
+        report.add("error", "label2idx.json", f"not valid JSON ({e})")
+        return
+    if not isinstance(mapping, dict) or not all(_is_int(v) for v in mapping.values()):
+        report.add("error", "label2idx.json", "must be a JSON object {label: integer index}")
+        return
+    missing: Dict[str, str] = {}
+    for key, label in labels.items():
+        if isinstance(label, str) and label not in mapping:
+            missing.setdefault(label, key)
+    for label, key in list(missing.items())[:20]:
+        report.add("warning", "label2idx.json", f"has no entry for label {label!r} (used by "
+                   "this id and maybe others); GulpDataset fails on it", id=key)
+    if len(missing) > 20:
+        report.add("warning", "label2idx.json", f"... and {len(missing) - 20} more labels "
+                   "without an entry")

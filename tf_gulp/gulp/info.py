@@ -1,0 +1,176 @@
+"""Summarizing a gulp directory: what ``tf-gulp info`` prints.
+
+:func:`directory_info` returns a JSON-friendly dict: chunks, items, frames, bytes, frames per item,
+a histogram of frame sizes (width x height, read from the JPEG headers of the first frame of each
+item, or of every frame), the JPEG kinds (colour space and chroma subsampling), bytes per frame,
+label counts (``meta_data[0][label_field]``) with their ``label2idx.json`` index, and the ingest
+record's summary when ``tf-gulp ingest`` wrote the directory.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import statistics
+from typing import Any, Dict, List, Optional
+
+import simplejpeg
+
+from tf_gulp.gulp.chunk import first_meta
+from tf_gulp.gulp.directory import GulpDirectory
+from tf_gulp.gulp.ingest import read_ingest_record
+
+__all__ = ["directory_info", "format_info"]
+
+
+def _summary(values: List[int]) -> Dict[str, Any]:
+    if not values:
+        return {"min": None, "median": None, "mean": None, "max": None}
+    return {"min": min(values), "median": statistics.median(values),
+            "mean": round(statistics.fmean(values), 2), "max": max(values)}
+
+
+def directory_info(path: str, all_frames: bool = False, label_field: str = "label",
+                   top_labels: Optional[int] = None) -> Dict[str, Any]:
+    """Summary of the gulp directory ``path`` (see the module docstring).
+
+    Args:
+        path: the directory.
+        all_frames: read the header of every frame for the size histogram, not only the first
+            frame of each item.
+        label_field: the meta field that holds labels.
+        top_labels: keep only this many most frequent labels in ``labels`` (None: all).
+
+    Raises:
+        FileNotFoundError: no such directory. GulpDataError / ValueError: the index cannot be read
+        (``tf-gulp check`` says why).
+    """
+    gd = GulpDirectory(path)
+    try:
+        frames_per_item: List[int] = []
+        bytes_per_frame: List[int] = []
+        sizes: collections.Counter = collections.Counter()
+        kinds: collections.Counter = collections.Counter()
+        labels: collections.Counter = collections.Counter()
+        for key, entry in gd.merged_meta_dict.items():
+            infos = entry["frame_info"]
+            frames_per_item.append(len(infos))
+            bytes_per_frame.extend(int(info[2]) - int(info[1]) for info in infos)
+            meta = first_meta(entry)
+            if isinstance(meta, dict) and label_field in meta:
+                labels[json.dumps(meta[label_field]) if not isinstance(meta[label_field], str)
+                       else meta[label_field]] += 1
+            if not infos:
+                continue
+            selection = None if all_frames else [0]
+            jpegs, _meta = gd.read_jpegs(key, selection)
+            for jpeg in jpegs:
+                try:
+                    height, width, colorspace, subsampling = simplejpeg.decode_jpeg_header(jpeg)
+                except ValueError:
+                    sizes["unreadable"] += 1
+                    continue
+                sizes[f"{width}x{height}"] += 1
+                kinds[colorspace if colorspace == "Gray" else f"{colorspace} {subsampling}"] += 1
+        label2idx: Optional[Dict[str, int]] = None
+        label_path = os.path.join(path, "label2idx.json")
+        if os.path.exists(label_path):
+            with open(label_path, encoding="utf-8") as f:
+                label2idx = json.load(f)
+        label_rows = [{"label": label, "count": count,
+                       "index": (label2idx or {}).get(label)}
+                      for label, count in labels.most_common(top_labels)]
+        data_bytes = sum(os.path.getsize(c.data_file_path) for c in gd.chunks())
+        meta_bytes = sum(os.path.getsize(c.meta_file_path) for c in gd.chunks())
+        ingest = None
+        try:
+            record = read_ingest_record(path)
+        except Exception:  # an unreadable record is tf-gulp check's business
+            record = None
+        if record is not None and record["runs"]:
+            ingest = [{"input": (run.get("signature") or {}).get("input"),
+                       "items": run.get("num_items"), "chunks": run.get("num_chunks"),
+                       "complete": bool(run.get("complete")), "started": run.get("started"),
+                       "finished": run.get("finished"),
+                       "skipped": len(run.get("skipped") or [])} for run in record["runs"]]
+        return {
+            "path": os.path.abspath(path),
+            "chunks": gd.num_chunks,
+            "items": len(gd.merged_meta_dict),
+            "frames": len(bytes_per_frame),
+            "data_bytes": data_bytes,
+            "index_bytes": meta_bytes,
+            "frames_per_item": _summary(frames_per_item),
+            "bytes_per_frame": _summary(bytes_per_frame),
+            "frame_sizes": dict(sizes.most_common()),
+            "frame_sizes_from": "every frame" if all_frames else "the first frame of each item",
+            "jpeg_kinds": dict(kinds.most_common()),
+            "label_field": label_field,
+            "distinct_labels": len(labels),
+            "labels": label_rows,
+            "label2idx_entries": None if label2idx is None else len(label2idx),
+            "ingest": ingest,
+        }
+    finally:
+        gd.close()
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def format_info(info: Dict[str, Any], max_rows: int = 20) -> str:
+    """Human-readable text of :func:`directory_info`'s result."""
+    lines = [f"{info['path']}",
+             f"  chunks        {info['chunks']}",
+             f"  items         {info['items']:,}",
+             f"  frames        {info['frames']:,}",
+             f"  bytes         {_bytes(info['data_bytes'])} data + "
+             f"{_bytes(info['index_bytes'])} index"]
+    fpi = info["frames_per_item"]
+    if fpi["min"] is not None:
+        lines.append(f"  frames/item   min {fpi['min']}, median {fpi['median']}, "
+                     f"mean {fpi['mean']}, max {fpi['max']}")
+    bpf = info["bytes_per_frame"]
+    if bpf["min"] is not None:
+        lines.append(f"  bytes/frame   min {_bytes(bpf['min'])}, median {_bytes(bpf['median'])}, "
+                     f"max {_bytes(bpf['max'])}")
+    if info["jpeg_kinds"]:
+        kinds = ", ".join(f"{k} ({v:,})" for k, v in info["jpeg_kinds"].items())
+        lines.append(f"  JPEG kinds    {kinds}")
+    if info["frame_sizes"]:
+        lines.append(f"  frame sizes (WxH, {info['frame_sizes_from']}):")
+        total = sum(info["frame_sizes"].values())
+        rows = list(info["frame_sizes"].items())
+        for size, count in rows[:max_rows]:
+            lines.append(f"    {size:>12}  {count:>9,}  {100.0 * count / total:5.1f}%")
+        if len(rows) > max_rows:
+            rest = sum(c for _s, c in rows[max_rows:])
+            lines.append(f"    {'(others)':>12}  {rest:>9,}  {len(rows) - max_rows} more sizes")
+    if info["labels"]:
+        extra = "" if info["label2idx_entries"] is None else \
+            f", label2idx.json has {info['label2idx_entries']}"
+        lines.append(f"  labels ({info['distinct_labels']} distinct in "
+                     f"'{info['label_field']}'{extra}):")
+        for row in info["labels"][:max_rows]:
+            index = "" if row["index"] is None else f"  [{row['index']}]"
+            lines.append(f"    {row['count']:>9,}  {row['label']}{index}")
+        if len(info["labels"]) > max_rows:
+            lines.append(f"    ... {len(info['labels']) - max_rows} more (--all-labels)")
+    else:
+        lines.append(f"  labels        none in '{info['label_field']}'")
+    for i, run in enumerate(info["ingest"] or []):
+        state = "complete" if run["complete"] else "UNFINISHED (run it again to finish)"
+        src = run["input"]
+        if isinstance(src, dict):
+            src = ", ".join(f"{k}={v}" for k, v in src.items() if k in (
+                "adapter", "root", "list_file", "labels_file", "csv_file", "data_dir"))
+        skipped = f", {run['skipped']} skipped" if run["skipped"] else ""
+        lines.append(f"  ingest {i + 1}      {run['items']} items in {run['chunks']} chunks, "
+                     f"{state}{skipped}; {src}")
+    return "\n".join(lines)
