@@ -27,8 +27,8 @@ Optional methods the ingestor uses when an adapter has them:
 * ``missing()``: items whose file was not found when the adapter was built.
 
 The built-in adapters (what ``tf-gulp ingest`` runs) are below: :class:`ImageFolderAdapter`,
-:class:`ImageListAdapter`, :class:`VideoFolderAdapter`, :class:`TwentyBNAdapter` (Something-Something,
-Jester) and :class:`KineticsAdapter`. They decode with PyAV / libjpeg-turbo in the worker process
+:class:`ImageListAdapter`, :class:`VideoFolderAdapter`, :class:`TwentyBNAdapter`
+(Something-Something, Jester) and :class:`KineticsAdapter`. They decode with PyAV / libjpeg-turbo in the worker process
 (see :mod:`tf_gulp.gulp.video` for the frame options) and yield frames already JPEG-encoded. A file
 that cannot be decoded raises :class:`InputError` naming it.
 """
@@ -521,8 +521,9 @@ class TwentyBNAdapter(MediaAdapter):
                                "meta": meta,
                                "looked_for": os.path.join(self.data_dir, id_ + "[.<ext>|/]")})
         if self.class_file:
+            known = self._base_label2idx
             unknown = sorted({it["label"] for it in self.items
-                              if it["label"] is not None and it["label"] not in self._base_label2idx})
+                              if it["label"] is not None and it["label"] not in known})
             if unknown:
                 raise ValueError(f"{labels_file}: {len(unknown)} classes are not in {class_file} "
                                  f"(first: {unknown[0]!r})")

@@ -193,9 +193,12 @@ class ChunkWriter:
             str(error) or type(error).__name__)
         if not isinstance(error, (InputError, IngestError)):
             reason = f"{type(error).__name__}: {reason}"
-        if id_ is None and hasattr(self.adapter, "item_id"):
+        if id_ is None:
             with contextlib.suppress(Exception):
-                id_ = normalize_id(self.adapter.item_id(index))
+                if hasattr(self.adapter, "item_id"):
+                    id_ = normalize_id(self.adapter.item_id(index))
+                elif hasattr(self.adapter, "item_ids"):
+                    id_ = normalize_id(self.adapter.item_ids()[index])
         skipped = SkippedItem(index, id_, self._source(index, error), reason)
         if not self.skip_bad:
             raise IngestError(skipped.index, skipped.id, skipped.source, skipped.reason) \

@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from fractions import Fraction
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import simplejpeg
@@ -214,6 +214,14 @@ def _seconds(value: Any) -> Fraction:
     return Fraction(value.numerator, value.denominator)
 
 
+def _exact(seconds: Any) -> Fraction:
+    """Seconds as the fraction they were written as: 0.2 is 1/5, not the binary float's
+    3602879701896397/18014398509481984 (which would put a frame at exactly 0.2 s outside)."""
+    if isinstance(seconds, float):
+        return Fraction(repr(seconds))
+    return Fraction(seconds)
+
+
 def decode_video(path: str, options: FrameOptions, start: Optional[float] = None,
                  end: Optional[float] = None) -> Tuple[List[bytes], Dict[str, Any]]:
     """Decode a video file into JPEG frames.
@@ -241,8 +249,8 @@ def decode_video(path: str, options: FrameOptions, start: Optional[float] = None
         source_step = _seconds(1 / rate) if rate else Fraction(1, 25)
         time_base = _seconds(stream.time_base)
         origin = Fraction(stream.start_time or 0) * time_base
-        t_start = None if start is None else origin + Fraction(start)
-        t_end = None if end is None else origin + Fraction(end)
+        t_start = None if start is None else origin + _exact(start)
+        t_end = None if end is None else origin + _exact(end)
         try:
             if t_start is not None and t_start > origin:
                 container.seek(int(t_start / time_base), stream=stream, backward=True)
