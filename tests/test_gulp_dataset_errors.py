@@ -36,10 +36,19 @@ def test_directory_without_chunks(tmp_path):
         tf_gulp.GulpDataset(tmp_path / "empty")
 
 
-def test_gulp_without_gmeta_is_an_unfinished_chunk(gulp):
-    # Writers publish the .gmeta last: a .gulp without one is a chunk still being written (or
-    # whose write was interrupted), not part of the dataset yet. Readers skip it.
+def test_gulp_without_gmeta(gulp):
     os.remove(os.path.join(gulp["path"], "meta_1.gmeta"))
+    with pytest.raises(tf.errors.NotFoundError, match="data_1.gulp.*meta_1.gmeta"):
+        tf_gulp.GulpDataset(gulp["path"])
+
+
+def test_gulp_without_gmeta_of_an_unfinished_ingest_is_skipped(gulp):
+    # Writers publish the .gmeta last: while an ingest recorded in .tf_gulp_ingest.json runs (or
+    # waits to be resumed after a kill), its chunk without a .gmeta is not part of the dataset yet.
+    os.remove(os.path.join(gulp["path"], "meta_1.gmeta"))
+    record = {"runs": [{"first_chunk": 0, "num_chunks": 2, "complete": False}]}
+    with open(os.path.join(gulp["path"], ".tf_gulp_ingest.json"), "w") as f:
+        json.dump(record, f)
     ids = [e["id"].numpy().decode() for e in tf_gulp.GulpDataset(gulp["path"], decode=False)]
     assert ids == gulp["ids"][:3]
     os.remove(os.path.join(gulp["path"], "meta_0.gmeta"))

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,8 @@ namespace gulp {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr char kIngestRecord[] = ".tf_gulp_ingest.json";
 
 // Parses the N of `<prefix><N><suffix>`; false for any other name.
 bool ChunkNumber(const std::string& name, const std::string& prefix,
@@ -37,6 +40,31 @@ bool ChunkNumber(const std::string& name, const std::string& prefix,
   return true;
 }
 
+// Chunk numbers that an ingest recorded in `.tf_gulp_ingest.json` as planned
+// but has not finished (tf_gulp.gulp.GulpIngestor writes the record; its last
+// run is the current one). Empty when there is no record or it is unreadable.
+std::set<int64_t> UnfinishedIngestChunks(const std::string& directory) {
+  std::set<int64_t> chunks;
+  std::string text;
+  if (!ReadFileToString(directory + "/" + kIngestRecord, &text, 1 << 26).ok()) {
+    return chunks;
+  }
+  nlohmann::json record = nlohmann::json::parse(text, nullptr, false);
+  if (!record.is_object() || !record.contains("runs") ||
+      !record["runs"].is_array() || record["runs"].empty()) {
+    return chunks;
+  }
+  const nlohmann::json& run = record["runs"].back();
+  if (!run.is_object() || run.value("complete", true)) return chunks;
+  const nlohmann::json first = run.value("first_chunk", nlohmann::json());
+  const nlohmann::json count = run.value("num_chunks", nlohmann::json());
+  if (!first.is_number_integer() || !count.is_number_integer()) return chunks;
+  for (int64_t k = 0; k < count.get<int64_t>() && k < (1 << 24); ++k) {
+    chunks.insert(first.get<int64_t>() + k);
+  }
+  return chunks;
+}
+
 }  // namespace
 
 Status ListChunkFiles(const std::string& directory,
@@ -51,6 +79,8 @@ Status ListChunkFiles(const std::string& directory,
                                 ": is not a directory (expected a gulp "
                                 "directory of data_N.gulp + meta_N.gmeta)");
   }
+  std::set<int64_t> unfinished_chunks;  // read only when needed
+  const std::set<int64_t>* unfinished = nullptr;
   // number -> (data path, meta path); std::map keeps numeric order.
   std::map<int64_t, ChunkFiles> by_number;
   for (fs::directory_iterator it(directory, ec), end; !ec && it != end;
@@ -71,10 +101,20 @@ Status ListChunkFiles(const std::string& directory,
   for (auto& [n, files] : by_number) {
     if (files.meta_path.empty()) {
       // A chunk is committed when its index appears: writers rename the
-      // .gmeta into place last, so a .gulp without one is a chunk still being
-      // written (or whose write was interrupted). It is not part of the
-      // dataset yet, as for tf_gulp.gulp.GulpDirectory.
-      continue;
+      // .gmeta into place last. A .gulp without one is a chunk an unfinished
+      // ingest is writing (skipped: not part of the dataset yet), or, when no
+      // ingest claims it, a damaged directory (an error, not silently less
+      // data).
+      if (unfinished == nullptr) {
+        unfinished_chunks = UnfinishedIngestChunks(directory);
+        unfinished = &unfinished_chunks;
+      }
+      if (unfinished->count(n) > 0) continue;
+      return NotFoundError(files.data_path, ": chunk has no index file meta_",
+                           n, ".gmeta, and no unfinished ingest in ",
+                           kIngestRecord,
+                           " is writing it; restore the index or remove the "
+                           "chunk");
     }
     if (files.data_path.empty()) {
       return NotFoundError(files.meta_path, ": index has no data file data_",

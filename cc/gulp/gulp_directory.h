@@ -24,9 +24,11 @@ struct ChunkFiles {
 };
 
 // Lists the chunk pairs of `directory` in numeric order. NotFound when the
-// directory does not exist, has no chunk, or a `.gmeta` lacks its `.gulp`. A
-// `.gulp` without its `.gmeta` is skipped: writers publish the index last, so
-// that is a chunk whose write has not finished (or was interrupted).
+// directory does not exist, has no chunk, or a `.gmeta` lacks its `.gulp`.
+// Writers publish the `.gmeta` last, so a `.gulp` without one is a chunk whose
+// write has not finished: it is skipped when an unfinished ingest recorded in
+// `.tf_gulp_ingest.json` is writing it (running, or interrupted and waiting to
+// be resumed), and is a NotFound error otherwise.
 Status ListChunkFiles(const std::string& directory,
                       std::vector<ChunkFiles>* chunks);
 

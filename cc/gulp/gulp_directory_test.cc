@@ -44,10 +44,26 @@ TEST(GulpDirectoryTest, EmptyDirectoryIsNotFound) {
   EXPECT_NE(s.message().find("no gulp chunks"), std::string::npos);
 }
 
-TEST(GulpDirectoryTest, DataWithoutIndexIsAnUnfinishedChunkAndSkipped) {
+TEST(GulpDirectoryTest, DataWithoutIndexAndNoIngestIsNotFoundNamingTheFile) {
   TempDir dir;
   WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
   testing::WriteFile(dir.Join("data_1.gulp"), "partial");
+  GulpDirectory gd;
+  Status s = LoadGulpDirectory(dir.path(), "", &gd);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("data_1.gulp"), std::string::npos);
+  // A finished ingest does not excuse a missing index either.
+  testing::WriteFile(dir.Join(".tf_gulp_ingest.json"),
+                     R"({"runs": [{"first_chunk": 0, "num_chunks": 2, "complete": true}]})");
+  EXPECT_EQ(LoadGulpDirectory(dir.path(), "", &gd).code(), StatusCode::kNotFound);
+}
+
+TEST(GulpDirectoryTest, DataWithoutIndexOfAnUnfinishedIngestIsSkipped) {
+  TempDir dir;
+  WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+  testing::WriteFile(dir.Join("data_1.gulp"), "partial");
+  testing::WriteFile(dir.Join(".tf_gulp_ingest.json"),
+                     R"({"runs": [{"first_chunk": 0, "num_chunks": 2, "complete": false}]})");
   GulpDirectory gd;
   Status s = LoadGulpDirectory(dir.path(), "", &gd);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -57,6 +73,8 @@ TEST(GulpDirectoryTest, DataWithoutIndexIsAnUnfinishedChunkAndSkipped) {
   // Only unfinished chunks: still no chunk.
   TempDir only_data;
   testing::WriteFile(only_data.Join("data_0.gulp"), "partial");
+  testing::WriteFile(only_data.Join(".tf_gulp_ingest.json"),
+                     R"({"runs": [{"first_chunk": 0, "num_chunks": 1, "complete": false}]})");
   s = LoadGulpDirectory(only_data.path(), "", &gd);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find("no gulp chunks"), std::string::npos);
