@@ -34,7 +34,7 @@ VPY := $(VENV)/bin/python
 DEPS_STAMP := $(VENV)/.tf_gulp-deps
 BUILD_STAMP := $(VENV)/.tf_gulp-build
 OPS_LIBRARY := tf_gulp/ops/_tf_gulp_ops.so
-OPS_SOURCES := $(shell find cc tf_gulp/ops \( -name '*.cc' -o -name '*.h' \) -not -name '*_test.cc' 2>/dev/null)
+OPS_SOURCES := $(shell find cc tf_gulp/ops tf_gulp/pybind \( -name '*.cc' -o -name '*.h' \) -not -name '*_test.cc' 2>/dev/null)
 
 .PHONY: setup apt venv build test pytest demo bench clean FORCE
 

@@ -9,6 +9,10 @@ flags in build_config.bzl (shared with the Bazel build) and TensorFlow's own
 tf.sysconfig.get_compile_flags() / get_link_flags(). `_build_info.json` next to the library records the
 TensorFlow version it was built against; tf_gulp/ops/library.py refuses to load it into another one.
 
+The pybind11 module `tf_gulp._core` is every tf_gulp/pybind/*.cc plus the same core objects, without
+TensorFlow: the reference-compatible Python readers and writers (tf_gulp.ffrecord) call the core through
+it. It needs pybind11 (pip install pybind11) at build time only.
+
 Environment knobs: CXX (compiler, default g++), TF_GULP_BUILD_JOBS (parallel compiles, default 2).
 Object files are cached under build/tf_gulp_objects/, so a rebuild only recompiles what changed.
 """
@@ -27,6 +31,7 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 LIBRARY_MODULE = "tf_gulp.ops._tf_gulp_ops"
+CORE_MODULE = "tf_gulp._core"
 BUILD_INFO_FILE = os.path.join("tf_gulp", "ops", "_build_info.json")
 TENSORFLOW_HINT = "pip install tensorflow-cpu==2.21.0"
 
@@ -82,7 +87,7 @@ def query_tensorflow() -> Dict[str, object]:
 
 
 def _sources() -> Dict[str, List[str]]:
-    """Repo-relative sources of the op library: {"core": [...], "ops": [...]}, sorted."""
+    """Repo-relative sources: {"core": [...], "ops": [...], "pybind": [...]}, sorted."""
     core = []
     for directory, _, files in os.walk(os.path.join(ROOT, "cc")):
         for name in files:
@@ -94,7 +99,26 @@ def _sources() -> Dict[str, List[str]]:
         for name in os.listdir(ops_dir)
         if name.endswith(".cc")
     ]
-    return {"core": sorted(core), "ops": sorted(ops)}
+    pybind_dir = os.path.join(ROOT, "tf_gulp", "pybind")
+    pybind = [
+        os.path.join("tf_gulp", "pybind", name)
+        for name in (os.listdir(pybind_dir) if os.path.isdir(pybind_dir) else [])
+        if name.endswith(".cc")
+    ]
+    return {"core": sorted(core), "ops": sorted(ops), "pybind": sorted(pybind)}
+
+
+def _pybind_include_flags() -> List[str]:
+    """-I flags for pybind11's headers and this interpreter's Python headers."""
+    import sysconfig
+
+    try:
+        import pybind11
+    except ImportError:
+        raise SystemExit(
+            "tf_gulp: building the tf_gulp._core module needs pybind11: pip install pybind11"
+        ) from None
+    return ["-I" + pybind11.get_include(), "-I" + sysconfig.get_paths()["include"]]
 
 
 def _deps_up_to_date(obj: str, dep_file: str, command: Sequence[str], cmd_file: str) -> bool:
@@ -131,11 +155,13 @@ class BuildTfGulpOps(build_ext):
         return super().get_ext_filename(fullname)
 
     def build_extension(self, ext: Extension) -> None:
-        if ext.name != LIBRARY_MODULE:
+        if ext.name not in (LIBRARY_MODULE, CORE_MODULE):
             super().build_extension(ext)
             return
         config = load_build_config()
-        tf_info = query_tensorflow()
+        if getattr(self, "_tf_info", None) is None:
+            self._tf_info = query_tensorflow()
+        tf_info = self._tf_info
         if tf_info["cxx11_abi"] != 1:
             raise SystemExit(
                 f"tf_gulp: TensorFlow {tf_info['version']} uses _GLIBCXX_USE_CXX11_ABI="
@@ -152,7 +178,11 @@ class BuildTfGulpOps(build_ext):
         ops_flags = config["CORE_COPTS"] + list(tf_info["compile_flags"]) + config["OPS_COPTS"]
         ops_flags += ["-I" + ROOT]
         jobs_list = [(src, core_flags) for src in sources["core"]]
-        jobs_list += [(src, ops_flags) for src in sources["ops"]]
+        if ext.name == LIBRARY_MODULE:
+            jobs_list += [(src, ops_flags) for src in sources["ops"]]
+        else:  # tf_gulp._core: the core objects (shared with the op library) + the bindings
+            pybind_flags = core_flags + _pybind_include_flags() + ["-fvisibility=hidden"]
+            jobs_list += [(src, pybind_flags) for src in sources["pybind"]]
 
         key = hashlib.sha256(
             json.dumps([cxx, core_flags, ops_flags, tf_info["version"]]).encode()
@@ -188,14 +218,13 @@ class BuildTfGulpOps(build_ext):
 
         output = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(output), exist_ok=True)
-        link = (
-            cxx
-            + ["-shared", "-o", output]
-            + [obj for obj, _ in results]
-            + config["CORE_LINKOPTS"]
-            + config["OPS_LINKOPTS"]
-            + list(tf_info["link_flags"])
-        )
+        link = cxx + ["-shared", "-o", output] + [obj for obj, _ in results]
+        link += config["CORE_LINKOPTS"]
+        if ext.name == CORE_MODULE:
+            print(f"tf_gulp: linking {output}", flush=True)
+            subprocess.run(link, cwd=ROOT, check=True)
+            return
+        link += config["OPS_LINKOPTS"] + list(tf_info["link_flags"])
         print(f"tf_gulp: linking {output}", flush=True)
         subprocess.run(link, cwd=ROOT, check=True)
 
@@ -248,7 +277,7 @@ setup(
     package_data={"tf_gulp.ops": ["_build_info.json"]},
     include_package_data=False,
     # The sources are listed so setuptools knows the library exists; BuildTfGulpOps finds them itself.
-    ext_modules=[Extension(LIBRARY_MODULE, sources=[])],
+    ext_modules=[Extension(LIBRARY_MODULE, sources=[]), Extension(CORE_MODULE, sources=[])],
     cmdclass={"build_ext": BuildTfGulpOps},
     zip_safe=False,
 )
