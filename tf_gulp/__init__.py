@@ -8,7 +8,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["GulpDataset", "__version__"]
+__all__ = ["FFRecordDataset", "GulpDataset", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -18,4 +18,9 @@ def __getattr__(name: str) -> Any:
 
         globals()["GulpDataset"] = GulpDataset
         return GulpDataset
+    if name == "FFRecordDataset":
+        from tf_gulp.ffrecord.dataset import FFRecordDataset
+
+        globals()["FFRecordDataset"] = FFRecordDataset
+        return FFRecordDataset
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

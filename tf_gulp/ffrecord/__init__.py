@@ -1,0 +1,43 @@
+"""FFRecord files (HFAiLab's format): reading, writing, packed folders, and the tf.data dataset.
+
+Compatible both ways with the reference implementation: files it wrote read here, files written here
+read there. Everything except :class:`FFRecordDataset` works without TensorFlow (the readers and
+writers call the C++ core through ``tf_gulp._core``); ``FFRecordDataset`` is imported on first use.
+
+- :class:`FileReader`, :class:`FileWriter`, :func:`dump`: the reference's API;
+- :func:`pack_folder`, :class:`PackedFolder`: a directory tree as one file;
+- :class:`FFRecordDataset`: records as a ``tf.data.Dataset`` (also ``tf_gulp.FFRecordDataset``).
+
+See docs/ffrecord.md.
+"""
+
+from typing import Any
+
+from tf_gulp.ffrecord.packed import PackedFolder, pack_folder
+from tf_gulp.ffrecord.reader import DataLossError, FFRecordWarning, FileReader
+from tf_gulp.ffrecord.writer import FileWriter, dump
+
+__all__ = [
+    "DataLossError",
+    "FFRecordDataset",
+    "FFRecordWarning",
+    "FileReader",
+    "FileWriter",
+    "PackedFolder",
+    "dump",
+    "pack_folder",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: importing tf_gulp.ffrecord must not import TensorFlow.
+    if name == "FFRecordDataset":
+        from tf_gulp.ffrecord.dataset import FFRecordDataset
+
+        globals()["FFRecordDataset"] = FFRecordDataset
+        return FFRecordDataset
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,546 @@
+// FFRecordDataset: a tf.data source of the records of FFRecord files.
+//
+// The op takes the file (or directory) paths and options; the kernel opens
+// the files and validates their headers itself, so the dataset serializes to
+// a small graph (paths + attrs) that can be saved, checkpointed and run on
+// tf.data service workers.
+//
+// Elements are string tensors: one record (shape []) or, with batch_size, a
+// batch of records (shape [batch_size], the last one shorter unless
+// drop_remainder). A batch's records are located, their output strings
+// allocated at their exact sizes, and all of their reads submitted to the
+// kernel at once (io_uring), straight into the output tensor's buffers; the
+// CRC-32 of each record is checked as its bytes arrive.
+//
+// Reading goes through the TensorFlow-free core in cc/ffrecord and cc/io;
+// this file only translates options, tensors and errors.
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cc/ffrecord/ffrecord_index.h"
+#include "cc/ffrecord/ffrecord_reader.h"
+#include "cc/ffrecord/record_order.h"
+#include "cc/io/batch_reader.h"
+#include "tensorflow/core/framework/dataset.h"
+#include "tensorflow/core/framework/model.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/partial_tensor_shape.h"
+#include "tensorflow/core/framework/shape_inference.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/platform/logging.h"
+#include "tensorflow/core/platform/mutex.h"
+#include "tf_gulp/ops/core_status.h"
+
+namespace tf_gulp {
+namespace {
+
+using ::tensorflow::AttrValue;
+using ::tensorflow::DataTypeVector;
+using ::tensorflow::mutex;
+using ::tensorflow::mutex_lock;
+using ::tensorflow::Node;
+using ::tensorflow::OpKernelConstruction;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::PartialTensorShape;
+using ::tensorflow::Tensor;
+using ::tensorflow::TensorShape;
+using ::tensorflow::tstring;
+using ::tensorflow::data::DatasetBase;
+using ::tensorflow::data::DatasetIterator;
+using ::tensorflow::data::DatasetOpKernel;
+using ::tensorflow::data::IteratorBase;
+using ::tensorflow::data::IteratorContext;
+using ::tensorflow::data::IteratorStateReader;
+using ::tensorflow::data::IteratorStateWriter;
+using ::tensorflow::data::SerializationContext;
+using ::tensorflow::data::SplitProvider;
+namespace model = ::tensorflow::data::model;
+namespace ffr = ::tfg::ffrecord;
+
+constexpr char kOpName[] = "FFRecordDataset";
+constexpr char kPaths[] = "paths";
+// Attr names, shared by the op registration, the kernel constructor and
+// AsGraphDefInternal.
+constexpr char kBatchSize[] = "batch_size";
+constexpr char kDropRemainder[] = "drop_remainder";
+constexpr char kShuffle[] = "shuffle";
+constexpr char kSeed[] = "seed";
+constexpr char kCheckData[] = "check_data";
+constexpr char kQueueDepth[] = "queue_depth";
+constexpr char kIoEngine[] = "io_engine";
+constexpr char kDirectIo[] = "direct_io";
+// Iterator state keys.
+constexpr char kEpoch[] = "epoch";
+constexpr char kPosition[] = "position";
+constexpr char kSplitProvider[] = "split_provider";
+
+// Without batch_size, records are still read in groups of this many per
+// submission (and handed out one by one).
+constexpr int64_t kUnbatchedGroup = 32;
+constexpr int64_t kMaxQueueDepth = 4096;
+
+struct Options {
+  int64_t batch_size = 0;  // 0: one record per element
+  bool drop_remainder = false;
+  bool shuffle = false;
+  int64_t seed = 0;
+  bool check_data = true;
+  int64_t queue_depth = 0;  // 0: the batch size (or the unbatched group)
+  std::string io_engine;
+  bool direct_io = false;
+
+  tfg::IoEngine engine = tfg::IoEngine::kAuto;
+  bool batched() const { return batch_size > 0; }
+  // Records per read submission.
+  int64_t group() const { return batched() ? batch_size : kUnbatchedGroup; }
+  int EffectiveQueueDepth() const {
+    const int64_t q = queue_depth > 0 ? queue_depth : group();
+    return static_cast<int>(std::min(std::max<int64_t>(q, 1), kMaxQueueDepth));
+  }
+};
+
+absl::Status ParseOptions(Options* o) {
+  if (o->batch_size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch_size must be >= 1 (or 0 for single records), got ", o->batch_size));
+  }
+  if (o->queue_depth < 0 || o->queue_depth > kMaxQueueDepth) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "queue_depth must be in [1, ", kMaxQueueDepth, "] (or 0 for the batch size), got ",
+        o->queue_depth));
+  }
+  return ToTfStatus(tfg::ParseIoEngine(o->io_engine, &o->engine));
+}
+
+// Hands out element indices 0..n-1 to tf.data service workers (dynamic
+// sharding): each element (a record, or a batch) is read by exactly one
+// worker.
+class ElementSplitProvider : public SplitProvider {
+ public:
+  explicit ElementSplitProvider(int64_t n) : n_(n) {}
+
+  absl::Status GetNext(Tensor* split, bool* end_of_splits) override {
+    mutex_lock l(mu_);
+    *end_of_splits = next_ >= n_;
+    if (!*end_of_splits) *split = Tensor(next_++);
+    return absl::OkStatus();
+  }
+  absl::Status Reset() override {
+    mutex_lock l(mu_);
+    next_ = 0;
+    return absl::OkStatus();
+  }
+  absl::Status Save(std::function<std::string(std::string)> full_name,
+                    IteratorStateWriter* writer) override {
+    mutex_lock l(mu_);
+    return writer->WriteScalar(full_name(kPosition), next_);
+  }
+  absl::Status Restore(std::function<std::string(std::string)> full_name,
+                       IteratorStateReader* reader) override {
+    mutex_lock l(mu_);
+    return reader->ReadScalar(full_name(kPosition), &next_);
+  }
+  int64_t Cardinality() const override { return n_; }
+
+ private:
+  const int64_t n_;
+  mutex mu_;
+  int64_t next_ TF_GUARDED_BY(mu_) = 0;
+};
+
+class FFRecordDatasetOp : public DatasetOpKernel {
+ public:
+  explicit FFRecordDatasetOp(OpKernelConstruction* ctx) : DatasetOpKernel(ctx) {
+    Options& o = options_;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kBatchSize, &o.batch_size));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kDropRemainder, &o.drop_remainder));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kShuffle, &o.shuffle));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kSeed, &o.seed));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kCheckData, &o.check_data));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kQueueDepth, &o.queue_depth));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kIoEngine, &o.io_engine));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kDirectIo, &o.direct_io));
+    OP_REQUIRES_OK(ctx, ParseOptions(&o));
+  }
+
+  void MakeDataset(OpKernelContext* ctx, DatasetBase** output) override;
+
+ private:
+  class Dataset;
+  Options options_;
+};
+
+class FFRecordDatasetOp::Dataset : public DatasetBase {
+ public:
+  Dataset(OpKernelContext* ctx, std::vector<std::string> paths, const Options& options,
+          std::shared_ptr<const ffr::FFRecordReader> reader)
+      : DatasetBase(tensorflow::data::DatasetContext(ctx)),
+        paths_(std::move(paths)),
+        options_(options),
+        reader_(std::move(reader)),
+        num_records_(reader_->num_records()) {
+    if (options_.batched()) {
+      const int64_t b = options_.batch_size;
+      num_elements_ = options_.drop_remainder ? num_records_ / b : (num_records_ + b - 1) / b;
+    } else {
+      num_elements_ = num_records_;
+    }
+    dtypes_ = {tensorflow::DT_STRING};
+    if (!options_.batched()) {
+      shapes_ = {PartialTensorShape({})};
+    } else {
+      shapes_ = {PartialTensorShape({options_.drop_remainder ? options_.batch_size : -1})};
+    }
+  }
+
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(const std::string& prefix) const override {
+    return std::make_unique<Iterator>(Iterator::Params{this, absl::StrCat(prefix, "::FFRecord")});
+  }
+
+  const DataTypeVector& output_dtypes() const override { return dtypes_; }
+  const std::vector<PartialTensorShape>& output_shapes() const override { return shapes_; }
+  std::string DebugString() const override { return "FFRecordDatasetOp::Dataset"; }
+
+  int64_t CardinalityInternal(tensorflow::data::CardinalityOptions options) const override {
+    return num_elements_;
+  }
+  absl::Status InputDatasets(std::vector<const DatasetBase*>* inputs) const override {
+    return absl::OkStatus();
+  }
+  absl::Status CheckExternalState() const override { return absl::OkStatus(); }
+
+  absl::Status MakeSplitProviders(
+      std::vector<std::unique_ptr<SplitProvider>>* split_providers) const override {
+    split_providers->push_back(std::make_unique<ElementSplitProvider>(num_elements_));
+    return absl::OkStatus();
+  }
+
+ protected:
+  absl::Status AsGraphDefInternal(SerializationContext* ctx, DatasetGraphDefBuilder* b,
+                                  Node** output) const override {
+    Node* paths = nullptr;
+    TF_RETURN_IF_ERROR(b->AddVector(paths_, &paths));
+    const Options& o = options_;
+    std::vector<std::pair<absl::string_view, AttrValue>> attrs;
+    auto add = [&](absl::string_view name, const auto& value) {
+      AttrValue attr;
+      b->BuildAttrValue(value, &attr);
+      attrs.emplace_back(name, attr);
+    };
+    add(kBatchSize, o.batch_size);
+    add(kDropRemainder, o.drop_remainder);
+    add(kShuffle, o.shuffle);
+    add(kSeed, o.seed);
+    add(kCheckData, o.check_data);
+    add(kQueueDepth, o.queue_depth);
+    add(kIoEngine, o.io_engine);
+    add(kDirectIo, o.direct_io);
+    return b->AddDataset(this, {paths}, attrs, output);
+  }
+
+ private:
+  // One element read ahead (unbatched mode): its tensor, or the error that
+  // replaced it.
+  struct Produced {
+    absl::Status status;
+    Tensor tensor;
+  };
+
+  class Iterator : public DatasetIterator<Dataset> {
+   public:
+    explicit Iterator(const Params& params) : DatasetIterator<Dataset>(params) {}
+
+    absl::Status Initialize(IteratorContext* ctx) override {
+      mutex_lock l(mu_);
+      const Dataset& d = *dataset();
+      epoch_ = d.next_epoch_.fetch_add(1);
+      tfg::BatchReaderOptions io;
+      io.engine = d.options_.engine;
+      io.queue_depth = d.options_.EffectiveQueueDepth();
+      TFG_TF_RETURN_IF_ERROR(ffr::ReadContext::Create(io, &read_context_));
+      if (!ctx->split_providers().empty()) {
+        if (ctx->split_providers().size() != 1) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("FFRecordDataset expects one split provider, got ",
+                           ctx->split_providers().size()));
+        }
+        split_provider_ = ctx->split_providers()[0];
+      }
+      return absl::OkStatus();
+    }
+
+    absl::Status GetNextInternal(IteratorContext* ctx, std::vector<Tensor>* out_tensors,
+                                 bool* end_of_sequence) override {
+      mutex_lock l(mu_);
+      const Dataset& d = *dataset();
+      if (d.options_.batched()) {
+        int64_t element = 0;
+        TF_RETURN_IF_ERROR(NextElement(&element, end_of_sequence));
+        if (*end_of_sequence) return absl::OkStatus();
+        const int64_t b = d.options_.batch_size;
+        const int64_t begin = element * b;
+        const int64_t end = std::min(begin + b, d.num_records_);
+        Tensor batch(ctx->allocator({}), tensorflow::DT_STRING, TensorShape({end - begin}));
+        std::vector<absl::Status> statuses;
+        TF_RETURN_IF_ERROR(ReadPositions(ctx, begin, end, [&](int64_t k) {
+          return &batch.flat<tstring>()(k);
+        }, &statuses));
+        for (const absl::Status& s : statuses) TF_RETURN_IF_ERROR(s);
+        out_tensors->push_back(std::move(batch));
+        return absl::OkStatus();
+      }
+      if (buffer_.empty()) {
+        TF_RETURN_IF_ERROR(FillBuffer(ctx, end_of_sequence));
+        if (*end_of_sequence) return absl::OkStatus();
+      }
+      *end_of_sequence = false;
+      Produced produced = std::move(buffer_.front());
+      buffer_.pop_front();
+      if (!split_provider_) ++position_;
+      TF_RETURN_IF_ERROR(produced.status);
+      out_tensors->push_back(std::move(produced.tensor));
+      return absl::OkStatus();
+    }
+
+    absl::Status SkipInternal(IteratorContext* ctx, int num_to_skip, bool* end_of_sequence,
+                              int* num_skipped) override {
+      if (split_provider_) {
+        // Each split must still be taken from the provider one by one.
+        return DatasetIterator<Dataset>::SkipInternal(ctx, num_to_skip, end_of_sequence,
+                                                      num_skipped);
+      }
+      mutex_lock l(mu_);
+      // Nothing is read: the order is a function, so skipping moves a number.
+      const int64_t skip = std::min<int64_t>(num_to_skip, dataset()->num_elements_ - position_);
+      position_ += skip;
+      const size_t drop = std::min<size_t>(buffer_.size(), static_cast<size_t>(skip));
+      buffer_.erase(buffer_.begin(), buffer_.begin() + drop);
+      *num_skipped = static_cast<int>(skip);
+      *end_of_sequence = skip < num_to_skip;
+      return absl::OkStatus();
+    }
+
+   protected:
+    std::shared_ptr<model::Node> CreateNode(IteratorContext* ctx,
+                                            model::Node::Args args) const override {
+      return model::MakeSourceNode(std::move(args));
+    }
+
+    absl::Status SaveInternal(SerializationContext* ctx, IteratorStateWriter* writer) override {
+      mutex_lock l(mu_);
+      TF_RETURN_IF_ERROR(writer->WriteScalar(prefix(), kEpoch, epoch_));
+      TF_RETURN_IF_ERROR(writer->WriteScalar(prefix(), kPosition, position_));
+      if (split_provider_) {
+        TF_RETURN_IF_ERROR(split_provider_->Save(
+            [this](const std::string& key) { return full_name(absl::StrCat(kSplitProvider, key)); },
+            writer));
+      }
+      return absl::OkStatus();
+    }
+
+    absl::Status RestoreInternal(IteratorContext* ctx, IteratorStateReader* reader) override {
+      mutex_lock l(mu_);
+      int64_t epoch = 0, position = 0;
+      TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kEpoch, &epoch));
+      TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kPosition, &position));
+      if (position < 0 || position > dataset()->num_elements_) {
+        return absl::DataLossError(absl::StrCat(
+            "FFRecordDataset checkpoint position ", position, " is outside [0, ",
+            dataset()->num_elements_, "]: the checkpoint belongs to another dataset"));
+      }
+      epoch_ = epoch;
+      position_ = position;
+      buffer_.clear();
+      // Later epochs (e.g. under repeat()) continue from the restored one, as
+      // they would have in the run that wrote the checkpoint. (Restoring may
+      // create iterators of its own, so the counter is set, not bumped.)
+      dataset()->next_epoch_.store(epoch_ + 1);
+      if (split_provider_) {
+        TF_RETURN_IF_ERROR(split_provider_->Restore(
+            [this](const std::string& key) { return full_name(absl::StrCat(kSplitProvider, key)); },
+            reader));
+      }
+      return absl::OkStatus();
+    }
+
+   private:
+    // The next element index: from the split provider (tf.data service) or
+    // the iterator's own position, which it advances.
+    absl::Status NextElement(int64_t* element, bool* end_of_sequence)
+        TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      const int64_t n = dataset()->num_elements_;
+      *end_of_sequence = false;
+      if (split_provider_) {
+        Tensor split;
+        bool end = false;
+        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
+        if (end) {
+          *end_of_sequence = true;
+          return absl::OkStatus();
+        }
+        *element = split.scalar<int64_t>()();
+        if (*element < 0 || *element >= n) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("split ", *element, " is outside the dataset's ", n, " elements"));
+        }
+        return absl::OkStatus();
+      }
+      if (position_ >= n) {
+        *end_of_sequence = true;
+        return absl::OkStatus();
+      }
+      *element = position_++;
+      return absl::OkStatus();
+    }
+
+    // Reads the records at epoch positions [begin, end) into the strings
+    // `slot(k)` for k in [0, end - begin): each is sized to its record and
+    // filled by one batched read. `statuses` gets one status per record; the
+    // return value is an error only when nothing could be attempted.
+    template <typename Slot>
+    absl::Status ReadPositions(IteratorContext* ctx, int64_t begin, int64_t end, Slot slot,
+                               std::vector<absl::Status>* statuses)
+        TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      const Dataset& d = *dataset();
+      const ffr::RecordOrder order(d.num_records_, d.options_.shuffle,
+                                   static_cast<uint64_t>(d.options_.seed), epoch_);
+      const size_t n = static_cast<size_t>(end - begin);
+      locations_.resize(n);
+      dsts_.resize(n);
+      core_statuses_.assign(n, tfg::Status());
+      for (size_t k = 0; k < n; ++k) {
+        TFG_TF_RETURN_IF_ERROR(d.reader_->Locate(order[begin + k], &locations_[k]));
+        tstring* s = slot(static_cast<int64_t>(k));
+        s->resize_uninitialized(locations_[k].length);
+        dsts_[k] = s->mdata();
+      }
+      tfg::ReadParallelism parallelism;
+      parallelism.scheduler = ctx->runner();
+      parallelism.max_parallelism = std::max(1, ctx->runner_threadpool_size());
+      d.reader_->Read(read_context_.get(), locations_.data(), n, dsts_.data(),
+                      core_statuses_.data(), parallelism);
+      statuses->clear();
+      for (const tfg::Status& s : core_statuses_) statuses->push_back(ToTfStatus(s));
+      return absl::OkStatus();
+    }
+
+    // Unbatched: reads the next group of records (one with a split provider)
+    // into buffer_, one Produced each.
+    absl::Status FillBuffer(IteratorContext* ctx, bool* end_of_sequence)
+        TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      const Dataset& d = *dataset();
+      int64_t begin = 0, end = 0;
+      if (split_provider_) {
+        TF_RETURN_IF_ERROR(NextElement(&begin, end_of_sequence));
+        if (*end_of_sequence) return absl::OkStatus();
+        end = begin + 1;
+      } else {
+        if (position_ >= d.num_records_) {
+          *end_of_sequence = true;
+          return absl::OkStatus();
+        }
+        begin = position_;
+        end = std::min(position_ + kUnbatchedGroup, d.num_records_);
+      }
+      *end_of_sequence = false;
+      std::vector<Tensor> tensors;
+      tensors.reserve(static_cast<size_t>(end - begin));
+      for (int64_t k = begin; k < end; ++k) {
+        tensors.emplace_back(ctx->allocator({}), tensorflow::DT_STRING, TensorShape({}));
+      }
+      std::vector<absl::Status> statuses;
+      TF_RETURN_IF_ERROR(ReadPositions(ctx, begin, end, [&](int64_t k) {
+        return &tensors[k].scalar<tstring>()();
+      }, &statuses));
+      for (size_t k = 0; k < tensors.size(); ++k) {
+        buffer_.push_back(Produced{statuses[k], std::move(tensors[k])});
+      }
+      return absl::OkStatus();
+    }
+
+    mutex mu_;
+    int64_t epoch_ TF_GUARDED_BY(mu_) = 0;
+    // Index of the next element to return (not the next to read: buffer_
+    // holds records read ahead, which a checkpoint does not need).
+    int64_t position_ TF_GUARDED_BY(mu_) = 0;
+    std::deque<Produced> buffer_ TF_GUARDED_BY(mu_);
+    std::shared_ptr<SplitProvider> split_provider_;
+    std::unique_ptr<ffr::ReadContext> read_context_ TF_GUARDED_BY(mu_);
+    // Scratch for ReadPositions, kept to reuse their memory.
+    std::vector<ffr::RecordLocation> locations_ TF_GUARDED_BY(mu_);
+    std::vector<char*> dsts_ TF_GUARDED_BY(mu_);
+    std::vector<tfg::Status> core_statuses_ TF_GUARDED_BY(mu_);
+  };
+
+  const std::vector<std::string> paths_;
+  const Options options_;
+  const std::shared_ptr<const ffr::FFRecordReader> reader_;
+  const int64_t num_records_;
+  int64_t num_elements_ = 0;
+  // Each iterator made from this dataset is one epoch: a new order when
+  // shuffling. Restoring a checkpoint moves it past the restored epoch.
+  mutable std::atomic<int64_t> next_epoch_{0};
+  DataTypeVector dtypes_;
+  std::vector<PartialTensorShape> shapes_;
+};
+
+void FFRecordDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
+  const Tensor* paths_tensor = nullptr;
+  OP_REQUIRES_OK(ctx, ctx->input(kPaths, &paths_tensor));
+  OP_REQUIRES(ctx, paths_tensor->dims() <= 1,
+              absl::InvalidArgumentError(absl::StrCat(
+                  "paths must be a string scalar or vector, got shape ",
+                  paths_tensor->shape().DebugString())));
+  std::vector<std::string> paths;
+  for (int64_t i = 0; i < paths_tensor->NumElements(); ++i) {
+    paths.emplace_back(paths_tensor->flat<tstring>()(i));
+  }
+  std::vector<std::string> files;
+  OP_REQUIRES_OK(ctx, ToTfStatus(ffr::ExpandPaths(paths, &files)));
+  ffr::ReaderOptions reader_options;
+  reader_options.check_data = options_.check_data;
+  reader_options.direct_io = options_.direct_io;
+  reader_options.access =
+      options_.shuffle ? ffr::AccessPattern::kRandom : ffr::AccessPattern::kSequential;
+  std::unique_ptr<ffr::FFRecordReader> reader;
+  OP_REQUIRES_OK(ctx, ToTfStatus(ffr::FFRecordReader::Open(files, reader_options, &reader)));
+  for (const std::string& warning : reader->warnings()) LOG(WARNING) << warning;
+  *output = new Dataset(ctx, std::move(paths), options_, std::move(reader));
+}
+
+REGISTER_OP(kOpName)
+    .Input("paths: string")
+    .Output("handle: variant")
+    .Attr("batch_size: int = 0")
+    .Attr("drop_remainder: bool = false")
+    .Attr("shuffle: bool = false")
+    .Attr("seed: int = 0")
+    .Attr("check_data: bool = true")
+    .Attr("queue_depth: int = 0")
+    .Attr("io_engine: string = 'auto'")
+    .Attr("direct_io: bool = false")
+    // Source datasets are stateful so graph optimizations never constant-fold
+    // or deduplicate them.
+    .SetIsStateful()
+    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
+      tensorflow::shape_inference::ShapeHandle unused;
+      TF_RETURN_IF_ERROR(c->WithRankAtMost(c->input(0), 1, &unused));
+      c->set_output(0, c->Scalar());
+      return absl::OkStatus();
+    })
+    .Doc(R"doc(
+Reads the records of FFRecord files (paths: files, or directories of *.ffr
+files) as a dataset of strings, single or batched. See
+tf_gulp.FFRecordDataset for the options.
+)doc");
+
+REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU), FFRecordDatasetOp);
+
+}  // namespace
+}  // namespace tf_gulp

@@ -1,0 +1,41 @@
+"""Python wrapper of the FFRecordDataset op (registered in ffrecord_dataset_op.cc).
+
+Only argument translation lives here; users call :class:`tf_gulp.FFRecordDataset`.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence, Union
+
+import tensorflow as tf
+
+from tf_gulp.ops.library import load_ops
+
+
+def ffrecord_dataset_variant(
+    paths: Union[str, Sequence[str], tf.Tensor],
+    *,
+    batch_size: int,
+    drop_remainder: bool,
+    shuffle: bool,
+    seed: int,
+    check_data: bool,
+    queue_depth: int,
+    io_engine: str,
+    direct_io: bool,
+) -> tf.Tensor:
+    """Creates the variant tensor of an FFRecordDataset (see tf_gulp.FFRecordDataset).
+
+    `batch_size` 0 means one record per element; `queue_depth` 0 means the batch size.
+    """
+    return load_ops().ff_record_dataset(
+        paths=tf.convert_to_tensor(paths, tf.string),
+        batch_size=int(batch_size),
+        drop_remainder=bool(drop_remainder),
+        shuffle=bool(shuffle),
+        seed=int(seed),
+        check_data=bool(check_data),
+        queue_depth=int(queue_depth),
+        io_engine=str(io_engine),
+        direct_io=bool(direct_io),
+    )
