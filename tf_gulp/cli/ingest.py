@@ -363,7 +363,7 @@ def _print_summary(summary: Any) -> None:
                        "were already complete)")
         echo(f"{out}: wrote {summary.items:,} items, {summary.frames:,} frames "
              f"({human_bytes(summary.bytes)}) in {summary.chunks_written} chunks in "
-             f"{summary.seconds:.1f} s, {summary.frames_per_second:,.0f} frames/s{resumed}")
+             f"{summary.seconds:.2f} s, {summary.frames_per_second:,.0f} frames/s{resumed}")
     if summary.skipped:
         echo(f"skipped {len(summary.skipped)} bad input{'s' if len(summary.skipped) > 1 else ''}:")
         for s in summary.skipped:

@@ -32,8 +32,10 @@ A file that cannot be opened or decoded raises :class:`InputError`, naming the f
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import os
+import threading
 from fractions import Fraction
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -173,16 +175,43 @@ def encode_rgb(array: np.ndarray, options: FrameOptions) -> bytes:
                                   colorsubsampling=options.jpeg_subsampling)
 
 
+_local = threading.local()
+_SCALERS_KEPT = 32
+
+
+def _reformat(frame: Any, width: int, height: int, fmt: str, interpolation: str) -> Any:
+    """``frame`` converted to ``fmt`` at ``width`` x ``height`` by swscale.
+
+    ``VideoFrame.reformat`` / ``to_ndarray(format=...)`` build a new scaler context on every
+    call, which costs more than decoding a small frame. This keeps one ``VideoReformatter`` (one
+    scaler context) per conversion (input size and format -> output size and format), the
+    ``_SCALERS_KEPT`` most recently used, per thread: a video reuses one for all its frames, and
+    images of a few common sizes reuse theirs.
+    """
+    cache = getattr(_local, "scalers", None)
+    if cache is None:
+        cache = _local.scalers = collections.OrderedDict()
+    key = (frame.width, frame.height, frame.format.name, width, height, fmt, interpolation)
+    reformatter = cache.get(key)
+    if reformatter is None:
+        from av.video.reformatter import VideoReformatter
+        reformatter = cache[key] = VideoReformatter()
+        if len(cache) > _SCALERS_KEPT:
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(key)
+    return reformatter.reformat(frame, width=width, height=height, format=fmt,
+                                interpolation=interpolation)
+
+
 def _frame_to_array(frame: Any, options: FrameOptions, gray: bool) -> np.ndarray:
     """An av.VideoFrame as an RGB (or gray) array, resized per ``options``."""
     width, height = resized_size(frame.width, frame.height, options.shorter_side)
     fmt = "gray" if gray else "rgb24"
-    if (width, height) == (frame.width, frame.height):
-        if frame.format.name == fmt:
-            return frame.to_ndarray()
-        return frame.to_ndarray(format=fmt)
-    return frame.reformat(width=width, height=height, format=fmt,
-                          interpolation=_INTERPOLATIONS[options.interpolation]).to_ndarray()
+    if (width, height) == (frame.width, frame.height) and frame.format.name == fmt:
+        return frame.to_ndarray()
+    return _reformat(frame, width, height, fmt,
+                     _INTERPOLATIONS[options.interpolation]).to_ndarray()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -385,8 +414,8 @@ def _reencode_jpeg(path: str, data: bytes, colorspace: str, height: int, width: 
         frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(array if not gray else
                                                                 array[:, :, 0]),
                                            format="gray" if gray else "rgb24")
-        array = frame.reformat(width=out_w, height=out_h,
-                               interpolation=_INTERPOLATIONS[options.interpolation]).to_ndarray()
+        array = _reformat(frame, out_w, out_h, frame.format.name,
+                          _INTERPOLATIONS[options.interpolation]).to_ndarray()
     return encode_rgb(array, options), (out_h, out_w)
 
 
