@@ -12,7 +12,6 @@
 
 #include <atomic>
 #include <limits>
-#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -24,6 +23,7 @@
 #include "cc/gulp/frame_selection.h"
 #include "cc/gulp/gulp_directory.h"
 #include "cc/io/file_cache.h"
+#include "cc/util/ordered_read_ahead.h"
 #include "cc/util/stateless_random.h"
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/model.h"
@@ -353,6 +353,11 @@ class GulpDatasetOp::Dataset : public DatasetBase {
       mutex_lock l(mu_);
       epoch_ = dataset()->next_epoch_.fetch_add(1);
       order_ = dataset()->EpochOrder(epoch_);
+      // Background tasks outlive the GetNext call that scheduled them: they
+      // use this copy for the runner and the allocator, as tf.data's own
+      // parallel iterators do.
+      ctx_ = std::make_unique<IteratorContext>(*ctx);
+      threads_ = std::max(1, ctx->runner_threadpool_size());
       if (!ctx->split_providers().empty()) {
         if (ctx->split_providers().size() != 1) {
           return absl::FailedPreconditionError(absl::StrCat(
@@ -360,7 +365,18 @@ class GulpDatasetOp::Dataset : public DatasetBase {
               ctx->split_providers().size()));
         }
         split_provider_ = ctx->split_providers()[0];
+        return absl::OkStatus();
       }
+      // Elements are read and decoded ahead, one per runner thread, a window
+      // of 2 per thread: every core decodes while the consumer takes earlier
+      // elements. Each element is a pure function of its position in this
+      // epoch's order, so read-ahead never changes what is returned.
+      read_ahead_ = std::make_unique<tfg::OrderedReadAhead<Produced>>(
+          *ctx_->runner(), 2 * threads_,
+          [this](int64_t position) {
+            return ProduceElement(order_[position], /*decode_threads=*/1);
+          },
+          /*start=*/0, static_cast<int64_t>(order_.size()));
       return absl::OkStatus();
     }
 
@@ -368,19 +384,34 @@ class GulpDatasetOp::Dataset : public DatasetBase {
                                  std::vector<Tensor>* out_tensors,
                                  bool* end_of_sequence) override {
       mutex_lock l(mu_);
-      if (buffer_.empty()) {
-        std::vector<int64_t> positions;
-        TF_RETURN_IF_ERROR(NextPositions(ctx, &positions));
-        if (positions.empty()) {
+      Produced produced;
+      if (split_provider_) {
+        // tf.data service: one element per split, its frames decoded in
+        // parallel (splits arrive one at a time, so there is nothing to read
+        // ahead).
+        Tensor split;
+        bool end = false;
+        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
+        if (end) {
           *end_of_sequence = true;
           return absl::OkStatus();
         }
-        ProduceElements(ctx, positions);
+        const int64_t index = split.scalar<int64_t>()();
+        if (index < 0 || index >= static_cast<int64_t>(order_.size())) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "split ", index, " is outside the dataset's ", order_.size(),
+              " elements"));
+        }
+        produced = ProduceElement(order_[index], threads_);
+      } else {
+        if (position_ >= static_cast<int64_t>(order_.size())) {
+          *end_of_sequence = true;
+          return absl::OkStatus();
+        }
+        produced = read_ahead_->Take(position_);
+        ++position_;
       }
       *end_of_sequence = false;
-      Produced produced = std::move(buffer_.front());
-      buffer_.pop_front();
-      if (!split_provider_) ++position_;
       if (!produced.status.ok()) return produced.status;
       *out_tensors = std::move(produced.tensors);
       return absl::OkStatus();
@@ -400,8 +431,7 @@ class GulpDatasetOp::Dataset : public DatasetBase {
       const int64_t n = static_cast<int64_t>(order_.size());
       const int64_t skip = std::min<int64_t>(num_to_skip, n - position_);
       position_ += skip;
-      const size_t drop = std::min<size_t>(buffer_.size(), skip);
-      buffer_.erase(buffer_.begin(), buffer_.begin() + drop);
+      read_ahead_->SkipTo(position_);
       *num_skipped = static_cast<int>(skip);
       *end_of_sequence = skip < num_to_skip;
       return absl::OkStatus();
@@ -416,6 +446,8 @@ class GulpDatasetOp::Dataset : public DatasetBase {
     absl::Status SaveInternal(SerializationContext* ctx,
                               IteratorStateWriter* writer) override {
       mutex_lock l(mu_);
+      // Elements read ahead are not saved: they are recomputed from
+      // (epoch, position) after a restore.
       TF_RETURN_IF_ERROR(writer->WriteScalar(prefix(), kEpoch, epoch_));
       TF_RETURN_IF_ERROR(writer->WriteScalar(prefix(), kPosition, position_));
       if (split_provider_) {
@@ -439,10 +471,11 @@ class GulpDatasetOp::Dataset : public DatasetBase {
             "GulpDataset checkpoint position ", position, " is outside [0, ",
             order_.size(), "]: the checkpoint belongs to another dataset"));
       }
+      // Stop the read-ahead before changing what its tasks read.
+      if (read_ahead_) read_ahead_->Reset(position);
       epoch_ = epoch;
       position_ = position;
       order_ = dataset()->EpochOrder(epoch_);
-      buffer_.clear();
       // Later epochs (e.g. under repeat()) continue from the restored one, as
       // they would have in the run that wrote the checkpoint. (Restoring may
       // create iterators of its own, so the counter is set, not bumped.)
@@ -458,89 +491,32 @@ class GulpDatasetOp::Dataset : public DatasetBase {
     }
 
    private:
-    // Positions (into order_) of the next elements to produce: a group as
-    // large as the decode thread pool, so small clips and single images are
-    // decoded in parallel too. With a split provider (tf.data service), one
-    // element per split.
-    absl::Status NextPositions(IteratorContext* ctx,
-                               std::vector<int64_t>* positions)
-        TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      const int64_t n = static_cast<int64_t>(order_.size());
-      if (split_provider_) {
-        Tensor split;
-        bool end = false;
-        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
-        if (end) return absl::OkStatus();
-        const int64_t index = split.scalar<int64_t>()();
-        if (index < 0 || index >= n) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "split ", index, " is outside the dataset's ", n, " elements"));
-        }
-        positions->push_back(index);
-        return absl::OkStatus();
-      }
-      const int64_t group =
-          std::max<int64_t>(1, ctx->runner_threadpool_size());
-      for (int64_t p = position_; p < n && p < position_ + group; ++p) {
-        positions->push_back(p);
-      }
-      return absl::OkStatus();
-    }
-
-    // Reads and decodes the elements at `positions` into buffer_, one
-    // Produced each, in order. Decoding of all their frames runs in parallel.
-    void ProduceElements(IteratorContext* ctx,
-                         const std::vector<int64_t>& positions)
-        TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    // Reads and decodes element `element` (an index into the dataset's
+    // elements), decoding its frames on up to `decode_threads` threads. Runs
+    // on runner threads without mu_: it only reads state that changes in
+    // Initialize and Restore, and Restore first stops the read-ahead.
+    Produced ProduceElement(int64_t element, int decode_threads) {
       const Options& o = dataset()->options_;
-      struct Pending {
-        const gulp::Item* item = nullptr;
-        const std::string* data_path = nullptr;
-        gulp::ClipBytes clip;
-        gulp::ClipShape shape;
-        std::vector<absl::Status> frame_status;
-      };
-      std::vector<Pending> pending(positions.size());
-      std::vector<Produced> produced(positions.size());
-      std::vector<std::pair<size_t, size_t>> decode_tasks;  // (element, frame)
-
-      for (size_t e = 0; e < positions.size(); ++e) {
-        const int64_t element = order_[positions[e]];
-        produced[e].status =
-            ReadElement(ctx, element, &pending[e].clip, &pending[e].shape,
-                        &produced[e].tensors, &pending[e].item,
-                        &pending[e].data_path);
-        if (produced[e].status.ok() && o.decode) {
-          pending[e].frame_status.resize(pending[e].clip.frames.size());
-          for (size_t k = 0; k < pending[e].clip.frames.size(); ++k) {
-            decode_tasks.emplace_back(e, k);
-          }
-        }
-      }
-      tfg::ParallelFor(
-          static_cast<int64_t>(decode_tasks.size()),
-          std::max(1, ctx->runner_threadpool_size()), *ctx->runner(),
-          [&](int64_t t) {
-            const auto [e, k] = decode_tasks[t];
-            Pending& p = pending[e];
-            uint8_t* dst = produced[e].tensors[0].flat<uint8_t>().data();
-            p.frame_status[k] = ToTfStatus(gulp::DecodeClipFrame(
-                p.clip, k, o.decode_options, p.shape, *p.data_path, p.item->id,
-                dst));
-          });
-      for (size_t e = 0; e < positions.size(); ++e) {
-        for (const absl::Status& s : pending[e].frame_status) {
-          if (!s.ok() && produced[e].status.ok()) produced[e].status = s;
-        }
-        buffer_.push_back(std::move(produced[e]));
-      }
+      Produced produced;
+      gulp::ClipBytes clip;
+      gulp::ClipShape shape;
+      const gulp::Item* item = nullptr;
+      const std::string* data_path = nullptr;
+      produced.status = ReadElement(element, &clip, &shape, &produced.tensors,
+                                    &item, &data_path);
+      if (!produced.status.ok() || !o.decode) return produced;
+      produced.status = ToTfStatus(gulp::DecodeClip(
+          clip, o.decode_options, shape, *data_path, item->id,
+          *ctx_->runner(), decode_threads,
+          produced.tensors[0].flat<uint8_t>().data()));
+      return produced;
     }
 
-    // Reads element `element` (an index into the dataset's elements). Fills
-    // id/label/meta tensors; for decode=False also the frames; for decode=True
-    // reads the JPEG bytes and allocates the frames tensor to decode into.
-    absl::Status ReadElement(IteratorContext* ctx, int64_t element,
-                             gulp::ClipBytes* clip, gulp::ClipShape* shape,
+    // Reads element `element`. Fills id/label/meta tensors; for decode=False
+    // also the frames; for decode=True reads the JPEG bytes and allocates the
+    // frames tensor to decode into.
+    absl::Status ReadElement(int64_t element, gulp::ClipBytes* clip,
+                             gulp::ClipShape* shape,
                              std::vector<Tensor>* tensors,
                              const gulp::Item** item_out,
                              const std::string** data_path_out) {
@@ -567,7 +543,7 @@ class GulpDatasetOp::Dataset : public DatasetBase {
 
       Tensor frames;
       if (!o.decode) {
-        frames = Tensor(ctx->allocator({}), tensorflow::DT_STRING,
+        frames = Tensor(ctx_->allocator({}), tensorflow::DT_STRING,
                         TensorShape({static_cast<int64_t>(selected.size())}));
         auto out = frames.flat<tensorflow::tstring>();
         for (size_t k = 0; k < selected.size(); ++k) {
@@ -583,7 +559,7 @@ class GulpDatasetOp::Dataset : public DatasetBase {
         TF_RETURN_IF_ERROR(TensorShape::BuildTensorShape(
             {shape->num_frames, shape->height, shape->width, shape->channels},
             &frames_shape));
-        frames = Tensor(ctx->allocator({}), tensorflow::DT_UINT8, frames_shape);
+        frames = Tensor(ctx_->allocator({}), tensorflow::DT_UINT8, frames_shape);
         if (!frames.IsInitialized()) {
           return absl::ResourceExhaustedError(absl::StrCat(
               "cannot allocate ", frames_shape.DebugString(),
@@ -599,14 +575,16 @@ class GulpDatasetOp::Dataset : public DatasetBase {
     }
 
     mutex mu_;
-    int64_t epoch_ TF_GUARDED_BY(mu_) = 0;
-    // Position in order_ of the next element to return (not the next to read:
-    // buffer_ holds elements read ahead, which a checkpoint does not need).
+    int64_t epoch_ = 0;
+    // Position in order_ of the next element to return.
     int64_t position_ TF_GUARDED_BY(mu_) = 0;
-    std::vector<int64_t> order_ TF_GUARDED_BY(mu_);
-    std::deque<Produced> buffer_ TF_GUARDED_BY(mu_);
+    std::vector<int64_t> order_;
+    std::unique_ptr<IteratorContext> ctx_;
+    int threads_ = 1;
     std::shared_ptr<SplitProvider> split_provider_;
     tfg::FileCache files_;
+    // Last: destroyed first, so its tasks finish before what they use goes.
+    std::unique_ptr<tfg::OrderedReadAhead<Produced>> read_ahead_;
   };
 
   std::vector<int64_t> EpochOrder(int64_t epoch) const {

@@ -1,0 +1,165 @@
+// Produces results for positions 0, 1, 2, ... in order, computing up to
+// `window` of them ahead on a caller-supplied scheduler.
+//
+// tf_gulp's source iterators use it to keep every core decoding while the
+// consumer handles earlier elements: no barrier between groups, reads and
+// decodes of different elements overlap. Each result is a pure function of
+// its position, so work done ahead can be discarded at any time (a skip, a
+// checkpoint restore) without changing what the consumer sees.
+//
+// The producer must be safe to call from several threads at once, and must not
+// take locks the consumer holds while calling Take(). The consumer never waits
+// for a task that has not started: it runs that task itself. So progress never depends on the scheduler having a free thread,
+// even when the consumer runs on one of the scheduler's own threads.
+#ifndef TF_GULP_CC_UTIL_ORDERED_READ_AHEAD_H_
+#define TF_GULP_CC_UTIL_ORDERED_READ_AHEAD_H_
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "cc/util/parallel_for.h"
+
+namespace tfg {
+
+template <typename Result>
+class OrderedReadAhead {
+ public:
+  using Producer = std::function<Result(int64_t position)>;
+
+  // Positions run from `start` to `end` (exclusive).
+  OrderedReadAhead(Scheduler schedule, int64_t window, Producer produce,
+                   int64_t start, int64_t end)
+      : state_(std::make_shared<State>()) {
+    state_->schedule = std::move(schedule);
+    state_->window = std::max<int64_t>(1, window);
+    state_->produce = std::move(produce);
+    state_->next_to_schedule = start;
+    state_->end = end;
+  }
+
+  ~OrderedReadAhead() {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->slots.clear();  // tasks that start later find no slot and return
+    state_->cancelled = true;
+    state_->changed.wait(lock, [&] { return state_->running == 0; });
+  }
+
+  OrderedReadAhead(const OrderedReadAhead&) = delete;
+  OrderedReadAhead& operator=(const OrderedReadAhead&) = delete;
+
+  // The result for `position`; positions must be taken in increasing order.
+  Result Take(int64_t position) {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    Discard(position);
+    ScheduleAhead(position);
+    while (true) {
+      auto it = state_->slots.find(position);
+      if (it == state_->slots.end()) {
+        // Not scheduled (e.g. position past the window): compute inline.
+        lock.unlock();
+        return state_->produce(position);
+      }
+      Slot& slot = it->second;
+      if (slot.status == Slot::kDone) {
+        Result result = std::move(slot.result);
+        state_->slots.erase(it);
+        return result;
+      }
+      if (slot.status == Slot::kPending) {
+        // Do it here rather than wait for a thread to pick it up.
+        state_->slots.erase(it);
+        lock.unlock();
+        return state_->produce(position);
+      }
+      state_->changed.wait(lock);
+    }
+  }
+
+  // Drops every result before `position` and restarts read-ahead there.
+  void SkipTo(int64_t position) {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    Discard(position);
+    state_->next_to_schedule = std::max(state_->next_to_schedule, position);
+  }
+
+  // Drops all work and restarts at `position` (e.g. a restored checkpoint).
+  // Returns once no task is running, so the caller may then change what the
+  // producer reads.
+  void Reset(int64_t position) {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->slots.clear();
+    state_->next_to_schedule = position;
+    state_->changed.wait(lock, [&] { return state_->running == 0; });
+  }
+
+ private:
+  struct Slot {
+    enum Status { kPending, kRunning, kDone } status = kPending;
+    Result result;
+  };
+  struct State {
+    std::mutex mu;
+    std::condition_variable changed;
+    Scheduler schedule;
+    Producer produce;
+    int64_t window = 1;
+    int64_t next_to_schedule = 0;
+    int64_t end = 0;
+    int64_t running = 0;
+    bool cancelled = false;
+    std::map<int64_t, Slot> slots;
+  };
+
+  // Requires state_->mu.
+  void Discard(int64_t position) {
+    auto& slots = state_->slots;
+    slots.erase(slots.begin(), slots.lower_bound(position));
+  }
+
+  // Requires state_->mu.
+  void ScheduleAhead(int64_t position) {
+    State& s = *state_;
+    s.next_to_schedule = std::max(s.next_to_schedule, position);
+    const int64_t limit = std::min(s.end, position + s.window);
+    for (; s.next_to_schedule < limit; ++s.next_to_schedule) {
+      const int64_t p = s.next_to_schedule;
+      s.slots[p].status = Slot::kPending;
+      std::shared_ptr<State> state = state_;
+      s.schedule([state, p]() { RunTask(*state, p); });
+    }
+  }
+
+  static void RunTask(State& s, int64_t position) {
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      auto it = s.slots.find(position);
+      if (s.cancelled || it == s.slots.end() ||
+          it->second.status != Slot::kPending) {
+        return;  // taken by the consumer, skipped, or reset
+      }
+      it->second.status = Slot::kRunning;
+      ++s.running;
+    }
+    Result result = s.produce(position);
+    std::lock_guard<std::mutex> lock(s.mu);
+    --s.running;
+    auto it = s.slots.find(position);
+    if (it != s.slots.end() && it->second.status == Slot::kRunning) {
+      it->second.result = std::move(result);
+      it->second.status = Slot::kDone;
+    }
+    s.changed.notify_all();
+  }
+
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace tfg
+
+#endif  // TF_GULP_CC_UTIL_ORDERED_READ_AHEAD_H_

@@ -1,0 +1,73 @@
+#include "cc/util/ordered_read_ahead.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace tfg {
+namespace {
+
+// A scheduler backed by real threads, joined at the end of the test.
+class Threads {
+ public:
+  ~Threads() { Join(); }
+  Scheduler scheduler() {
+    return [this](std::function<void()> fn) {
+      std::lock_guard<std::mutex> lock(mu_);
+      threads_.emplace_back(std::move(fn));
+    };
+  }
+  void Join() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::thread> threads_;
+};
+
+TEST(OrderedReadAheadTest, ResultsComeInOrderAndEachIsProducedOnce) {
+  std::atomic<int> calls{0};
+  Threads threads;
+  {
+    OrderedReadAhead<int64_t> ahead(threads.scheduler(), 4, [&](int64_t p) {
+      calls++;
+      return p * p;
+    }, 0, 50);
+    for (int64_t p = 0; p < 50; ++p) EXPECT_EQ(ahead.Take(p), p * p);
+  }
+  EXPECT_EQ(calls.load(), 50);
+}
+
+TEST(OrderedReadAheadTest, WorksWhenTheSchedulerNeverRunsAnything) {
+  std::vector<std::function<void()>> queued;
+  Scheduler never = [&](std::function<void()> fn) { queued.push_back(fn); };
+  std::vector<int64_t> got;
+  {
+    OrderedReadAhead<int64_t> ahead(never, 3, [](int64_t p) { return p + 100; }, 0, 10);
+    for (int64_t p = 0; p < 10; ++p) got.push_back(ahead.Take(p));
+  }
+  for (auto& fn : queued) fn();  // late tasks after destruction do nothing
+  for (int64_t p = 0; p < 10; ++p) EXPECT_EQ(got[p], p + 100);
+}
+
+TEST(OrderedReadAheadTest, SkipAndResetChangeThePositionAndTheProducerInput) {
+  Threads threads;
+  std::atomic<int64_t> offset{0};
+  OrderedReadAhead<int64_t> ahead(threads.scheduler(), 4,
+                                  [&](int64_t p) { return p + offset.load(); }, 0, 100);
+  EXPECT_EQ(ahead.Take(0), 0);
+  ahead.SkipTo(10);
+  EXPECT_EQ(ahead.Take(10), 10);
+  ahead.Reset(3);  // waits for running tasks: now safe to change the producer's input
+  offset = 1000;
+  EXPECT_EQ(ahead.Take(3), 1003);
+  EXPECT_EQ(ahead.Take(4), 1004);
+}
+
+}  // namespace
+}  // namespace tfg
