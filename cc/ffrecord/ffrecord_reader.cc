@@ -16,9 +16,12 @@ namespace tfg {
 namespace ffrecord {
 namespace {
 
-// Below this many bytes in a batch, checksums are computed inline as reads
-// complete; above it, on the caller's threads once all reads are in.
-constexpr uint64_t kParallelChecksumMinBytes = uint64_t{1} << 20;
+// A batch of at least this many bytes is read in slices on several threads
+// when the caller offers a scheduler (below it, handing work to another
+// thread costs more than it saves).
+constexpr uint64_t kParallelMinBytes = uint64_t{128} << 10;
+// At most this many slices (and io_urings) per context.
+constexpr int kMaxSlices = 8;
 
 std::string Hex(uint32_t v) {
   std::ostringstream out;
@@ -31,9 +34,22 @@ std::string Hex(uint32_t v) {
 Status ReadContext::Create(const BatchReaderOptions& options,
                            std::unique_ptr<ReadContext>* context) {
   std::unique_ptr<ReadContext> c(new ReadContext());
-  TFG_RETURN_IF_ERROR(BatchReader::Create(options, &c->io_));
+  c->options_ = options;
+  c->io_.emplace_back();
+  TFG_RETURN_IF_ERROR(BatchReader::Create(options, &c->io_[0]));
   *context = std::move(c);
   return Status::Ok();
+}
+
+BatchReader* ReadContext::io(size_t slice) {
+  while (io_.size() <= slice) {
+    std::unique_ptr<BatchReader> reader;
+    BatchReaderOptions options = options_;
+    options.engine = io_[0]->engine();  // the same engine as the first, whatever auto chose
+    if (!BatchReader::Create(options, &reader).ok()) return nullptr;
+    io_.push_back(std::move(reader));
+  }
+  return io_[slice].get();
 }
 
 Status FFRecordReader::Open(const std::vector<std::string>& files, const ReaderOptions& options,
@@ -144,10 +160,17 @@ void FFRecordReader::Read(ReadContext* ctx, const RecordLocation* locs, size_t n
   const bool check = options_.check_data;
   uint64_t total = 0;
   for (size_t i = 0; i < n; ++i) total += locs[i].length;
-  const bool parallel_checksums = check && total >= kParallelChecksumMinBytes &&
-                                  parallelism.scheduler != nullptr && *parallelism.scheduler &&
-                                  parallelism.max_parallelism > 1 && n > 1;
-  const bool inline_checksums = check && !parallel_checksums;
+  const bool can_parallelize = parallelism.scheduler != nullptr && *parallelism.scheduler &&
+                               parallelism.max_parallelism > 1 && n > 1;
+  // io_uring: contiguous slices, each read (and checked) by its own ring on its own thread.
+  // pread: the engine itself spreads the reads over the scheduler, one task per read.
+  int slices = 1;
+  if (can_parallelize && total >= kParallelMinBytes &&
+      ctx->io()->engine() == IoEngine::kIoUring) {
+    slices = static_cast<int>(std::min<int64_t>(
+        {parallelism.max_parallelism, static_cast<int64_t>(n), kMaxSlices}));
+    while (slices > 1 && ctx->io(slices - 1) == nullptr) --slices;
+  }
 
   std::vector<ReadRequest>& requests = ctx->requests_;
   requests.resize(n);
@@ -200,16 +223,21 @@ void FFRecordReader::Read(ReadContext* ctx, const RecordLocation* locs, size_t n
       }
       if (loc.length > 0) std::memcpy(dsts[i], requests[i].dst + skip, loc.length);
     }
-    statuses[i] = inline_checksums ? CheckRecord(loc, dsts[i]) : Status::Ok();
+    statuses[i] = check ? CheckRecord(loc, dsts[i]) : Status::Ok();
   };
-  ctx->io_->Read(requests.data(), n, done, parallelism);
-
-  if (parallel_checksums) {
-    ParallelFor(static_cast<int64_t>(n), parallelism.max_parallelism, *parallelism.scheduler,
-                [&](int64_t i) {
-                  if (statuses[i].ok()) statuses[i] = CheckRecord(locs[i], dsts[i]);
-                });
+  if (slices == 1) {
+    ctx->io()->Read(requests.data(), n, done, can_parallelize ? parallelism : ReadParallelism{});
+    return;
   }
+  ParallelFor(slices, slices, *parallelism.scheduler, [&](int64_t s) {
+    const size_t begin = n * s / slices;
+    const size_t end = n * (s + 1) / slices;
+    ctx->io(static_cast<size_t>(s))->Read(
+        requests.data() + begin, end - begin,
+        [&](size_t i, const Status& status, uint64_t bytes_read) {
+          done(begin + i, status, bytes_read);
+        });
+  });
 }
 
 Status FFRecordReader::ValidateMetadata() const {

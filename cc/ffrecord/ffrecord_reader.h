@@ -9,7 +9,10 @@
 //
 // A batch read submits every record's read at once (up to the queue depth),
 // checks each record's CRC-32 as soon as its bytes arrive (so checksumming
-// overlaps the reads still in flight), and reports a status per record.
+// overlaps the reads still in flight), and reports a status per record. Given
+// a scheduler, a large io_uring batch is split into contiguous slices read on
+// several threads, each slice still one submission: copying out of the page
+// cache and checksumming then use every core.
 #ifndef TF_GULP_CC_FFRECORD_FFRECORD_READER_H_
 #define TF_GULP_CC_FFRECORD_FFRECORD_READER_H_
 
@@ -57,15 +60,19 @@ struct RecordLocation {
   uint32_t checksum = 0;
 };
 
-// Per-thread state for reads: the batch reader and reusable scratch memory.
+// Per-thread state for reads: the batch reader(s) and reusable scratch memory.
 class ReadContext {
  public:
   static Status Create(const BatchReaderOptions& options, std::unique_ptr<ReadContext>* context);
-  BatchReader* io() { return io_.get(); }
+  BatchReader* io() { return io_[0].get(); }
 
  private:
   friend class FFRecordReader;
-  std::unique_ptr<BatchReader> io_;
+  // io_[0] always exists; more are made on demand when a large batch is read in slices on
+  // several threads (one io_uring each: a ring must not be shared between threads).
+  BatchReader* io(size_t slice);
+  BatchReaderOptions options_;
+  std::vector<std::unique_ptr<BatchReader>> io_;
   std::vector<ReadRequest> requests_;
   std::vector<uint64_t> bounce_offsets_;  // O_DIRECT: each record's place in bounce_
   AlignedBuffer bounce_;
@@ -99,8 +106,8 @@ class FFRecordReader {
 
   // Reads the `n` located records into dsts[i] (room for locations[i].length
   // bytes each) and sets statuses[i]. All reads go to `context`'s batch
-  // reader at once. `parallelism` lets the pread engine read, and large
-  // batches verify checksums, on several threads.
+  // reader at once. `parallelism` lets large batches be read (and checked)
+  // on several threads: in slices for io_uring, read by read for pread.
   void Read(ReadContext* context, const RecordLocation* locations, size_t n, char* const* dsts,
             Status* statuses, const ReadParallelism& parallelism = {}) const;
 

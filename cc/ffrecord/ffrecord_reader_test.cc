@@ -174,6 +174,43 @@ INSTANTIATE_TEST_SUITE_P(
              (std::get<1>(info.param) ? "Direct" : "Buffered");
     });
 
+TEST(FFRecordReaderTest, SlicedParallelReadsReportEachRecordsStatusAtItsIndex) {
+  if (!IoUringAvailable()) GTEST_SKIP() << "no io_uring";
+  testing::TempDir dir;
+  std::vector<std::string> records;
+  for (int i = 0; i < 64; ++i) records.push_back(std::string(8192, static_cast<char>('a' + i % 26)));
+  std::string bytes = testing::BuildFFRecord(records);
+  const size_t corrupt = 12 + 12 * 64 + 8192 * 50 + 17;  // inside record 50
+  bytes[corrupt] ^= 1;
+  testing::WriteFile(dir.Join("c.ffr"), bytes);
+  Opened s = Open({dir.Join("c.ffr")}, {}, IoEngine::kIoUring, 64);
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  Scheduler schedule = [&](std::function<void()> fn) {
+    std::lock_guard<std::mutex> lock(mu);
+    threads.emplace_back(std::move(fn));
+  };
+  std::vector<RecordLocation> locs(64);
+  std::vector<std::string> out(64, std::string(8192, '\0'));
+  std::vector<char*> dsts;
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_TRUE(s.reader->Locate(63 - i, &locs[i]).ok());
+    dsts.push_back(&out[i][0]);
+  }
+  std::vector<Status> statuses(64);
+  s.reader->Read(s.context.get(), locs.data(), 64, dsts.data(), statuses.data(), {&schedule, 4});
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 64; ++i) {
+    if (63 - i == 50) {
+      EXPECT_EQ(statuses[i].code(), StatusCode::kDataLoss);
+      EXPECT_NE(statuses[i].message().find("record 50 at offset"), std::string::npos);
+    } else {
+      EXPECT_TRUE(statuses[i].ok()) << i << ": " << statuses[i].message();
+      EXPECT_EQ(out[i], records[63 - i]);
+    }
+  }
+}
+
 TEST(FFRecordReaderTest, ReadsAfterCloseFail) {
   Opened s = Open({std::string(kFixtures) + "three.ffr"});
   s.reader->Close();
