@@ -1,1 +1,16 @@
-"""TensorFlow glue: op registrations (C++), kernels and their Python wrappers."""
+"""TensorFlow glue: op registrations (C++), kernels and their Python wrappers.
+
+Image ops, loaded on first use: `similarity_warp` (tf_gulp/ops/warp_ops.py).
+"""
+
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so importing a submodule (library, the dataset wrappers) stays cheap.
+    if name == "similarity_warp":
+        from tf_gulp.ops.warp_ops import similarity_warp
+
+        globals()[name] = similarity_warp
+        return similarity_warp
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,135 @@
+#include "cc/warp/similarity_warp.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace tfg {
+namespace warp {
+namespace {
+
+// Output pictures larger than this many values per picture are refused (a
+// guard against a typo allocating terabytes, not a format limit).
+constexpr int64_t kMaxOutputValues = int64_t{1} << 34;
+constexpr int64_t kMaxSide = int64_t{1} << 20;
+
+struct Strides {
+  int64_t x, y, c;
+};
+
+Strides StridesOf(Layout layout, int64_t height, int64_t width,
+                  int64_t channels) {
+  if (layout == Layout::kNHWC) return {channels, width * channels, 1};
+  return {1, width, height * width};
+}
+
+}  // namespace
+
+Status ParseLayout(const std::string& name, Layout* layout) {
+  if (name == "NHWC") {
+    *layout = Layout::kNHWC;
+  } else if (name == "NCHW") {
+    *layout = Layout::kNCHW;
+  } else {
+    return InvalidArgumentError("layout must be \"NHWC\" or \"NCHW\", got \"",
+                                name, "\"");
+  }
+  return Status::Ok();
+}
+
+Status ValidateGeometry(const WarpGeometry& g, int64_t bias_size,
+                        int64_t norm_size, int64_t oob_size) {
+  if (g.in_height <= 0 || g.in_width <= 0 || g.channels <= 0) {
+    return InvalidArgumentError("similarity_warp: input pictures must be non-empty, got ",
+                                g.in_height, "x", g.in_width, "x", g.channels);
+  }
+  if (g.out_height <= 0 || g.out_width <= 0 || g.out_height > kMaxSide ||
+      g.out_width > kMaxSide ||
+      g.out_height * g.out_width * g.channels > kMaxOutputValues) {
+    return InvalidArgumentError("similarity_warp: output_shape must be positive (and sane), got ",
+                                g.out_height, "x", g.out_width);
+  }
+  const char* names[3] = {"bias", "norm", "oob_color"};
+  const int64_t sizes[3] = {bias_size, norm_size, oob_size};
+  for (int i = 0; i < 3; ++i) {
+    if (sizes[i] != g.channels) {
+      return InvalidArgumentError("similarity_warp: ", names[i], " must hold one value per channel (",
+                                  g.channels, "), got ", sizes[i]);
+    }
+  }
+  return Status::Ok();
+}
+
+Status ValidateMatrix(const float* matrix, int64_t index) {
+  for (int i = 0; i < 9; ++i) {
+    if (!std::isfinite(matrix[i])) {
+      return InvalidArgumentError("similarity_warp: matrix ", index,
+                                  " has a non-finite value at [", i / 3, ", ",
+                                  i % 3, "]");
+    }
+  }
+  return Status::Ok();
+}
+
+void WarpRows(const WarpGeometry& g, const uint8_t* src, const float* matrix,
+              const float* bias, const float* norm, const float* oob_color,
+              int64_t row_begin, int64_t row_end, float* dst) {
+  const int64_t C = g.channels;
+  const Strides in = StridesOf(g.layout, g.in_height, g.in_width, C);
+  const Strides out = StridesOf(g.layout, g.out_height, g.out_width, C);
+  const double m[9] = {matrix[0], matrix[1], matrix[2], matrix[3], matrix[4],
+                       matrix[5], matrix[6], matrix[7], matrix[8]};
+  const double x_lo = -0.5, x_hi = static_cast<double>(g.in_width) - 0.5;
+  const double y_lo = -0.5, y_hi = static_cast<double>(g.in_height) - 0.5;
+  const int64_t last_x = g.in_width - 1, last_y = g.in_height - 1;
+  const bool affine = m[6] == 0.0 && m[7] == 0.0 && m[8] == 1.0;
+
+  for (int64_t y = row_begin; y < row_end; ++y) {
+    float* row = dst + y * out.y;
+    for (int64_t x = 0; x < g.out_width; ++x) {
+      float* px = row + x * out.x;
+      double X = m[0] * x + m[1] * y + m[2];
+      double Y = m[3] * x + m[4] * y + m[5];
+      bool inside = true;
+      if (!affine) {
+        const double W = m[6] * x + m[7] * y + m[8];
+        if (W > 0) {
+          X /= W;
+          Y /= W;
+        } else {
+          inside = false;
+        }
+      }
+      // Written so that NaN coordinates count as outside.
+      inside = inside && X >= x_lo && X <= x_hi && Y >= y_lo && Y <= y_hi;
+      if (!inside) {
+        for (int64_t c = 0; c < C; ++c) px[c * out.c] = oob_color[c];
+        continue;
+      }
+      const double fx0 = std::floor(X), fy0 = std::floor(Y);
+      const float ax = static_cast<float>(X - fx0);
+      const float ay = static_cast<float>(Y - fy0);
+      const int64_t ix = static_cast<int64_t>(fx0), iy = static_cast<int64_t>(fy0);
+      const int64_t x0 = std::max<int64_t>(ix, 0);
+      const int64_t x1 = std::min<int64_t>(ix + 1, last_x);
+      const int64_t y0 = std::max<int64_t>(iy, 0);
+      const int64_t y1 = std::min<int64_t>(iy + 1, last_y);
+      const uint8_t* p00 = src + y0 * in.y + x0 * in.x;
+      const uint8_t* p01 = src + y0 * in.y + x1 * in.x;
+      const uint8_t* p10 = src + y1 * in.y + x0 * in.x;
+      const uint8_t* p11 = src + y1 * in.y + x1 * in.x;
+      const float w00 = (1.f - ax) * (1.f - ay), w01 = ax * (1.f - ay);
+      const float w10 = (1.f - ax) * ay, w11 = ax * ay;
+      for (int64_t c = 0; c < C; ++c) {
+        const int64_t o = c * in.c;
+        float v = w00 * p00[o] + w01 * p01[o] + w10 * p10[o] + w11 * p11[o];
+        v = std::floor(v + 0.5f);
+        v = std::min(255.f, std::max(0.f, v));
+        px[c * out.c] = (v - bias[c]) * norm[c];
+      }
+    }
+  }
+}
+
+}  // namespace warp
+}  // namespace tfg

@@ -1,0 +1,191 @@
+// SimilarityWarp: the batched bilinear affine (or projective) warp with fused
+// bias/norm, on pictures [B, H, W, C] or clips [B, T, H, W, C] (one matrix per
+// picture or clip). The math is in cc/warp/similarity_warp.*; this file
+// validates tensors and shards output rows over TF's intra-op threads.
+//
+// Only a CPU kernel is registered here. A GPU kernel registers against the
+// same op name with HostMemory("output_shape") (the output size must be known
+// on the host to allocate the output).
+#include <cstdint>
+#include <string>
+
+#include "cc/warp/similarity_warp.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/shape_inference.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/util/work_sharder.h"
+#include "tf_gulp/ops/core_status.h"
+
+namespace tf_gulp {
+namespace {
+
+using ::tensorflow::DEVICE_CPU;
+using ::tensorflow::OpKernel;
+using ::tensorflow::OpKernelConstruction;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::Tensor;
+using ::tensorflow::TensorShape;
+using ::tensorflow::shape_inference::DimensionHandle;
+using ::tensorflow::shape_inference::InferenceContext;
+using ::tensorflow::shape_inference::ShapeHandle;
+
+constexpr char kOpName[] = "SimilarityWarp";
+constexpr char kLayout[] = "layout";
+
+absl::Status SimilarityWarpShape(InferenceContext* c) {
+  std::string layout;
+  TF_RETURN_IF_ERROR(c->GetAttr(kLayout, &layout));
+  ShapeHandle images = c->input(0);
+  ShapeHandle hw;
+  TF_RETURN_IF_ERROR(c->MakeShapeFromShapeTensor(2, &hw));
+  TF_RETURN_IF_ERROR(c->WithRank(hw, 2, &hw));
+  ShapeHandle matrices;
+  TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 3, &matrices));
+  if (!c->RankKnown(images)) {
+    c->set_output(0, c->UnknownShape());
+    return absl::OkStatus();
+  }
+  const int rank = c->Rank(images);
+  if (rank != 4 && rank != 5) {
+    return absl::InvalidArgumentError(
+        "similarity_warp: images must be [B, H, W, C] or [B, T, H, W, C] (NHWC) "
+        "or the NCHW equivalent");
+  }
+  DimensionHandle batch;
+  TF_RETURN_IF_ERROR(c->Merge(c->Dim(images, 0), c->Dim(matrices, 0), &batch));
+  std::vector<DimensionHandle> dims;
+  for (int i = 0; i < rank; ++i) dims.push_back(c->Dim(images, i));
+  dims[0] = batch;
+  const int h_axis = layout == "NHWC" ? rank - 3 : rank - 2;
+  dims[h_axis] = c->Dim(hw, 0);
+  dims[h_axis + 1] = c->Dim(hw, 1);
+  c->set_output(0, c->MakeShape(dims));
+  return absl::OkStatus();
+}
+
+class SimilarityWarpOp : public OpKernel {
+ public:
+  explicit SimilarityWarpOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    std::string layout;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kLayout, &layout));
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::warp::ParseLayout(layout, &layout_)));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& images = ctx->input(0);
+    const Tensor& matrices = ctx->input(1);
+    const Tensor& output_shape = ctx->input(2);
+    const Tensor& bias = ctx->input(3);
+    const Tensor& norm = ctx->input(4);
+    const Tensor& oob = ctx->input(5);
+
+    const int rank = images.dims();
+    OP_REQUIRES(ctx, rank == 4 || rank == 5,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "similarity_warp: images must have rank 4 ([B, H, W, C]) or 5 "
+                    "([B, T, H, W, C]), got shape ",
+                    images.shape().DebugString())));
+    const int64_t batch = images.dim_size(0);
+    OP_REQUIRES(ctx,
+                matrices.dims() == 3 && matrices.dim_size(0) == batch &&
+                    matrices.dim_size(1) == 3 && matrices.dim_size(2) == 3,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "similarity_warp: matrices must be [", batch, ", 3, 3], got ",
+                    matrices.shape().DebugString())));
+    OP_REQUIRES(ctx, output_shape.dims() == 1 && output_shape.NumElements() == 2,
+                absl::InvalidArgumentError(
+                    "similarity_warp: output_shape must be [height, width]"));
+    for (const Tensor* t : {&bias, &norm, &oob}) {
+      OP_REQUIRES(ctx, t->dims() == 1,
+                  absl::InvalidArgumentError(
+                      "similarity_warp: bias, norm and oob_color must be vectors "
+                      "with one value per channel"));
+    }
+
+    const bool nhwc = layout_ == tfg::warp::Layout::kNHWC;
+    const int h_axis = nhwc ? rank - 3 : rank - 2;
+    const int c_axis = nhwc ? rank - 1 : rank - 3;
+    const int64_t frames = rank == 5 ? images.dim_size(1) : 1;
+    tfg::warp::WarpGeometry g;
+    g.layout = layout_;
+    g.in_height = images.dim_size(h_axis);
+    g.in_width = images.dim_size(h_axis + 1);
+    g.channels = images.dim_size(c_axis);
+    auto hw = output_shape.vec<int32_t>();
+    g.out_height = hw(0);
+    g.out_width = hw(1);
+    if (batch == 0 || frames == 0) {
+      // Nothing to warp; still report a bad output_shape.
+      OP_REQUIRES(ctx, g.out_height > 0 && g.out_width > 0,
+                  absl::InvalidArgumentError(
+                      "similarity_warp: output_shape must be positive"));
+    } else {
+      OP_REQUIRES_OK(ctx, ToTfStatus(tfg::warp::ValidateGeometry(
+                              g, bias.NumElements(), norm.NumElements(),
+                              oob.NumElements())));
+    }
+    const float* m = matrices.flat<float>().data();
+    for (int64_t b = 0; b < batch; ++b) {
+      OP_REQUIRES_OK(ctx, ToTfStatus(tfg::warp::ValidateMatrix(m + 9 * b, b)));
+    }
+
+    TensorShape out_shape = images.shape();
+    OP_REQUIRES_OK(ctx, out_shape.SetDimWithStatus(h_axis, g.out_height));
+    OP_REQUIRES_OK(ctx, out_shape.SetDimWithStatus(h_axis + 1, g.out_width));
+    Tensor* output = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &output));
+    if (output->NumElements() == 0) return;
+
+    const uint8_t* src = images.flat<uint8_t>().data();
+    float* dst = output->flat<float>().data();
+    const float* bias_p = bias.flat<float>().data();
+    const float* norm_p = norm.flat<float>().data();
+    const float* oob_p = oob.flat<float>().data();
+    const int64_t in_size = g.in_height * g.in_width * g.channels;
+    const int64_t out_size = g.out_height * g.out_width * g.channels;
+    const int64_t pictures = batch * frames;
+    const int64_t total_rows = pictures * g.out_height;
+    // Rows of all pictures form one range; each shard may span pictures.
+    auto work = [&](int64_t begin, int64_t end) {
+      while (begin < end) {
+        const int64_t p = begin / g.out_height;
+        const int64_t row = begin % g.out_height;
+        const int64_t stop = std::min(end - p * g.out_height, g.out_height);
+        tfg::warp::WarpRows(g, src + p * in_size, m + 9 * (p / frames), bias_p,
+                            norm_p, oob_p, row, stop, dst + p * out_size);
+        begin = p * g.out_height + stop;
+      }
+    };
+    auto* threads = ctx->device()->tensorflow_cpu_worker_threads();
+    const int64_t cost_per_row = g.out_width * (g.channels * 12 + 30);
+    ::tensorflow::Shard(threads->num_threads, threads->workers, total_rows,
+                        cost_per_row, work);
+  }
+
+ private:
+  tfg::warp::Layout layout_ = tfg::warp::Layout::kNHWC;
+};
+
+}  // namespace
+
+REGISTER_OP(kOpName)
+    .Input("images: uint8")
+    .Input("matrices: float")
+    .Input("output_shape: int32")
+    .Input("bias: float")
+    .Input("norm: float")
+    .Input("oob_color: float")
+    .Output("output: float")
+    .Attr("layout: {'NHWC', 'NCHW'} = 'NHWC'")
+    .SetShapeFn(SimilarityWarpShape)
+    .Doc(R"doc(
+Warps pictures [B, H, W, C] or clips [B, T, H, W, C] (NCHW: [B, C, H, W] /
+[B, T, C, H, W]) with one 3x3 matrix per picture or clip mapping output pixels
+to input pixels; bilinear sampling, then (round(v) - bias) * norm in float32;
+pixels mapping outside the input get oob_color.
+)doc");
+
+REGISTER_KERNEL_BUILDER(Name(kOpName).Device(DEVICE_CPU), SimilarityWarpOp);
+
+}  // namespace tf_gulp

@@ -1,0 +1,83 @@
+"""Python wrapper of the SimilarityWarp op (registered in similarity_warp_op.cc).
+
+`similarity_warp` is exported as `tf_gulp.ops.similarity_warp`; the transforms in
+`tf_gulp.bzna.transforms` build its matrices.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence, Union
+
+import tensorflow as tf
+
+from tf_gulp.ops.library import load_ops
+
+_LAYOUTS = ("NHWC", "NCHW")
+
+tf.no_gradient("SimilarityWarp")
+
+
+def _per_channel(value, channels, name: str) -> tf.Tensor:
+    value = tf.convert_to_tensor(value, tf.float32, name=name)
+    if value.shape.rank == 0:
+        return tf.fill(tf.reshape(channels, [1]), value)
+    if value.shape.rank != 1:
+        raise ValueError(f"similarity_warp: {name} must be a scalar or a vector with one value "
+                         f"per channel, got shape {value.shape}")
+    return value
+
+
+def similarity_warp(
+    images,
+    matrices,
+    output_shape: Union[Sequence[int], tf.Tensor],
+    bias=0.0,
+    norm=1.0,
+    oob_color=0.0,
+    layout: str = "NHWC",
+    name: str = None,
+) -> tf.Tensor:
+    """Warps uint8 pictures with 3x3 matrices mapping output pixels to input pixels.
+
+    For every output pixel (x, y): `[X, Y, W] = M @ [x, y, 1]`, the input is sampled bilinearly at
+    (X/W, Y/W), rounded and clamped to [0, 255], and written as `(v - bias) * norm` (float32). Output
+    pixels that map outside the input picture (which covers [-0.5, W-0.5] x [-0.5, H-0.5]) get
+    `oob_color` as is. This is the reference's "similarity warp" convention, so matrices from
+    `tf_gulp.bzna.transforms` plug in directly.
+
+    Args:
+      images: uint8 `[B, H, W, C]` pictures, `[B, T, H, W, C]` clips (every frame of clip b is warped
+        with matrix b), or one picture `[H, W, C]` (with one `[3, 3]` matrix). With
+        `layout="NCHW"`: `[B, C, H, W]`, `[B, T, C, H, W]` or `[C, H, W]`.
+      matrices: float32 `[B, 3, 3]` (or `[3, 3]` for one picture).
+      output_shape: `(height, width)` of the output.
+      bias, norm, oob_color: scalars or one value per channel.
+      layout: "NHWC" or "NCHW", for both the input and the output.
+
+    Returns:
+      float32 tensor shaped like `images` with the spatial size replaced by `output_shape`.
+    """
+    if layout not in _LAYOUTS:
+        raise ValueError(f"similarity_warp: layout must be one of {_LAYOUTS}, got {layout!r}")
+    with tf.name_scope(name or "similarity_warp"):
+        images = tf.convert_to_tensor(images)
+        if images.dtype != tf.uint8:
+            raise TypeError(f"similarity_warp: images must be uint8, got {images.dtype.name}")
+        matrices = tf.convert_to_tensor(matrices, tf.float32)
+        single = images.shape.rank == 3
+        if single:
+            images = images[tf.newaxis]
+            matrices = tf.reshape(matrices, [1, 3, 3])
+        channel_axis = -1 if layout == "NHWC" else -3
+        channels = tf.shape(images)[channel_axis]
+        output_shape = tf.cast(tf.convert_to_tensor(output_shape), tf.int32)
+        out = load_ops().similarity_warp(
+            images=images,
+            matrices=matrices,
+            output_shape=output_shape,
+            bias=_per_channel(bias, channels, "bias"),
+            norm=_per_channel(norm, channels, "norm"),
+            oob_color=_per_channel(oob_color, channels, "oob_color"),
+            layout=layout,
+        )
+        return out[0] if single else out
