@@ -135,6 +135,32 @@ def test_skip_reads_nothing_and_gives_the_same_elements(data, tmp_path):
     assert len(tail) == 2 and set(tail) <= {b"", b"last"}
 
 
+@pytest.mark.parametrize("batch_size", [None, 4])
+def test_shard_skips_inside_read_ahead_chunks_exactly(data, batch_size):
+    # shard() skips between elements; reads run ahead of the caller in chunks (32 records, or
+    # batches), so skips land inside chunks that are already being read.
+    def make():
+        return tf_gulp.FFRecordDataset(data["dir"], batch_size=batch_size, shuffle=True, seed=9)
+
+    full = [x.numpy().tolist() if batch_size else x.numpy() for x in make()]
+    for n, i in ((3, 0), (5, 2), (40, 39)):
+        got = [x.numpy().tolist() if batch_size else x.numpy() for x in make().shard(n, i)]
+        assert got == full[i::n], (n, i)
+
+
+def test_a_one_thread_pool_does_not_stall_read_ahead(data):
+    # Reads ahead are scheduled on tf.data's threads; with one thread busy elsewhere the iterator
+    # reads what it needs itself.
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = 1
+    ds = tf_gulp.FFRecordDataset(data["dir"], batch_size=5).with_options(options)
+    assert values(ds) == data["records"]
+    ds = (tf.data.Dataset.from_tensor_slices([data["dir"]] * 3).with_options(options)
+          .interleave(lambda d: tf_gulp.FFRecordDataset(d, batch_size=7), cycle_length=3,
+                      num_parallel_calls=3))
+    assert sorted(first_numbers(ds)) == sorted(list(range(N)) * 3)
+
+
 # --- checkpoints and serialization ----------------------------------------------------------------
 
 @pytest.mark.parametrize("batch_size,repeat,stop", [(None, 1, 37), (None, 2, 150), (8, 1, 5),

@@ -17,8 +17,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +85,11 @@ constexpr char kSplitProvider[] = "split_provider";
 // Without batch_size, records are still read in groups of this many per
 // submission (and handed out one by one).
 constexpr int64_t kUnbatchedGroup = 32;
+// Chunks (batches, or groups of records) read ahead of the caller: while one
+// is returned the next is already in flight on another thread, so the device
+// queue does not drain between batches and a warm cache is copied on two
+// cores.
+constexpr int kReadAheadChunks = 2;
 constexpr int64_t kMaxQueueDepth = 4096;
 
 struct Options {
@@ -245,12 +252,55 @@ class FFRecordDatasetOp::Dataset : public DatasetBase {
   }
 
  private:
-  // One element read ahead (unbatched mode): its tensor, or the error that
-  // replaced it.
-  struct Produced {
-    absl::Status status;
-    Tensor tensor;
+  // A unit of reading: one batch (batched), or a group of consecutive records
+  // (unbatched). Its output tensors are allocated before the read, with each
+  // string sized to its record, and the read fills them in place.
+  struct Chunk {
+    int64_t first_element = 0;
+    int64_t num_elements = 0;
+    std::vector<Tensor> tensors;  // batched: one [n] string tensor; else one scalar per record
+    std::vector<ffr::RecordLocation> locations;
+    std::vector<char*> dsts;
+    std::vector<tfg::Status> statuses;  // one per record
+    // kQueued -> kRunning -> kDone, under ReadAhead::mu. Whoever moves it out
+    // of kQueued (the scheduled task, or a reader that needs it first) reads it.
+    enum State { kQueued, kRunning, kDone } state = kQueued;
   };
+
+  // What read tasks running on tf.data's threads share with the iterator (it
+  // outlives the iterator while tasks are still running).
+  struct ReadAhead {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::unique_ptr<ffr::ReadContext>> idle;  // one io_uring each
+    tfg::BatchReaderOptions io;
+    std::shared_ptr<const ffr::FFRecordReader> reader;
+  };
+
+  // Reads `chunk` (already claimed: kRunning) with an idle context, then marks
+  // it done. Runs on a runner thread or on the thread that needs the chunk.
+  static void RunChunk(const std::shared_ptr<ReadAhead>& ra, Chunk* chunk) {
+    std::unique_ptr<ffr::ReadContext> context;
+    {
+      std::lock_guard<std::mutex> lock(ra->mu);
+      if (!ra->idle.empty()) {
+        context = std::move(ra->idle.back());
+        ra->idle.pop_back();
+      }
+    }
+    tfg::Status status;
+    if (!context) status = ffr::ReadContext::Create(ra->io, &context);
+    if (status.ok()) {
+      ra->reader->Read(context.get(), chunk->locations.data(), chunk->locations.size(),
+                       chunk->dsts.data(), chunk->statuses.data());
+    } else {
+      for (tfg::Status& s : chunk->statuses) s = status;
+    }
+    std::lock_guard<std::mutex> lock(ra->mu);
+    if (context) ra->idle.push_back(std::move(context));
+    chunk->state = Chunk::kDone;
+    ra->cv.notify_all();
+  }
 
   class Iterator : public DatasetIterator<Dataset> {
    public:
@@ -260,10 +310,14 @@ class FFRecordDatasetOp::Dataset : public DatasetBase {
       mutex_lock l(mu_);
       const Dataset& d = *dataset();
       epoch_ = d.next_epoch_.fetch_add(1);
-      tfg::BatchReaderOptions io;
-      io.engine = d.options_.engine;
-      io.queue_depth = d.options_.EffectiveQueueDepth();
-      TFG_TF_RETURN_IF_ERROR(ffr::ReadContext::Create(io, &read_context_));
+      ra_ = std::make_shared<ReadAhead>();
+      ra_->io.engine = d.options_.engine;
+      ra_->io.queue_depth = d.options_.EffectiveQueueDepth();
+      ra_->reader = d.reader_;
+      // Fail now, not on the first read, when the engine cannot be had.
+      std::unique_ptr<ffr::ReadContext> context;
+      TFG_TF_RETURN_IF_ERROR(ffr::ReadContext::Create(ra_->io, &context));
+      ra_->idle.push_back(std::move(context));
       if (!ctx->split_providers().empty()) {
         if (ctx->split_providers().size() != 1) {
           return absl::FailedPreconditionError(
@@ -278,34 +332,43 @@ class FFRecordDatasetOp::Dataset : public DatasetBase {
     absl::Status GetNextInternal(IteratorContext* ctx, std::vector<Tensor>* out_tensors,
                                  bool* end_of_sequence) override {
       mutex_lock l(mu_);
-      const Dataset& d = *dataset();
-      if (d.options_.batched()) {
-        int64_t element = 0;
-        TF_RETURN_IF_ERROR(NextElement(&element, end_of_sequence));
-        if (*end_of_sequence) return absl::OkStatus();
-        const int64_t b = d.options_.batch_size;
-        const int64_t begin = element * b;
-        const int64_t end = std::min(begin + b, d.num_records_);
-        Tensor batch(ctx->allocator({}), tensorflow::DT_STRING, TensorShape({end - begin}));
-        std::vector<absl::Status> statuses;
-        TF_RETURN_IF_ERROR(ReadPositions(ctx, begin, end, [&](int64_t k) {
-          return &batch.flat<tstring>()(k);
-        }, &statuses));
-        for (const absl::Status& s : statuses) TF_RETURN_IF_ERROR(s);
-        out_tensors->push_back(std::move(batch));
+      const int64_t n = dataset()->num_elements_;
+      *end_of_sequence = false;
+      if (split_provider_) {
+        // tf.data service: one element per split, read when asked for.
+        Tensor split;
+        bool end = false;
+        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
+        if (end) {
+          *end_of_sequence = true;
+          return absl::OkStatus();
+        }
+        const int64_t element = split.scalar<int64_t>()();
+        if (element < 0 || element >= n) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("split ", element, " is outside the dataset's ", n, " elements"));
+        }
+        std::shared_ptr<Chunk> chunk = MakeChunk(ctx, element, 1);
+        chunk->state = Chunk::kRunning;
+        RunChunk(ra_, chunk.get());
+        return Output(*chunk, 0, out_tensors);
+      }
+      Refill(ctx);
+      if (chunks_.empty()) {
+        *end_of_sequence = true;
         return absl::OkStatus();
       }
-      if (buffer_.empty()) {
-        TF_RETURN_IF_ERROR(FillBuffer(ctx, end_of_sequence));
-        if (*end_of_sequence) return absl::OkStatus();
+      std::shared_ptr<Chunk> front = chunks_.front();
+      Await(front.get());
+      const int64_t k = front_taken_++;
+      ++position_;
+      if (front_taken_ == front->num_elements) {
+        chunks_.pop_front();
+        front_taken_ = 0;
       }
-      *end_of_sequence = false;
-      Produced produced = std::move(buffer_.front());
-      buffer_.pop_front();
-      if (!split_provider_) ++position_;
-      TF_RETURN_IF_ERROR(produced.status);
-      out_tensors->push_back(std::move(produced.tensor));
-      return absl::OkStatus();
+      // Keep the next reads in flight while the caller works on this element.
+      Refill(ctx);
+      return Output(*front, k, out_tensors);
     }
 
     absl::Status SkipInternal(IteratorContext* ctx, int num_to_skip, bool* end_of_sequence,
@@ -317,10 +380,22 @@ class FFRecordDatasetOp::Dataset : public DatasetBase {
       }
       mutex_lock l(mu_);
       // Nothing is read: the order is a function, so skipping moves a number.
-      const int64_t skip = std::min<int64_t>(num_to_skip, dataset()->num_elements_ - position_);
+      // Elements already being read are passed over (their reads finish
+      // unobserved).
+      const int64_t n = dataset()->num_elements_;
+      const int64_t skip = std::min<int64_t>(num_to_skip, n - position_);
+      int64_t left = skip;
+      while (left > 0 && !chunks_.empty()) {
+        const int64_t take = std::min(left, chunks_.front()->num_elements - front_taken_);
+        front_taken_ += take;
+        left -= take;
+        if (front_taken_ == chunks_.front()->num_elements) {
+          chunks_.pop_front();
+          front_taken_ = 0;
+        }
+      }
       position_ += skip;
-      const size_t drop = std::min<size_t>(buffer_.size(), static_cast<size_t>(skip));
-      buffer_.erase(buffer_.begin(), buffer_.begin() + drop);
+      if (chunks_.empty()) next_element_ = position_;
       *num_skipped = static_cast<int>(skip);
       *end_of_sequence = skip < num_to_skip;
       return absl::OkStatus();
@@ -356,7 +431,9 @@ class FFRecordDatasetOp::Dataset : public DatasetBase {
       }
       epoch_ = epoch;
       position_ = position;
-      buffer_.clear();
+      next_element_ = position;
+      chunks_.clear();  // reads in flight finish unobserved
+      front_taken_ = 0;
       // Later epochs (e.g. under repeat()) continue from the restored one, as
       // they would have in the run that wrote the checkpoint. (Restoring may
       // create iterators of its own, so the counter is set, not bumped.)
@@ -370,112 +447,104 @@ class FFRecordDatasetOp::Dataset : public DatasetBase {
     }
 
    private:
-    // The next element index: from the split provider (tf.data service) or
-    // the iterator's own position, which it advances.
-    absl::Status NextElement(int64_t* element, bool* end_of_sequence)
-        TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      const int64_t n = dataset()->num_elements_;
-      *end_of_sequence = false;
-      if (split_provider_) {
-        Tensor split;
-        bool end = false;
-        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
-        if (end) {
-          *end_of_sequence = true;
-          return absl::OkStatus();
-        }
-        *element = split.scalar<int64_t>()();
-        if (*element < 0 || *element >= n) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("split ", *element, " is outside the dataset's ", n, " elements"));
-        }
-        return absl::OkStatus();
+    // Schedules reads until kReadAheadChunks chunks are queued or in flight.
+    void Refill(IteratorContext* ctx) TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      const Dataset& d = *dataset();
+      while (static_cast<int>(chunks_.size()) < kReadAheadChunks &&
+             next_element_ < d.num_elements_) {
+        const int64_t count =
+            d.options_.batched()
+                ? 1
+                : std::min<int64_t>(kUnbatchedGroup, d.num_elements_ - next_element_);
+        std::shared_ptr<Chunk> chunk = MakeChunk(ctx, next_element_, count);
+        next_element_ += count;
+        chunks_.push_back(chunk);
+        std::shared_ptr<ReadAhead> ra = ra_;
+        (*ctx->runner())([ra, chunk]() {
+          {
+            std::lock_guard<std::mutex> lock(ra->mu);
+            if (chunk->state != Chunk::kQueued) return;  // the iterator read it itself
+            chunk->state = Chunk::kRunning;
+          }
+          RunChunk(ra, chunk.get());
+        });
       }
-      if (position_ >= n) {
-        *end_of_sequence = true;
-        return absl::OkStatus();
-      }
-      *element = position_++;
-      return absl::OkStatus();
     }
 
-    // Reads the records at epoch positions [begin, end) into the strings
-    // `slot(k)` for k in [0, end - begin): each is sized to its record and
-    // filled by one batched read. `statuses` gets one status per record; the
-    // return value is an error only when nothing could be attempted.
-    template <typename Slot>
-    absl::Status ReadPositions(IteratorContext* ctx, int64_t begin, int64_t end, Slot slot,
-                               std::vector<absl::Status>* statuses)
+    // Waits for `chunk`; reads it on this thread when no runner thread has
+    // started it yet (so a busy thread pool never stalls the iterator).
+    void Await(Chunk* chunk) {
+      {
+        std::unique_lock<std::mutex> lock(ra_->mu);
+        if (chunk->state != Chunk::kQueued) {
+          ra_->cv.wait(lock, [chunk] { return chunk->state == Chunk::kDone; });
+          return;
+        }
+        chunk->state = Chunk::kRunning;
+      }
+      RunChunk(ra_, chunk);
+    }
+
+    // Locates the records of elements [first, first + count) of this epoch
+    // and allocates their output strings at their exact sizes.
+    std::shared_ptr<Chunk> MakeChunk(IteratorContext* ctx, int64_t first, int64_t count)
         TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       const Dataset& d = *dataset();
+      auto chunk = std::make_shared<Chunk>();
+      chunk->first_element = first;
+      chunk->num_elements = count;
+      int64_t begin = first, end = first + count;  // record positions
+      if (d.options_.batched()) {
+        begin = first * d.options_.batch_size;
+        end = std::min(begin + d.options_.batch_size, d.num_records_);
+        chunk->tensors.emplace_back(ctx->allocator({}), tensorflow::DT_STRING,
+                                    TensorShape({end - begin}));
+      } else {
+        for (int64_t k = 0; k < count; ++k) {
+          chunk->tensors.emplace_back(ctx->allocator({}), tensorflow::DT_STRING, TensorShape({}));
+        }
+      }
       const ffr::RecordOrder order(d.num_records_, d.options_.shuffle,
                                    static_cast<uint64_t>(d.options_.seed), epoch_);
       const size_t n = static_cast<size_t>(end - begin);
-      locations_.resize(n);
-      dsts_.resize(n);
-      core_statuses_.assign(n, tfg::Status());
+      chunk->locations.resize(n);
+      chunk->dsts.resize(n);
+      chunk->statuses.resize(n);
       for (size_t k = 0; k < n; ++k) {
-        TFG_TF_RETURN_IF_ERROR(d.reader_->Locate(order[begin + k], &locations_[k]));
-        tstring* s = slot(static_cast<int64_t>(k));
-        s->resize_uninitialized(locations_[k].length);
-        dsts_[k] = s->mdata();
+        // Positions are in range by construction, so Locate cannot fail.
+        d.reader_->Locate(order[begin + static_cast<int64_t>(k)], &chunk->locations[k]);
+        tstring* s = d.options_.batched() ? &chunk->tensors[0].flat<tstring>()(k)
+                                          : &chunk->tensors[k].scalar<tstring>()();
+        s->resize_uninitialized(chunk->locations[k].length);
+        chunk->dsts[k] = s->mdata();
       }
-      tfg::ReadParallelism parallelism;
-      parallelism.scheduler = ctx->runner();
-      parallelism.max_parallelism = std::max(1, ctx->runner_threadpool_size());
-      d.reader_->Read(read_context_.get(), locations_.data(), n, dsts_.data(),
-                      core_statuses_.data(), parallelism);
-      statuses->clear();
-      for (const tfg::Status& s : core_statuses_) statuses->push_back(ToTfStatus(s));
-      return absl::OkStatus();
+      return chunk;
     }
 
-    // Unbatched: reads the next group of records (one with a split provider)
-    // into buffer_, one Produced each.
-    absl::Status FillBuffer(IteratorContext* ctx, bool* end_of_sequence)
-        TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      const Dataset& d = *dataset();
-      int64_t begin = 0, end = 0;
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(NextElement(&begin, end_of_sequence));
-        if (*end_of_sequence) return absl::OkStatus();
-        end = begin + 1;
-      } else {
-        if (position_ >= d.num_records_) {
-          *end_of_sequence = true;
-          return absl::OkStatus();
-        }
-        begin = position_;
-        end = std::min(position_ + kUnbatchedGroup, d.num_records_);
+    // Element `k` of a finished chunk: a batch fails with the first error
+    // among its records, a single record with its own.
+    absl::Status Output(const Chunk& chunk, int64_t k, std::vector<Tensor>* out) const {
+      if (dataset()->options_.batched()) {
+        for (const tfg::Status& s : chunk.statuses) TFG_TF_RETURN_IF_ERROR(s);
+        out->push_back(chunk.tensors[0]);
+        return absl::OkStatus();
       }
-      *end_of_sequence = false;
-      std::vector<Tensor> tensors;
-      tensors.reserve(static_cast<size_t>(end - begin));
-      for (int64_t k = begin; k < end; ++k) {
-        tensors.emplace_back(ctx->allocator({}), tensorflow::DT_STRING, TensorShape({}));
-      }
-      std::vector<absl::Status> statuses;
-      TF_RETURN_IF_ERROR(ReadPositions(ctx, begin, end, [&](int64_t k) {
-        return &tensors[k].scalar<tstring>()();
-      }, &statuses));
-      for (size_t k = 0; k < tensors.size(); ++k) {
-        buffer_.push_back(Produced{statuses[k], std::move(tensors[k])});
-      }
+      TFG_TF_RETURN_IF_ERROR(chunk.statuses[k]);
+      out->push_back(chunk.tensors[k]);
       return absl::OkStatus();
     }
 
     mutex mu_;
     int64_t epoch_ TF_GUARDED_BY(mu_) = 0;
-    // Index of the next element to return (not the next to read: buffer_
-    // holds records read ahead, which a checkpoint does not need).
+    // Index of the next element to return. A checkpoint stores only this:
+    // every element is a function of (epoch, index).
     int64_t position_ TF_GUARDED_BY(mu_) = 0;
-    std::deque<Produced> buffer_ TF_GUARDED_BY(mu_);
+    // First element not yet scheduled; position_ plus what chunks_ still holds.
+    int64_t next_element_ TF_GUARDED_BY(mu_) = 0;
+    std::deque<std::shared_ptr<Chunk>> chunks_ TF_GUARDED_BY(mu_);
+    int64_t front_taken_ TF_GUARDED_BY(mu_) = 0;  // elements of chunks_.front() returned
+    std::shared_ptr<ReadAhead> ra_;
     std::shared_ptr<SplitProvider> split_provider_;
-    std::unique_ptr<ffr::ReadContext> read_context_ TF_GUARDED_BY(mu_);
-    // Scratch for ReadPositions, kept to reuse their memory.
-    std::vector<ffr::RecordLocation> locations_ TF_GUARDED_BY(mu_);
-    std::vector<char*> dsts_ TF_GUARDED_BY(mu_);
-    std::vector<tfg::Status> core_statuses_ TF_GUARDED_BY(mu_);
   };
 
   const std::vector<std::string> paths_;
