@@ -115,14 +115,23 @@ def test_unpaired_files(gulp):
     expect_error(gulp["path"], "meta_1.gmeta", "index without its data file data_1.gulp")
 
 
-def test_interrupted_write_leftovers_are_warnings(gulp):
+def test_interrupted_write_leftovers(gulp):
+    # A .gulp without its .gmeta: an error, unless an unfinished ingest is writing that chunk.
     os.unlink(os.path.join(gulp["path"], "meta_1.gmeta"))
     (pathlib.Path(gulp["path"]) / "meta_2.gmeta.tmp").write_text("{")
+    out = expect_error(gulp["path"], "data_1.gulp", "data file without its index meta_1.gmeta",
+                       "no unfinished ingest")
+    assert "warning: meta_2.gmeta.tmp: temporary file of an interrupted write" in out
+    record = {"format": "tf_gulp ingest record", "version": 1,
+              "runs": [{"first_chunk": 0, "num_chunks": 3, "complete": False}]}
+    (pathlib.Path(gulp["path"]) / ".tf_gulp_ingest.json").write_text(json.dumps(record))
     code, out = check(gulp["path"])
     assert code == 0, out
-    assert "warning: data_1.gulp: data file without its index meta_1.gmeta" in out
+    assert "warning: data_1.gulp: data file without its index meta_1.gmeta: a chunk the " \
+           "unfinished ingest has not finished writing" in out
     assert "warning: meta_2.gmeta.tmp: temporary file of an interrupted write" in out
-    assert out.splitlines()[-1].endswith("OK (2 warnings)")
+    assert "unfinished ingest: 1 of 3 chunks written" in out
+    assert out.splitlines()[-1].endswith("OK (3 warnings)")
     code, out = check(gulp["path"], "--strict")
     assert code == 1 and "FAILED" in out
     code, out = check(gulp["path"], "--quiet")

@@ -86,46 +86,75 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
     code, out, err = run_cli("ingest", "video-folder", videos, reference, "--num-workers", "1",
                              *common)
     assert code == 0, err
+    chunk_time = (time.monotonic() - started) / 11   # writing one chunk, roughly
     expected_files = chunk_files(reference)
     expected_clips = reference_clips(reference)
     assert len(expected_clips) == 22 and len([n for n in expected_files if "gmeta" in n]) == 11
 
-    # How long one whole ingest subprocess takes here (imports included) sets the kill window.
-    out_dir = tmp_path / "out"
+    # The same bytes with 2 workers as with 1.
     probe = tmp_path / "probe"
-    started = time.monotonic()
     subprocess.run(cli_command("ingest", "video-folder", videos, probe, "--num-workers", "2",
                                *common), env=cli_env(), check=True, capture_output=True)
-    full_run = time.monotonic() - started
-    assert chunk_files(probe) == expected_files  # 2 workers write the same bytes as 1
-    started = time.monotonic()  # startup alone: the same command on the finished folder
-    subprocess.run(cli_command("ingest", "video-folder", videos, probe, *common), env=cli_env(),
-                   check=True, capture_output=True)
-    startup = min(time.monotonic() - started, 0.9 * full_run)
+    assert chunk_files(probe) == expected_files
+    num_chunks = len([n for n in expected_files if n.endswith(".gmeta")])
 
-    def kill_delay():
-        # Mostly while chunks are being written; one kill in five anywhere from the start.
-        if rng.random() < 0.2:
-            return rng.uniform(0.0, full_run)
-        return rng.uniform(0.8 * startup, startup + 1.2 * (full_run - startup))
+    def progress(out_dir, since=0):
+        """(complete chunks, whether a chunk is being written: a .gulp.tmp written since
+        ``since`` (time.time_ns()), not one left by an earlier kill)."""
+        done, writing = 0, False
+        try:
+            with os.scandir(out_dir) as entries:
+                for e in entries:
+                    if e.name.endswith(".gmeta"):
+                        done += 1
+                    elif e.name.endswith(".gulp.tmp"):
+                        try:
+                            writing = writing or e.stat().st_mtime_ns >= since
+                        except FileNotFoundError:
+                            pass
+        except FileNotFoundError:
+            pass
+        return done, writing
 
-    def run_once(out_dir, workers, kill_after, kill_group):
-        """Start the ingest; SIGKILL it after ``kill_after`` s unless it finished. Returns
-        whether it was killed."""
+    def complete_chunks(out_dir):
+        return progress(out_dir)[0]
+
+    def run_once(out_dir, workers, kill_group, finish):
+        """Start the ingest and SIGKILL it at a random moment, unless ``finish``. The moment is
+        drawn relative to progress, so it does not depend on how fast this machine is: one kill
+        in five at a random time in the first 0.6 s (start-up, planning, the first chunk), the
+        others once a randomly chosen number of chunks is complete and another one is being
+        written, plus up to two chunks' writing time (inside the next chunks' writing and
+        publishing). Returns whether it was killed."""
+        before = complete_chunks(out_dir)
+        launched = time.time_ns()
         proc = subprocess.Popen(
             cli_command("ingest", "video-folder", videos, out_dir, "--num-workers", workers,
                         *common),
             env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True)
         killed = False
-        try:
-            proc.wait(timeout=kill_after)
-        except subprocess.TimeoutExpired:
-            if kill_group:
-                os.killpg(proc.pid, signal.SIGKILL)         # everything at once
+        if not finish and before < num_chunks:
+            if rng.random() < 0.2:
+                deadline = time.monotonic() + rng.uniform(0.0, 0.6)
+                target = None
             else:
-                os.kill(proc.pid, signal.SIGKILL)           # the main process only
-            killed = True
+                deadline = None
+                target = rng.randint(before, num_chunks - 1)
+            while proc.poll() is None:
+                if target is not None:
+                    done, writing = progress(out_dir, launched)
+                if target is not None and done >= target and writing:
+                    deadline = time.monotonic() + rng.uniform(0.0, 2 * chunk_time)
+                    target = None
+                if deadline is not None and time.monotonic() >= deadline:
+                    if kill_group:
+                        os.killpg(proc.pid, signal.SIGKILL)     # everything at once
+                    else:
+                        os.kill(proc.pid, signal.SIGKILL)       # the main process only
+                    killed = True
+                    break
+                time.sleep(0.003)
         _stdout, stderr = proc.communicate(timeout=300)
         assert wait_group_gone(proc.pid), "ingest workers outlived the killed ingest"
         if killed and proc.returncode == -signal.SIGKILL:
@@ -168,11 +197,10 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
         while True:
             cycle += 1
             workers = "1" if cycle % 3 == 0 else "2"
-            if kills >= CYCLES:
-                delay = 600.0  # finish this round
-            else:
-                delay = kill_delay()
-            killed = run_once(out_dir, workers, delay, kill_group=cycle % 2 == 0)
+            # Once every chunk is complete the round is finished off (a kill now could only
+            # hit start-up or the final record write).
+            killed = run_once(out_dir, workers, kill_group=cycle % 2 == 0,
+                              finish=kills >= CYCLES or complete_chunks(out_dir) >= num_chunks)
             kills += killed
             if out_dir.exists():
                 check_state(out_dir, frozen, with_cli=cycle % 8 == 0)
@@ -182,9 +210,8 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
         leftovers = [n for n in os.listdir(out_dir) if n.endswith(".tmp")]
         assert not leftovers, leftovers
 
-    print(f"seed {SEED}: {kills} kills in {rounds} rounds, {mid_write[0]} in the middle of a "
-          f"chunk write; complete chunks seen after each run: {chunks_seen}; one run "
-          f"{full_run:.2f} s, startup {startup:.2f} s")
+    print(f"seed {SEED}: {kills} kills in {rounds} rounds, {mid_write[0]} leaving an "
+          f"unfinished chunk; complete chunks after each run: {chunks_seen}")
     code, check_out, _ = run_cli("check", out_dir, "--decode", "--strict")
     assert code == 0, check_out
     # Running it once more changes nothing.

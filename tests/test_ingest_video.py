@@ -195,3 +195,15 @@ def test_frame_folder(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no JPEG frames"):
         load_frame_folder(str(tmp_path / "empty"), FrameOptions())
+
+
+def test_fork_after_scaling_in_the_parent(tmp_path, video):
+    # A process that resized frames, then forks workers (a serial ingest, then a parallel one,
+    # in one process): the children must not reuse the parent's scaler (its threads are gone).
+    import multiprocessing
+    decode_video(video, FrameOptions(shorter_side=24))
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        result = pool.apply_async(decode_video, (video, FrameOptions(shorter_side=24)))
+        jpegs, info = result.get(timeout=60)
+    assert info["num_frames"] == 20 and (info["height"], info["width"]) == (24, 32)

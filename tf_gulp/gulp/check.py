@@ -21,8 +21,10 @@ errors (the directory is broken or will fail readers):
 
 warnings (readers cope, but something is unfinished or surprising):
 
-* ``*.tmp`` files and a ``.gulp`` without its ``.gmeta``: leftovers of an interrupted write, which
-  readers ignore (resuming the ingest, or deleting them, removes them);
+* ``*.tmp`` files, and a ``.gulp`` without its ``.gmeta`` among the chunks of an unfinished
+  ``tf-gulp ingest`` (recorded in ``.tf_gulp_ingest.json``): a chunk still being written, or whose
+  write was interrupted; readers skip them and resuming the ingest replaces them (a ``.gulp``
+  without its ``.gmeta`` that no unfinished ingest claims is an error: GulpDataset refuses it);
 * an unfinished ``tf-gulp ingest`` (its record says so);
 * an empty chunk (``{}`` and a 0-byte ``.gulp``);
 * a string label missing from ``label2idx.json`` (GulpDataset fails on that item);
@@ -288,20 +290,25 @@ def check_directory(path: str, decode: bool = False, num_workers: int = 1,
         if _TMP_RE.match(name):
             report.add("warning", name, "temporary file of an interrupted write (ignored by "
                        "readers; resuming the ingest or deleting it removes it)")
-    for n in sorted(set(data) - set(meta)):
-        report.add("warning", data[n], f"data file without its index meta_{n}.gmeta: an "
-                   "unfinished or interrupted write, ignored by readers (resuming the ingest "
-                   "rewrites it; or delete it)")
-    for n in sorted(set(meta) - set(data)):
-        report.add("error", meta[n], f"index without its data file data_{n}.gulp")
-    numbers = sorted(set(data) & set(meta))
-    report.chunks = len(numbers)
-
     record = None
     try:
         record = read_ingest_record(path)
     except IngestStateError as e:
         report.add("warning", INGEST_RECORD, str(e))
+    claimed = _unfinished_chunks(record)
+    for n in sorted(set(data) - set(meta)):
+        if n in claimed:
+            report.add("warning", data[n], f"data file without its index meta_{n}.gmeta: a "
+                       "chunk the unfinished ingest has not finished writing, skipped by "
+                       "readers (resuming the ingest rewrites it)")
+        else:
+            report.add("error", data[n], f"data file without its index meta_{n}.gmeta, and no "
+                       "unfinished ingest is writing it: GulpDataset refuses the directory "
+                       "(restore the index, or delete the file)")
+    for n in sorted(set(meta) - set(data)):
+        report.add("error", meta[n], f"index without its data file data_{n}.gulp")
+    numbers = sorted(set(data) & set(meta))
+    report.chunks = len(numbers)
     if record is not None:
         _check_record(report, record, set(numbers), set(meta))
 
@@ -335,6 +342,21 @@ def check_directory(path: str, decode: bool = False, num_workers: int = 1,
         else:
             report.add("error", path, "no gulp chunks (data_N.gulp + meta_N.gmeta) found")
     return report
+
+
+def _unfinished_chunks(record: Optional[Dict[str, Any]]) -> set:
+    """Chunk numbers planned by the record's last run when it is unfinished (readers skip a
+    ``.gulp`` without its ``.gmeta`` among them: a chunk being written)."""
+    if not record or not record["runs"]:
+        return set()
+    run = record["runs"][-1]
+    if not isinstance(run, dict) or run.get("complete", True):
+        return set()
+    try:
+        first, count = int(run["first_chunk"]), int(run["num_chunks"])
+    except (KeyError, TypeError, ValueError):
+        return set()
+    return set(range(first, first + count))
 
 
 def _check_record(report: CheckReport, record: Dict[str, Any], present: set,

@@ -4,8 +4,10 @@ Safety rules (what ``tf-gulp ingest`` relies on):
 
 * A chunk appears only once complete (see :class:`~tf_gulp.gulp.GulpChunk`): its ``.gulp`` is
   renamed into place, then its ``.gmeta``, which is the commit point. Whenever the process is
-  killed, the directory holds complete chunks, plus possibly ``*.tmp`` files and one ``.gulp``
-  without its ``.gmeta``, which every reader ignores.
+  killed, the directory holds complete chunks, plus possibly ``*.tmp`` files and ``.gulp`` files
+  without their ``.gmeta``. Readers ignore ``*.tmp`` files; GulpDataset skips such a ``.gulp`` only
+  while the ingest record (below) says an unfinished ingest planned that chunk, so a
+  crash-safe ingest must be ``resumable`` (``tf-gulp ingest`` always is).
 * With ``resumable=True`` the plan of the ingest (which items go to which chunk number) is recorded
   in ``.tf_gulp_ingest.json`` in the output folder before the first chunk is written. Running the
   same ingest again (same adapter description, same items, same chunking and JPEG settings) then
@@ -32,6 +34,7 @@ import json
 import multiprocessing
 import os
 import queue as queue_module
+import shutil
 import signal
 import sys
 import time
@@ -463,19 +466,26 @@ class GulpIngestor:
             "if_exists='append' to add new chunks after the existing ones (or 'overwrite').")
 
     def _clear(self) -> None:
-        """Delete the chunks, label2idx.json and the ingest record (``if_exists='overwrite'``)."""
+        """Delete the chunks, label2idx.json and the ingest record (``if_exists='overwrite'``).
+
+        Chunk by chunk, index first, so that at any moment at most one ``.gulp`` lacks its
+        ``.gmeta``; the record goes last. (An overwrite interrupted here leaves a dataset that
+        lost some chunks; run it again.)"""
         folder = self.output_folder
-        for name in (INGEST_RECORD, INGEST_RECORD + ".tmp"):
+
+        def unlink(name: str) -> None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(folder, name))
-        # Index files first: a data file without its index is ignored by readers.
-        names = list_chunk_files(folder)
-        for name in sorted(names, key=lambda n: not n.startswith("meta_")):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(folder, name))
-        for name in (LABEL2IDX, LABEL2IDX + ".tmp"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(folder, name))
+
+        names = set(list_chunk_files(folder))
+        numbers = sorted({int(n.split("_", 1)[1].split(".", 1)[0]) for n in names})
+        for n in numbers:
+            data_name, meta_name = chunk_file_names(n)
+            for name in (meta_name, meta_name + ".tmp", data_name, data_name + ".tmp"):
+                if name in names:
+                    unlink(name)
+        for name in (LABEL2IDX, LABEL2IDX + ".tmp", INGEST_RECORD, INGEST_RECORD + ".tmp"):
+            unlink(name)
         fsync_dir(folder)
 
     def _check_labels(self) -> Optional[Dict[str, int]]:
@@ -618,39 +628,82 @@ class GulpIngestor:
         """Write every chunk not written yet. Raises :class:`IngestError` for a failed item
         (unless ``skip_bad``), FileExistsError / :class:`IngestStateError` when the folder does not
         allow this ingest; complete chunks stay in every case."""
-        os.makedirs(self.output_folder, exist_ok=True)
         started = time.monotonic()
-        with _DirectoryLock(self.output_folder):
-            plan = self._plan()
-            labels = self._labels
-            summary = IngestSummary(self.output_folder, "complete",
-                                    chunks_total=int(plan.run["num_chunks"]),
-                                    chunks_resumed=len(plan.done),
-                                    first_chunk=int(plan.run["first_chunk"]),
-                                    skipped=list(plan.earlier_skips))
-            if plan.run.get("complete"):
-                summary.status = "already complete"
-                summary.skipped = [SkippedItem.from_json(s) for s in plan.run.get("skipped", [])]
-                return summary
-            if labels:
-                write_json_atomic(os.path.join(self.output_folder, LABEL2IDX), labels)
-            total_items = sum(len(range(len(self.adapter))[s]) for _n, s in plan.todo)
-            bar = tqdm(total=total_items, unit="item", desc="ingest", dynamic_ncols=True,
-                       disable=not self.progress, smoothing=0.05)
-            meter = _Meter(bar)
-            try:
-                if self.num_workers <= 1 or len(plan.todo) <= 1:
-                    self._run_serial(plan, summary, meter)
-                else:
-                    self._run_pool(plan, summary, meter)
-            finally:
-                meter.close()
-            plan.run["complete"] = True
-            plan.run["finished"] = _now()
-            plan.run["skipped"] = [s.to_json() for s in
-                                   sorted(summary.skipped, key=lambda s: s.index)]
-            if self.resumable:
-                write_json_atomic(os.path.join(self.output_folder, INGEST_RECORD), self._record)
+        final = self.output_folder
+        staging = None
+        if self.resumable and not os.path.exists(final):
+            # A new folder appears with its ingest record already inside: a kill at any moment
+            # leaves either no folder or one whose record says what it is.
+            staging = self._make_staging(final)
+            self.output_folder = staging
+        else:
+            os.makedirs(final, exist_ok=True)
+        try:
+            with _DirectoryLock(self.output_folder):
+                plan = self._plan()
+                if self._labels and not plan.run.get("complete"):
+                    write_json_atomic(os.path.join(self.output_folder, LABEL2IDX), self._labels)
+                if staging is not None:
+                    try:
+                        os.rename(staging, final)
+                    except OSError as e:
+                        raise IngestStateError(f"{final} appeared while this ingest was "
+                                               f"starting ({e.strerror}); run it again") from None
+                    staging = None
+                    self.output_folder = final
+                    fsync_dir(os.path.dirname(os.path.abspath(final)))
+                return self._run(plan, started)
+        finally:
+            self.output_folder = final
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
+
+    @staticmethod
+    def _make_staging(final: str) -> str:
+        parent, name = os.path.split(os.path.abspath(final))
+        os.makedirs(parent, exist_ok=True)
+        prefix = f".{name}.tf_gulp_new."
+        for old in os.listdir(parent):  # left by ingests killed while starting
+            if old.startswith(prefix) and old[len(prefix):].isdigit():
+                pid = int(old[len(prefix):])
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    shutil.rmtree(os.path.join(parent, old), ignore_errors=True)
+                except PermissionError:
+                    pass
+        staging = os.path.join(parent, f"{prefix}{os.getpid()}")
+        shutil.rmtree(staging, ignore_errors=True)
+        os.mkdir(staging)
+        return staging
+
+    def _run(self, plan: _Plan, started: float) -> IngestSummary:
+        summary = IngestSummary(self.output_folder, "complete",
+                                chunks_total=int(plan.run["num_chunks"]),
+                                chunks_resumed=len(plan.done),
+                                first_chunk=int(plan.run["first_chunk"]),
+                                skipped=list(plan.earlier_skips))
+        if plan.run.get("complete"):
+            summary.status = "already complete"
+            summary.skipped = [SkippedItem.from_json(s) for s in plan.run.get("skipped", [])]
+            return summary
+        total_items = sum(len(range(len(self.adapter))[s]) for _n, s in plan.todo)
+        bar = tqdm(total=total_items, unit="item", desc="ingest", dynamic_ncols=True,
+                   disable=not self.progress, smoothing=0.05)
+        meter = _Meter(bar)
+        try:
+            if self.num_workers <= 1 or len(plan.todo) <= 1:
+                self._run_serial(plan, summary, meter)
+            else:
+                self._run_pool(plan, summary, meter)
+        finally:
+            meter.close()
+        plan.run["complete"] = True
+        plan.run["finished"] = _now()
+        plan.run["skipped"] = [s.to_json() for s in
+                               sorted(summary.skipped, key=lambda s: s.index)]
+        if self.resumable:
+            write_json_atomic(os.path.join(self.output_folder, INGEST_RECORD), self._record)
         summary.skipped.sort(key=lambda s: s.index)
         summary.seconds = time.monotonic() - started
         return summary

@@ -179,14 +179,23 @@ _local = threading.local()
 _SCALERS_KEPT = 32
 
 
+def _forget_scalers() -> None:
+    # A scaler context made before a fork must not be used after it in the child.
+    _local.__dict__.pop("scalers", None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_scalers)
+
+
 def _reformat(frame: Any, width: int, height: int, fmt: str, interpolation: str) -> Any:
     """``frame`` converted to ``fmt`` at ``width`` x ``height`` by swscale.
 
     ``VideoFrame.reformat`` / ``to_ndarray(format=...)`` build a new scaler context on every
     call, which costs more than decoding a small frame. This keeps one ``VideoReformatter`` (one
     scaler context) per conversion (input size and format -> output size and format), the
-    ``_SCALERS_KEPT`` most recently used, per thread: a video reuses one for all its frames, and
-    images of a few common sizes reuse theirs.
+    ``_SCALERS_KEPT`` most recently used, per thread (and forgotten in a forked child): a video
+    reuses one for all its frames, and images of a few common sizes reuse theirs.
     """
     cache = getattr(_local, "scalers", None)
     if cache is None:
@@ -200,8 +209,10 @@ def _reformat(frame: Any, width: int, height: int, fmt: str, interpolation: str)
             cache.popitem(last=False)
     else:
         cache.move_to_end(key)
+    # One thread: ingest parallelism is one process per worker, and swscale's slice threads
+    # would not survive a fork of this process.
     return reformatter.reformat(frame, width=width, height=height, format=fmt,
-                                interpolation=interpolation)
+                                interpolation=interpolation, threads=1)
 
 
 def _frame_to_array(frame: Any, options: FrameOptions, gray: bool) -> np.ndarray:
