@@ -25,9 +25,11 @@ TF_REQUIREMENT := tensorflow-cpu==2.21.0
 GULPIO2_REQUIREMENT := gulpio2==0.0.4
 
 # Everything the builds and tests need from Debian 12 (see docs/building.md for why each is there).
+# libavcodec-dev: FFmpeg's HEVC decoder behind tf_gulp.ops.decode_hevc (Benzina datasets).
 APT_PACKAGES := build-essential g++ make git ca-certificates python3 python3-venv python3-dev \
 	bazel-bootstrap bazel-rules-java libturbojpeg0-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
-	liburing-dev libdeflate-dev ffmpeg fio
+	liburing-dev libdeflate-dev ffmpeg fio \
+	libavcodec-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VPY := $(VENV)/bin/python

@@ -18,10 +18,13 @@ CORE_COPTS = [
 # nlohmann json (Debian: nlohmann-json3-dev) is header-only and needs no flag.
 # liburing (Debian: liburing-dev) for batched async reads (cc/io/batch_reader.*); libdeflate (Debian:
 # libdeflate-dev) for its hardware-accelerated CRC-32 (cc/util/crc32.*, FFRecord checksums).
+# FFmpeg's libavcodec + libavutil (Debian: libavcodec-dev) decode HEVC on the CPU (cc/codec/hevc_decoder.*).
 CORE_LINKOPTS = [
     "-lturbojpeg",
     "-luring",
     "-ldeflate",
+    "-lavcodec",
+    "-lavutil",
     "-pthread",
 ]
 

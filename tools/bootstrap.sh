@@ -38,6 +38,7 @@ packages=(
   nlohmann-json3-dev                               # JSON parsing in the C++ core (header-only)
   liburing-dev                                     # io_uring: batched async reads (FFRecord)
   libdeflate-dev                                   # fast CRC-32 for FFRecord checksums
+  libavcodec-dev                                   # FFmpeg's HEVC decoder (decode_hevc, Benzina datasets)
   libgtest-dev libgmock-dev                        # C++ unit tests
   ffmpeg                                           # video tools used by examples and tests
   fio                                              # the FFRecord benchmark's disk baseline

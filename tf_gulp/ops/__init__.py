@@ -1,6 +1,7 @@
 """TensorFlow glue: op registrations (C++), kernels and their Python wrappers.
 
-Image ops, loaded on first use: `similarity_warp` (tf_gulp/ops/warp_ops.py).
+Image ops, loaded on first use: `similarity_warp` (tf_gulp/ops/warp_ops.py), `decode_hevc`
+(tf_gulp/ops/hevc_ops.py).
 """
 
 from typing import Any
@@ -13,4 +14,9 @@ def __getattr__(name: str) -> Any:
 
         globals()[name] = similarity_warp
         return similarity_warp
+    if name == "decode_hevc":
+        from tf_gulp.ops.hevc_ops import decode_hevc
+
+        globals()[name] = decode_hevc
+        return decode_hevc
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,39 @@
+"""Shared helpers for the HEVC / Benzina tests: the fixtures in tests/data/hevc and Debian's ffmpeg."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+import subprocess
+
+import numpy as np
+
+HEVC_DIR = pathlib.Path(__file__).parent / "data" / "hevc"
+NAMES = ("square512", "landscape300x200", "tall600x700")
+
+
+def expected():
+    return json.loads((HEVC_DIR / "EXPECTED.json").read_text())
+
+
+def expected_pixels():
+    return np.load(HEVC_DIR / "expected_pixels.npz")
+
+
+def have_ffmpeg() -> bool:
+    return shutil.which("ffprobe") is not None and shutil.which("ffmpeg") is not None
+
+
+def ffprobe(path) -> dict:
+    out = subprocess.run(["ffprobe", "-v", "error", "-show_streams", "-show_format", "-of", "json",
+                          str(path)], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def ffmpeg_rgb(path, width: int, height: int) -> np.ndarray:
+    """Debian ffmpeg's own decode of the first picture, converted to rgb24 by its swscale."""
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-frames:v", "1", "-f",
+                          "rawvideo", "-pix_fmt", "rgb24", "-"], check=True,
+                         capture_output=True).stdout
+    return np.frombuffer(raw, np.uint8).reshape(height, width, 3)

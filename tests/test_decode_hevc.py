@@ -1,0 +1,127 @@
+"""tf_gulp.ops.decode_hevc: pixels of the FFmpeg/x265 fixtures, crops, Debian ffmpeg cross-check,
+graph use and bad input.
+
+Tolerances: libavcodec's HEVC decode is bit-exact (the Y'CbCr planes are the same everywhere); only
+the conversion to RGB differs. With chroma_upsampling="nearest" our conversion matches FFmpeg's
+swscale (yuvj420p -> rgb24) within 2 levels per value; with "bilinear" (default) it differs where
+colour changes (mean < 1.5 levels) and is closer to the source image than FFmpeg's.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tf_gulp.ops
+from hevc_testing import HEVC_DIR, NAMES, expected, expected_pixels, ffmpeg_rgb, ffprobe, have_ffmpeg
+
+
+def read(name) -> bytes:
+    return (HEVC_DIR / f"{name}.mp4").read_bytes()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pixels_match_ffmpeg_and_source(name):
+    exp = expected()[name]
+    pixels = expected_pixels()
+    ref = pixels[f"{name}/ffmpeg_decoded"].astype(np.int16)
+    source = pixels[f"{name}/source"].astype(np.int16)
+    full_nearest = tf_gulp.ops.decode_hevc(read(name), crop="full", chroma_upsampling="nearest").numpy()
+    assert full_nearest.dtype == np.uint8 and list(full_nearest.shape) == exp["frame_hw"] + [3]
+    assert np.abs(full_nearest.astype(np.int16) - ref).max() <= 2
+    full = tf_gulp.ops.decode_hevc(read(name), crop="full").numpy()
+    assert np.abs(full.astype(np.int16) - ref).mean() < 1.5
+    h, w = exp["image_hw"]
+    ours_err = np.abs(full[:h, :w].astype(np.int16) - source).mean()
+    assert ours_err <= exp["mean_abs_err_vs_source"] + 0.05, ours_err
+
+
+def test_clean_crop_uses_tkhd_size():
+    """FFmpeg's muxer writes the coded size in tkhd and no clap: clean == full for the fixtures."""
+    for name in NAMES:
+        clean = tf_gulp.ops.decode_hevc(read(name)).numpy()
+        assert list(clean.shape[:2]) == expected()[name]["frame_hw"]
+
+
+@pytest.mark.skipif(not have_ffmpeg(), reason="Debian's ffmpeg/ffprobe not installed")
+def test_debian_ffmpeg_agrees():
+    for name in NAMES:
+        info = ffprobe(HEVC_DIR / f"{name}.mp4")
+        stream = info["streams"][0]
+        assert stream["codec_name"] == "hevc" and stream["codec_tag_string"] == "hvc1"
+        h, w = expected()[name]["frame_hw"]
+        assert (stream["height"], stream["width"]) == (h, w)
+        theirs = ffmpeg_rgb(HEVC_DIR / f"{name}.mp4", w, h).astype(np.int16)
+        ours = tf_gulp.ops.decode_hevc(read(name), crop="full", chroma_upsampling="nearest").numpy()
+        assert np.abs(ours.astype(np.int16) - theirs).max() <= 2
+
+
+def test_in_a_parallel_dataset_map():
+    files = [read(n) for n in NAMES] * 4
+    ds = tf.data.Dataset.from_tensor_slices(files).map(
+        lambda b: tf.shape(tf_gulp.ops.decode_hevc(b)), num_parallel_calls=4)
+    shapes = [tuple(s) for s in ds.as_numpy_iterator()]
+    assert shapes == [(512, 512, 3), (512, 512, 3), (1024, 1024, 3)] * 4
+
+
+def sample_range(data: bytes):
+    """(offset, size) of the only sample (stco + stsz of the fixture)."""
+    i = data.index(b"stsz")
+    size = struct.unpack(">I", data[i + 16:i + 20])[0]
+    j = data.index(b"stco")
+    offset = struct.unpack(">I", data[j + 12:j + 16])[0]
+    return offset, size
+
+
+def test_bad_input_is_data_loss_naming_the_sample():
+    good = read("square512")
+    with pytest.raises(tf.errors.DataLossError, match="my sample 7"):
+        tf_gulp.ops.decode_hevc(good[: len(good) // 2], what="my sample 7")  # moov cut off
+    with pytest.raises(tf.errors.DataLossError, match="moov"):
+        tf_gulp.ops.decode_hevc(b"\x00\x00\x00\x10free" + b"x" * 8)
+    with pytest.raises(tf.errors.DataLossError):
+        tf_gulp.ops.decode_hevc(b"")
+    # A box size that lies.
+    bad = bytearray(good)
+    m = bad.index(b"moov") - 4
+    bad[m:m + 4] = struct.pack(">I", 1 << 31)
+    with pytest.raises(tf.errors.DataLossError, match="past the end"):
+        tf_gulp.ops.decode_hevc(bytes(bad))
+    # Not HEVC: the sample entry renamed, so there is no hvcC to decode with.
+    bad = bytearray(good)
+    k = bad.index(b"hvc1")
+    bad[k:k + 4] = b"avc1"
+    with pytest.raises(tf.errors.DataLossError, match="no HEVC track"):
+        tf_gulp.ops.decode_hevc(bytes(bad))
+    # A NAL length that runs past the sample.
+    offset, size = sample_range(good)
+    bad = bytearray(good)
+    bad[offset:offset + 4] = struct.pack(">I", size + 10)
+    with pytest.raises(tf.errors.DataLossError, match="past the end of the sample"):
+        tf_gulp.ops.decode_hevc(bytes(bad))
+    # A truncated HEVC bitstream: the slice NAL cut short (lengths kept consistent).
+    data = good[offset:offset + size]
+    pos, nals = 0, []
+    while pos < len(data):
+        n = struct.unpack(">I", data[pos:pos + 4])[0]
+        nals.append(data[pos + 4:pos + 4 + n])
+        pos += 4 + n
+    nals[-1] = nals[-1][: len(nals[-1]) // 3]
+    sample = b"".join(struct.pack(">I", len(x)) + x for x in nals)
+    bad = bytearray(good)
+    bad[offset:offset + len(sample)] = sample
+    bad[offset + len(sample):offset + size] = b"\x00" * (size - len(sample))
+    i = bad.index(b"stsz")
+    bad[i + 16:i + 20] = struct.pack(">I", len(sample))
+    with pytest.raises(tf.errors.DataLossError):
+        tf_gulp.ops.decode_hevc(bytes(bad))
+
+
+def test_bad_arguments():
+    with pytest.raises((tf.errors.InvalidArgumentError, ValueError)):
+        tf_gulp.ops.decode_hevc([read("square512")])
+    with pytest.raises((tf.errors.InvalidArgumentError, ValueError, TypeError)):
+        tf_gulp.ops.decode_hevc(read("square512"), crop="middle")
