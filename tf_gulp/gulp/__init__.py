@@ -6,19 +6,29 @@ TensorFlow; ``GulpDataset`` (which needs TensorFlow and the op library) is impor
 
 from typing import Any
 
-from tf_gulp.gulp.adapters import AbstractDatasetAdapter
+from tf_gulp.gulp.adapters import (AbstractDatasetAdapter, FrameOptions, ImageFolderAdapter,
+                                   ImageListAdapter, InputError, KineticsAdapter,
+                                   TwentyBNAdapter, VideoFolderAdapter)
 from tf_gulp.gulp.chunk import GulpChunk, GulpDataError
 from tf_gulp.gulp.directory import GulpDirectory
-from tf_gulp.gulp.ingest import ChunkWriter, GulpIngestor
+from tf_gulp.gulp.ingest import ChunkWriter, GulpIngestor, IngestError
 
 __all__ = [
     "AbstractDatasetAdapter",
     "ChunkWriter",
+    "FrameOptions",
     "GulpChunk",
     "GulpDataError",
     "GulpDataset",
     "GulpDirectory",
     "GulpIngestor",
+    "ImageFolderAdapter",
+    "ImageListAdapter",
+    "IngestError",
+    "InputError",
+    "KineticsAdapter",
+    "TwentyBNAdapter",
+    "VideoFolderAdapter",
 ]
 
 
