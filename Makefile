@@ -7,6 +7,7 @@
 #   make pytest   the fast loop: pytest tests/ against the pip -e build
 #   make demo     python examples/video_demo.py
 #   make bench    python bench/bench_gulp_read.py
+#   make bench-ingest  python bench/bench_ingest.py (tf-gulp ingest vs gulpio2)
 #   make clean    remove build outputs (keeps .venv)
 #
 # Variables: PYTHON (interpreter the venv is made from; default python3 on PATH), VENV (.venv),
@@ -38,7 +39,7 @@ BUILD_STAMP := $(VENV)/.tf_gulp-build
 OPS_LIBRARY := tf_gulp/ops/_tf_gulp_ops.so
 OPS_SOURCES := $(shell find cc tf_gulp/ops tf_gulp/pybind \( -name '*.cc' -o -name '*.h' \) -not -name '*_test.cc' 2>/dev/null)
 
-.PHONY: setup apt venv build test pytest demo bench clean FORCE
+.PHONY: setup apt venv build test pytest demo bench bench-ingest clean FORCE
 
 setup: apt $(DEPS_STAMP)
 
@@ -81,6 +82,9 @@ demo: build
 
 bench: build
 	$(VPY) bench/bench_gulp_read.py
+
+bench-ingest: build
+	$(VPY) bench/bench_ingest.py
 
 clean:
 	rm -rf build dist *.egg-info $(OPS_LIBRARY) tf_gulp/ops/_build_info.json $(BUILD_STAMP)

@@ -290,6 +290,12 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"unknown adapter {adapter_name!r}; choose one of "
                              f"{', '.join(ADAPTERS)}, or --adapter MODULE:CLASS")
     _check_options_apply(args, adapter_name)
+    if adapter_name in ("video-folder", "20bn", "kinetics"):
+        try:
+            import av  # noqa: F401
+        except ImportError:
+            raise UsageError(f"the {adapter_name} adapter decodes videos with PyAV, which is "
+                             "not installed: pip install av") from None
     if os.path.exists(output) and not os.path.isdir(output):
         raise UsageError(f"{output}: exists and is not a folder")
     if os.path.abspath(output) == os.path.abspath(input_path):
