@@ -272,3 +272,48 @@ def test_console_script_when_installed():
     proc = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=60,
                           cwd=str(REPO_ROOT))
     assert proc.returncode == 0 and "ingest" in proc.stdout
+
+
+SLOW_ADAPTER = '''
+import time
+import numpy as np
+from tf_gulp.gulp import AbstractDatasetAdapter
+
+class Slow(AbstractDatasetAdapter):
+    def __init__(self, input_path):
+        pass
+    def __len__(self):
+        return 40
+    def iter_data(self, slice_element=None):
+        for i in range(40)[slice_element or slice(None)]:
+            time.sleep(0.05)
+            yield {"id": i, "meta": {}, "frames": [np.full((8, 8, 3), i, np.uint8)]}
+'''
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigterm_stops_cleanly_and_the_same_command_resumes(tmp_path, workers):
+    import signal
+    import time
+    from ingest_testing import cli_command, cli_env
+    (tmp_path / "slow_adapter.py").write_text(SLOW_ADAPTER)
+    out = tmp_path / "out"
+    args = ["ingest", "--adapter", f"{tmp_path}/slow_adapter.py:Slow", tmp_path, out,
+            "--videos-per-chunk", "5", "--num-workers", workers, "--no-progress"]
+    proc = subprocess.Popen(cli_command(*args), env=cli_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (out.exists() and "meta_0.gmeta" in os.listdir(out)):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    _stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    one_line_error(stderr, "interrupted", "run the same command again to resume")
+    names = os.listdir(out)
+    assert not [n for n in names if n.endswith(".tmp")], names
+    assert 1 <= len([n for n in names if n.endswith(".gmeta")]) < 8
+    code, stdout, err = run_cli(*args)
+    assert code == 0, err
+    assert "resumed:" in stdout
+    assert len(GulpDirectory(out).merged_meta_dict) == 40
