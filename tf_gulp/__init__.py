@@ -8,7 +8,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["FFRecordDataset", "GulpDataset", "__version__"]
+__all__ = ["BenzinaDataset", "FFRecordDataset", "GulpDataset", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -23,4 +23,9 @@ def __getattr__(name: str) -> Any:
 
         globals()["FFRecordDataset"] = FFRecordDataset
         return FFRecordDataset
+    if name == "BenzinaDataset":
+        from tf_gulp.bzna.dataset import BenzinaDataset
+
+        globals()["BenzinaDataset"] = BenzinaDataset
+        return BenzinaDataset
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

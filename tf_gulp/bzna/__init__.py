@@ -1,5 +1,34 @@
 """Benzina-style datasets: images as single-frame H.265 in MP4, decoded and warped by C++ kernels.
 
+- :func:`create_dataset` (also ``tf-gulp bzna create``): write a .bzna file from an image folder or
+  list (needs PyAV; no TensorFlow);
+- :func:`describe` (``tf-gulp bzna info``): tracks, counts, sizes, splits;
+- :func:`BenzinaDataset`, :func:`ClassificationDataset`, :func:`ImageNet`, :func:`DataLoader`:
+  reading with tf.data (imported on first use);
 - :mod:`tf_gulp.bzna.transforms`: warp / bias / norm transforms for
   :func:`tf_gulp.ops.similarity_warp`.
+
+See docs/benzina.md.
 """
+
+from typing import Any
+
+from tf_gulp.bzna.container import describe
+from tf_gulp.bzna.create import create_dataset
+
+__all__ = ["BenzinaDataset", "ClassificationDataset", "DataLoader", "ImageNet", "create_dataset",
+           "describe"]
+
+_DATASET_NAMES = ("BenzinaDataset", "ClassificationDataset", "DataLoader", "ImageNet")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DATASET_NAMES or name == "transforms":
+        import importlib
+
+        module = importlib.import_module(
+            "tf_gulp.bzna.transforms" if name == "transforms" else "tf_gulp.bzna.dataset")
+        value = module if name == "transforms" else getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,6 +21,7 @@ COMMAND_MODULES: List[str] = [
     "tf_gulp.cli.ingest",
     "tf_gulp.cli.check",
     "tf_gulp.cli.info",
+    "tf_gulp.cli.bzna",
 ]
 
 DESCRIPTION = """\

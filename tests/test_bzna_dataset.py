@@ -1,0 +1,291 @@
+"""Benzina-style datasets end to end: tf-gulp bzna create / info, the per-image MP4s against
+ffprobe and Debian's ffmpeg, BenzinaDataset / ClassificationDataset / ImageNet / DataLoader,
+resumption, co64 past 4 GiB, bad files, and Keras training."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+
+import numpy as np
+import pytest
+import simplejpeg
+import tensorflow as tf
+
+import tf_gulp
+import tf_gulp.ops
+from hevc_testing import ffmpeg_rgb, ffprobe, have_ffmpeg
+from tf_gulp.bzna import container as C
+from tf_gulp.bzna import create as K
+from tf_gulp.bzna import transforms as T
+from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
+from tf_gulp.cli.main import main as cli
+from tf_gulp.ops.bzna_ops import bzna_track_index, read_file_range
+
+PRESET = "ultrafast"  # the tests check the format, not x265's quality; medium is the default
+
+
+def smooth_image(rng, h, w):
+    """A smooth colour image (compresses like a photo, unlike noise)."""
+    y, x = np.mgrid[0:h, 0:w]
+    a, b, c = rng.uniform(0.005, 0.05, 3)
+    img = np.stack([128 + 100 * np.sin(a * x + b * y), 128 + 100 * np.cos(b * x - c * y),
+                    128 + 100 * np.sin(c * (x + y))], -1)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bzna")
+    rng = np.random.default_rng(5)
+    sources = {}
+    sizes = {("train", "ant"): [(200, 300), (520, 130)], ("train", "bee"): [(64, 48), (700, 600)],
+             ("val", "ant"): [(100, 100)], ("val", "bee"): [(333, 517)],
+             ("test", "cow"): [(90, 160)]}
+    for (split, cls), shapes in sizes.items():
+        d = root / "img" / split / cls
+        d.mkdir(parents=True)
+        for k, (h, w) in enumerate(shapes):
+            img = smooth_image(rng, h, w)
+            (d / f"{k}.jpg").write_bytes(simplejpeg.encode_jpeg(img, quality=98))
+            sources[f"{split}/{cls}/{k}.jpg"] = K.load_rgb(str(d / f"{k}.jpg"))
+    out = root / "data.bzna"
+    assert cli(["bzna", "create", str(root / "img"), str(out), "--preset", PRESET, "-j", "2",
+                "--no-progress"]) == 0
+    return {"root": root, "path": str(out), "sources": sources}
+
+
+def test_layout_and_info(data, capsys):
+    info = C.describe(data["path"])
+    names = [t["name"] for t in info["tracks"]]
+    assert names == ["bzna_input", "bzna_target", "bzna_fname", "bzna_thumb"]
+    assert all(t["samples"] == 7 for t in info["tracks"])
+    assert info["metadata"]["splits"] == {"train": [0, 4], "val": [4, 6], "test": [6, 7]}
+    assert info["metadata"]["classes"] == ["ant", "bee", "cow"]
+    with open(data["path"], "rb") as f:
+        head = f.read(48)
+    assert head[4:8] == b"ftyp" and head[8:12] == b"isom" and b"bzna" in head[16:24]
+    assert struct.unpack(">I", head[24:28])[0] == 1 and head[28:32] == b"mdat"  # 64-bit mdat
+    assert cli(["bzna", "info", data["path"]]) == 0
+    text = capsys.readouterr().out
+    assert "bzna_thumb" in text and "split val: entries [4, 6), 2 images" in text
+    assert cli(["bzna", "info", data["path"], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["splits"]["test"] == [6, 7]
+    assert not os.path.exists(data["path"] + ".parts")
+
+
+def per_image_mp4s(path):
+    offsets, sizes = (t.numpy() for t in bzna_track_index(path, "bzna_input"))
+    with open(path, "rb") as f:
+        blob = f.read()
+    return [blob[o:o + s] for o, s in zip(offsets, sizes)]
+
+
+def test_targets_and_filenames_inside_each_image(data):
+    names = sorted(data["sources"], key=lambda n: ("train", "val", "test").index(n.split("/")[0]))
+    for mp4, name in zip(per_image_mp4s(data["path"]), names):
+        info_tracks = {}
+        for kind, p, e in C.iter_boxes(mp4):
+            if kind == b"mdat":
+                payload = mp4[p:e]
+        assert payload.endswith(name.encode() + b"\0")
+        target = struct.unpack("<q", payload[-len(name) - 9:-len(name) - 1])[0]
+        assert target == ["ant", "bee", "cow"].index(name.split("/")[1])
+
+
+def test_decoded_images_match_the_sources(data):
+    ds = BenzinaDataset(data["path"])
+    names = sorted(data["sources"], key=lambda n: ("train", "val", "test").index(n.split("/")[0]))
+    got = list(ds.as_numpy_iterator())
+    assert [int(x["index"]) for x in got] == list(range(7))
+    for x, name in zip(got, names):
+        src = data["sources"][name]
+        assert x["image"].shape == src.shape
+        assert np.abs(x["image"].astype(np.int16) - src).mean() < 4.0  # x265 + yuv420 loss
+        assert x["label"] == ["ant", "bee", "cow"].index(name.split("/")[1])
+
+
+@pytest.mark.skipif(not have_ffmpeg(), reason="Debian's ffmpeg/ffprobe not installed")
+def test_ffprobe_reads_our_per_image_mp4s(data, tmp_path):
+    for k, mp4 in enumerate(per_image_mp4s(data["path"])):
+        p = tmp_path / f"{k}.mp4"
+        p.write_bytes(mp4)
+        streams = ffprobe(p)["streams"]
+        assert [s["codec_name"] for s in streams if s["codec_type"] == "video"] == ["hevc", "hevc"]
+        s = streams[0]
+        assert s["codec_tag_string"] == "hvc1" and s["pix_fmt"] == "yuvj420p"
+        assert s["width"] % 512 == 0 and s["height"] % 512 == 0
+        theirs = ffmpeg_rgb(p, s["width"], s["height"]).astype(np.int16)
+        ours = tf_gulp.ops.decode_hevc(mp4, crop="full", chroma_upsampling="nearest").numpy()
+        assert np.abs(ours.astype(np.int16) - theirs).max() <= 2
+
+
+def test_splits_thumbnails_and_shuffle(data):
+    val = [int(x["index"]) for x in BenzinaDataset(data["path"], "val").as_numpy_iterator()]
+    assert val == [4, 5]
+    thumbs = [x["image"].shape for x in
+              BenzinaDataset(data["path"], track="bzna_thumb").as_numpy_iterator()]
+    assert max(max(s[:2]) for s in thumbs) == 512
+    assert thumbs[3] == (512, 439, 3)  # 700x600 scaled to a longer side of 512
+    assert thumbs[0] == (200, 300, 3)  # fits already: the image itself
+
+    def order(seed, epoch):
+        ds = BenzinaDataset(data["path"], shuffle=True, seed=seed, epoch=epoch, decode=False)
+        return [int(x["index"]) for x in ds.as_numpy_iterator()]
+
+    assert order(1, 0) == order(1, 0)
+    assert sorted(order(1, 0)) == list(range(7))
+    assert len({tuple(order(1, e)) for e in range(4)}) > 1
+    pairs = list(ClassificationDataset(data["path"], "test").as_numpy_iterator())
+    assert len(pairs) == 1 and pairs[0][1] == 2
+    assert len(list(ImageNet(data["root"], "train"))) == 4
+    with pytest.raises(ValueError, match="split"):
+        BenzinaDataset(data["path"], "holdout")
+
+
+def test_data_loader(data):
+    def run():
+        dl = DataLoader(data["path"], (40, 56), 3, shuffle=True, seed=3, epochs=2,
+                        warp_transform=T.RandomResizedCrop(),
+                        bias_transform=T.ConstantBiasTransform(),
+                        norm_transform=T.ConstantNormTransform())
+        return list(dl.as_numpy_iterator())
+
+    a, b = run(), run()
+    assert [x.shape for x, _ in a] == [(3, 40, 56, 3)] * 4 + [(2, 40, 56, 3)]
+    assert a[0][0].dtype == np.float32 and a[0][1].dtype == np.int64
+    for (xa, ya), (xb, yb) in zip(a, b):
+        np.testing.assert_array_equal(xa, xb)
+        np.testing.assert_array_equal(ya, yb)
+    # Normalized ImageNet-style values; batches are distinct arrays.
+    assert -3 < a[0][0].mean() < 3 and not np.shares_memory(a[0][0], a[1][0])
+    # Epoch 1 alone (a restart) is the second half of the two-epoch run.
+    again = DataLoader(data["path"], (40, 56), 7, shuffle=True, seed=3, epochs=1, start_epoch=1,
+                       warp_transform=T.RandomResizedCrop(),
+                       bias_transform=T.ConstantBiasTransform(),
+                       norm_transform=T.ConstantNormTransform())
+    (x1, y1), = list(again.as_numpy_iterator())
+    two = np.concatenate([x for x, _ in a])[7:]
+    np.testing.assert_array_equal(x1, two)
+
+
+def test_keras_fit(data):
+    dl = DataLoader(data["path"], (32, 32), 4, split="train", shuffle=True, epochs=None,
+                    bias_transform=T.ConstantBiasTransform(), norm_transform=T.ConstantNormTransform())
+    model = tf.keras.Sequential([
+        tf.keras.Input((32, 32, 3)),
+        tf.keras.layers.Conv2D(4, 3, activation="relu"),
+        tf.keras.layers.GlobalAveragePooling2D(),
+        tf.keras.layers.Dense(3),
+    ])
+    model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(dl, steps_per_epoch=2, epochs=2, verbose=0, shuffle=False)
+    assert np.all(np.isfinite(history.history["loss"]))
+
+
+def test_resume_reuses_encoded_images(data, tmp_path, monkeypatch):
+    src = data["root"] / "img"
+    out = tmp_path / "r.bzna"
+    calls = []
+    crash = [True]
+    real = K.image_mp4
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3 and crash:
+            crash.clear()
+            raise RuntimeError("simulated crash")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(K, "image_mp4", counting)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        K.create_dataset(str(src), str(out), preset=PRESET, workers=1, progress=False)
+    assert not out.exists() and len(os.listdir(str(out) + ".parts")) == 3  # 2 images + manifest
+    calls.clear()
+    K.create_dataset(str(src), str(out), preset=PRESET, workers=1, progress=False)
+    assert len(calls) == 5  # the two done before were kept
+    a = [x["image"] for x in BenzinaDataset(str(out)).as_numpy_iterator()]
+    b = [x["image"] for x in BenzinaDataset(data["path"]).as_numpy_iterator()]
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    with pytest.raises(FileExistsError):
+        K.create_dataset(str(src), str(out), preset=PRESET, workers=1, progress=False)
+
+
+def test_list_file_input(tmp_path, data):
+    lst = tmp_path / "list.txt"
+    img_dir = data["root"] / "img"
+    lst.write_text(f"{img_dir}/val/ant/0.jpg 7\n# comment\n{img_dir}/test/cow/0.jpg -1 test\n")
+    out = tmp_path / "l.bzna"
+    K.create_dataset(str(lst), str(out), preset=PRESET, workers=1, progress=False)
+    got = list(BenzinaDataset(str(out)).as_numpy_iterator())
+    assert [int(x["label"]) for x in got] == [7, -1]
+    assert C.describe(str(out))["metadata"]["splits"] == {"train": [0, 1], "test": [1, 2]}
+
+
+def test_co64_past_4_gib(tmp_path, data):
+    """A sparse container whose sample lies past 4 GiB: co64 is written and read."""
+    mp4 = per_image_mp4s(data["path"])[0]
+    path = tmp_path / "big.bzna"
+    hole = (1 << 32) + 4096
+    head = C.ftyp()
+    target = struct.pack("<q", 3)
+    payload = hole + len(mp4) + len(target)
+    offset = len(head) + 16 + hole
+    tracks = [C.TrackSpec("bzna_input", [offset], [len(mp4)]),
+              C.TrackSpec("bzna_target", [offset + len(mp4)], [8])]
+    with open(path, "wb") as f:
+        f.write(head + C.large_box_header(b"mdat", payload))
+        f.seek(offset)
+        f.write(mp4 + target + C.moov(tracks))
+    assert b"co64" in C.read_moov(str(path))[0]
+    (x,) = list(BenzinaDataset(str(path)).as_numpy_iterator())
+    assert x["label"] == 3 and x["image"].shape == (200, 300, 3)
+
+
+def test_bad_files(tmp_path, data):
+    good = open(data["path"], "rb").read()
+    # Missing track.
+    p = tmp_path / "missing.bzna"
+    p.write_bytes(good.replace(b"bzna_target\0", b"bzna_tXrget\0"))
+    with pytest.raises(tf.errors.NotFoundError, match="bzna_target"):
+        list(BenzinaDataset(str(p)))
+    # Sample tables of different lengths (the target track loses a sample).
+    offsets, _ = bzna_track_index(data["path"], "bzna_target")
+    p = tmp_path / "short.bzna"
+    moov, at, _ = C.read_moov(data["path"])
+    tracks = []
+    for name in ("bzna_input", "bzna_target"):
+        o, s = (t.numpy().tolist() for t in bzna_track_index(data["path"], name))
+        tracks.append(C.TrackSpec(name, o[:6] if name == "bzna_target" else o,
+                                  s[:6] if name == "bzna_target" else s))
+    p.write_bytes(good[:at] + C.moov(tracks))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="different lengths"):
+        list(BenzinaDataset(str(p)))
+    # An offset past the end of the file.
+    p = tmp_path / "past.bzna"
+    o, s = (t.numpy().tolist() for t in bzna_track_index(data["path"], "bzna_input"))
+    to, ts = (t.numpy().tolist() for t in bzna_track_index(data["path"], "bzna_target"))
+    p.write_bytes(good[:at] + C.moov([C.TrackSpec("bzna_input", o[:-1] + [len(good) * 2], s),
+                                      C.TrackSpec("bzna_target", to, ts)]))
+    with pytest.raises(tf.errors.DataLossError, match="past the end of the file"):
+        list(BenzinaDataset(str(p)))
+    # A damaged picture: the error names the file, the sample and its offset.
+    p = tmp_path / "damaged.bzna"
+    bad = bytearray(good)
+    start = o[2]
+    bad[start:start + s[2]] = b"\x00" * s[2]
+    p.write_bytes(bytes(bad))
+    with pytest.raises(tf.errors.DataLossError, match=r"damaged.bzna: sample 2 \(byte offset"):
+        list(BenzinaDataset(str(p)))
+    assert len(list(BenzinaDataset(str(p)).ignore_errors())) == 6
+    # Not a file / truncated.
+    with pytest.raises(tf.errors.NotFoundError):
+        BenzinaDataset(str(tmp_path / "nope.bzna"))
+    p = tmp_path / "cut.bzna"
+    p.write_bytes(good[: len(good) // 2])
+    with pytest.raises((ValueError, tf.errors.DataLossError)):
+        list(BenzinaDataset(str(p)))
+    with pytest.raises(tf.errors.DataLossError, match="past the end"):
+        read_file_range(data["path"], len(good) - 2, 10).numpy()

@@ -1,0 +1,376 @@
+"""Writing Benzina-style datasets: every image as a single-frame H.265 MP4 inside one container.
+
+    from tf_gulp.bzna import create_dataset
+    create_dataset("/data/imagenet_jpeg", "/data/imagenet.bzna")      # train/ val/ test/ folders
+    create_dataset("list.txt", "out.bzna")                             # "path label [split]" lines
+
+Each image becomes a per-image MP4 the way Benzina's converter makes it: x265 (through PyAV),
+`yuvj420p` full range, crf 10, `hvc1` sample entry with `hvcC`, the picture padded right/bottom to
+a multiple of 512 by repeating edge pixels, `tkhd` and `clap` giving the clean (unpadded) size, a
+thumbnail (longer side <= 512, padded into a 512x512 frame; none when the image already fits), and
+the target (int64 LE) and file name inside; tracks `bzna_input`, `bzna_fname`, `bzna_target`,
+`bzna_thumb`. The container holds them back to back in a 64-bit `mdat`, then all targets, then all
+file names, and a `moov` with the same four tracks (`co64` once an offset passes 4 GiB) plus the
+split table (`moov/udta/bzsp`, JSON).
+
+Crash safety and resumption: per-image MP4s are written to `<output>.parts/` (each to a temporary
+name, then renamed), so an interrupted run resumes with the images already encoded; the container
+is assembled under a temporary name, fsynced, and renamed into place.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import io
+import json
+import os
+import shutil
+import struct
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from tf_gulp.bzna import container as C
+
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".ppm")
+SPLITS = ("train", "val", "test")
+FRAME_MULTIPLE = 512
+THUMB_SIDE = 512
+
+
+@dataclass
+class Entry:
+    path: str      # absolute path of the source image
+    name: str      # stored file name (relative path)
+    target: int    # class index, -1 when unknown
+    split: str
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+
+def _is_image(name: str) -> bool:
+    return name.lower().endswith(IMAGE_EXTENSIONS)
+
+
+def scan_folder(root: str) -> Tuple[List[Entry], List[str]]:
+    """Entries of an image folder: `train/ val/ test/` splits of `<class>/<image>` folders, or
+    `<class>/<image>` folders directly (one "train" split). Classes are the sorted union."""
+    root = os.path.abspath(root)
+    split_dirs = [s for s in SPLITS if os.path.isdir(os.path.join(root, s))]
+    layout = [(s, os.path.join(root, s)) for s in split_dirs] or [("train", root)]
+    classes = sorted({c for _, d in layout for c in os.listdir(d)
+                      if os.path.isdir(os.path.join(d, c))})
+    index = {c: i for i, c in enumerate(classes)}
+    entries = []
+    for split, d in layout:
+        for c in sorted(os.listdir(d)):
+            cdir = os.path.join(d, c)
+            if not os.path.isdir(cdir):
+                continue
+            for name in sorted(os.listdir(cdir)):
+                if _is_image(name):
+                    full = os.path.join(cdir, name)
+                    entries.append(Entry(full, os.path.relpath(full, root), index[c], split))
+    if not entries:
+        raise ValueError(f"{root}: no images found (expected train/ val/ test/ folders of "
+                         f"<class>/<image> folders, or <class>/<image> folders)")
+    return entries, classes
+
+
+def read_list(list_file: str) -> Tuple[List[Entry], List[str]]:
+    """Entries of a list file: one `path label [split]` per line (paths relative to the file's
+    folder; label an integer, -1 for none; split train/val/test, default train)."""
+    base = os.path.dirname(os.path.abspath(list_file))
+    entries = []
+    with open(list_file, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            parts = line.split()
+            if not parts or parts[0].startswith("#"):
+                continue
+            if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in SPLITS):
+                raise ValueError(f"{list_file}:{lineno}: expected 'path label [train|val|test]'")
+            try:
+                label = int(parts[1])
+            except ValueError:
+                raise ValueError(f"{list_file}:{lineno}: label {parts[1]!r} is not an integer") from None
+            path = parts[0] if os.path.isabs(parts[0]) else os.path.join(base, parts[0])
+            entries.append(Entry(path, parts[0], label, parts[2] if len(parts) == 3 else "train"))
+    if not entries:
+        raise ValueError(f"{list_file}: no entries")
+    return entries, []
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoding one image
+
+def load_rgb(path: str) -> np.ndarray:
+    import av
+
+    with av.open(path) as c:
+        frame = next(c.decode(video=0))
+        return frame.to_ndarray(format="rgb24")
+
+
+def pad_to(rgb: np.ndarray, height: int, width: int) -> np.ndarray:
+    h, w = rgb.shape[:2]
+    return np.pad(rgb, ((0, height - h), (0, width - w), (0, 0)), mode="edge")
+
+
+def _round_up(v: int, m: int) -> int:
+    return (v + m - 1) // m * m
+
+
+def encode_hevc(rgb: np.ndarray, crf: int = 10, preset: str = "medium") -> Tuple[bytes, bytes]:
+    """(hvcC box, sample of length-prefixed NAL units) of one picture encoded by x265 (PyAV).
+
+    The picture is muxed by FFmpeg's MP4 muxer in memory, and the two parts are taken from it.
+    """
+    import av
+
+    h, w = rgb.shape[:2]
+    buf = io.BytesIO()
+    with av.open(buf, "w", format="mp4") as out:
+        stream = out.add_stream("libx265", rate=1)
+        stream.width, stream.height = w, h
+        stream.pix_fmt = "yuvj420p"
+        stream.codec_tag = "hvc1"
+        stream.options = {"crf": str(crf), "preset": preset,
+                          "x265-params": "log-level=none:pools=1:frame-threads=1"}
+        frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(rgb), format="rgb24")
+        frame = frame.reformat(format="yuvj420p")
+        frame.pts = 0
+        for packet in list(stream.encode(frame)) + list(stream.encode(None)):
+            packet.dts = packet.pts
+            out.mux(packet)
+    data = buf.getvalue()
+    hvcc = sample = None
+    offsets, sizes = [], []
+    stack = [(0, len(data))]
+    while stack:
+        a, b = stack.pop()
+        for kind, p, e in C.iter_boxes(data, a, b):
+            if kind in (b"moov", b"trak", b"mdia", b"minf", b"stbl"):
+                stack.append((p, e))
+            elif kind == b"stsd":
+                for k2, p2, e2 in C.iter_boxes(data, p + 8, e):
+                    for k3, p3, e3 in C.iter_boxes(data, p2 + 78, e2):
+                        if k3 == b"hvcC":
+                            hvcc = data[p3 - 8:e3]
+            elif kind == b"stsz":
+                const, n = struct.unpack(">II", data[p + 4:p + 12])
+                sizes = [const] * n if const else list(struct.unpack(f">{n}I", data[p + 12:p + 12 + 4 * n]))
+            elif kind == b"stco":
+                n = struct.unpack(">I", data[p + 4:p + 8])[0]
+                offsets = list(struct.unpack(f">{n}I", data[p + 8:p + 8 + 4 * n]))
+    if hvcc is None or len(sizes) != 1 or len(offsets) != 1:
+        raise RuntimeError("x265/MP4 muxer output without exactly one HEVC sample and an hvcC")
+    sample = data[offsets[0]:offsets[0] + sizes[0]]
+    return hvcc, sample
+
+
+def thumbnail(rgb: np.ndarray) -> Optional[np.ndarray]:
+    """The picture scaled so its longer side is at most 512, or None when it already fits."""
+    h, w = rgb.shape[:2]
+    if max(h, w) <= THUMB_SIDE:
+        return None
+    import av
+
+    scale = THUMB_SIDE / max(h, w)
+    tw, th = max(1, round(w * scale)), max(1, round(h * scale))
+    frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(rgb), format="rgb24")
+    return frame.reformat(width=tw, height=th, interpolation="AREA").to_ndarray(format="rgb24")
+
+
+def image_mp4(rgb: np.ndarray, target: int, filename: str, crf: int = 10,
+              preset: str = "medium") -> bytes:
+    """One per-image MP4 (Benzina's per-image layout)."""
+    if rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
+        raise ValueError(f"expected uint8 [H, W, 3], got {rgb.dtype} {rgb.shape}")
+    h, w = rgb.shape[:2]
+    fh, fw = _round_up(h, FRAME_MULTIPLE), _round_up(w, FRAME_MULTIPLE)
+    hvcc, full = encode_hevc(pad_to(rgb, fh, fw), crf, preset)
+    thumb = thumbnail(rgb)
+    if thumb is None:
+        thumb_desc, thumb_clean, thumb_bytes = (hvcc, fw, fh), (w, h), b""
+    else:
+        th, tw = thumb.shape[:2]
+        t_hvcc, thumb_bytes = encode_hevc(pad_to(thumb, THUMB_SIDE, THUMB_SIDE), crf, preset)
+        thumb_desc, thumb_clean = (t_hvcc, THUMB_SIDE, THUMB_SIDE), (tw, th)
+    name = filename.encode("utf-8") + b"\0"
+    head = C.ftyp()
+    base = len(head) + 8
+    payload = full + thumb_bytes + struct.pack("<q", target) + name
+    o_full = base
+    o_thumb = base + len(full) if thumb_bytes else base
+    o_target = base + len(full) + len(thumb_bytes)
+    o_name = o_target + 8
+    tracks = [
+        C.TrackSpec("bzna_input", [o_full], [len(full)], hevc=(hvcc, fw, fh), clean=(w, h)),
+        C.TrackSpec("bzna_fname", [o_name], [len(name)]),
+        C.TrackSpec("bzna_target", [o_target], [8]),
+        C.TrackSpec("bzna_thumb", [o_thumb], [len(thumb_bytes) or len(full)], hevc=thumb_desc,
+                    clean=thumb_clean),
+    ]
+    return head + C.box(b"mdat", payload) + C.moov(tracks)
+
+
+def _thumb_range(mp4: bytes) -> Tuple[int, int, bytes]:
+    """(offset, size, hvcC) of the bzna_thumb sample inside a per-image MP4 we wrote."""
+    offset = size = None
+    hvcc = b""
+    for kind, p, e in C.iter_boxes(mp4):
+        if kind != b"moov":
+            continue
+        for k2, p2, e2 in C.iter_boxes(mp4, p, e):
+            if k2 != b"trak":
+                continue
+            blob = mp4[p2:e2]
+            if b"bzna_thumb\0" not in blob:
+                continue
+            i = blob.index(b"stsz")
+            size = struct.unpack(">I", blob[i + 16:i + 20])[0]
+            j = blob.index(b"stco")
+            offset = struct.unpack(">I", blob[j + 12:j + 16])[0]
+            k = blob.index(b"hvcC")
+            hvcc = blob[k - 4:k - 4 + struct.unpack(">I", blob[k - 4:k])[0]]
+    if offset is None:
+        raise ValueError("per-image MP4 without a bzna_thumb track")
+    return offset, size, hvcc
+
+
+# ---------------------------------------------------------------------------------------------
+# The container
+
+def _encode_one(args) -> Tuple[int, str]:
+    index, entry_path, name, target, part, crf, preset = args
+    if os.path.exists(part):
+        return index, part
+    data = image_mp4(load_rgb(entry_path), target, name, crf, preset)
+    tmp = f"{part}.tmp.{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, part)
+    return index, part
+
+
+def create_dataset(source: str, output: str, *, crf: int = 10, preset: str = "medium",
+                   workers: Optional[int] = None, progress: bool = True,
+                   overwrite: bool = False) -> Dict[str, object]:
+    """Converts an image folder or list file (see the module doc) into `output` (.bzna).
+
+    Returns a summary: entries, splits, classes, bytes. Re-running after an interruption reuses the
+    images already encoded; an existing `output` is an error unless `overwrite`.
+    """
+    if os.path.exists(output) and not overwrite:
+        raise FileExistsError(f"{output} exists (pass overwrite=True / --overwrite)")
+    if os.path.isdir(source):
+        entries, classes = scan_folder(source)
+    else:
+        entries, classes = read_list(source)
+    order = {s: i for i, s in enumerate(SPLITS)}
+    entries.sort(key=lambda e: order[e.split])  # stable: train, then val, then test
+    parts_dir = output + ".parts"
+    manifest = {"entries": [[e.path, e.name, e.target, e.split] for e in entries], "crf": crf,
+                "preset": preset}
+    manifest_path = os.path.join(parts_dir, "manifest.json")
+    if os.path.isdir(parts_dir):
+        try:
+            with open(manifest_path, encoding="utf-8") as f:
+                same = json.load(f) == manifest
+        except (OSError, ValueError):
+            same = False
+        if not same:  # another conversion's leftovers: start over
+            shutil.rmtree(parts_dir)
+    os.makedirs(parts_dir, exist_ok=True)
+    tmp = manifest_path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(manifest, f)
+    os.replace(tmp, manifest_path)
+
+    parts = [os.path.join(parts_dir, f"{i:09d}.mp4") for i in range(len(entries))]
+    jobs = [(i, e.path, e.name, e.target, parts[i], crf, preset) for i, e in enumerate(entries)]
+    workers = workers or os.cpu_count() or 1
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(jobs), unit="img", desc="bzna create")
+    if workers == 1:
+        for job in jobs:
+            _encode_one(job)
+            if bar:
+                bar.update()
+    else:
+        with concurrent.futures.ProcessPoolExecutor(workers) as pool:
+            for _ in pool.map(_encode_one, jobs, chunksize=4):
+                if bar:
+                    bar.update()
+    if bar:
+        bar.close()
+    return _assemble(entries, classes, parts, output, parts_dir)
+
+
+def _assemble(entries: Sequence[Entry], classes: Sequence[str], parts: Sequence[str],
+              output: str, parts_dir: str) -> Dict[str, object]:
+    sizes = [os.path.getsize(p) for p in parts]
+    names = [e.name.encode("utf-8") + b"\0" for e in entries]
+    head = C.ftyp()
+    payload_size = sum(sizes) + 8 * len(entries) + sum(len(n) for n in names)
+    base = len(head) + 16
+    input_offsets, thumb_offsets, thumb_sizes = [], [], []
+    pos = base
+    thumb_hvcc = None
+    tmp = output + ".tmp"
+    with open(tmp, "wb") as out:
+        out.write(head)
+        out.write(C.large_box_header(b"mdat", payload_size))
+        for p, size in zip(parts, sizes):
+            with open(p, "rb") as f:
+                data = f.read()
+            t_off, t_size, t_hvcc = _thumb_range(data)
+            thumb_hvcc = thumb_hvcc or t_hvcc
+            input_offsets.append(pos)
+            thumb_offsets.append(pos + t_off)
+            thumb_sizes.append(t_size)
+            out.write(data)
+            pos += size
+        target_offsets = [pos + 8 * i for i in range(len(entries))]
+        out.write(b"".join(struct.pack("<q", e.target) for e in entries))
+        pos += 8 * len(entries)
+        name_offsets = []
+        for n in names:
+            name_offsets.append(pos)
+            pos += len(n)
+        out.write(b"".join(names))
+        splits, start = {}, 0
+        for s in SPLITS:
+            count = sum(1 for e in entries if e.split == s)
+            if count:
+                splits[s] = [start, start + count]
+            start += count
+        metadata = {"format": "tf_gulp.bzna/1", "splits": splits, "classes": list(classes)}
+        tracks = [
+            C.TrackSpec("bzna_input", input_offsets, sizes),
+            C.TrackSpec("bzna_target", target_offsets, [8] * len(entries)),
+            C.TrackSpec("bzna_fname", name_offsets, [len(n) for n in names]),
+            # One sample entry for all thumbnails (all 512x512 x265 pictures); each sample is
+            # decodable with its own per-image MP4's parameter sets.
+            C.TrackSpec("bzna_thumb", thumb_offsets, thumb_sizes,
+                        hevc=(thumb_hvcc, THUMB_SIDE, THUMB_SIDE)),
+        ]
+        out.write(C.moov(tracks, metadata))
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, output)
+    dir_fd = os.open(os.path.dirname(os.path.abspath(output)), os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    shutil.rmtree(parts_dir, ignore_errors=True)
+    return {"path": output, "entries": len(entries), "splits": splits, "classes": len(classes),
+            "bytes": os.path.getsize(output)}

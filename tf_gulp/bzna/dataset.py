@@ -1,0 +1,199 @@
+"""Reading Benzina-style datasets with tf.data: BenzinaDataset, ClassificationDataset, ImageNet and
+the DataLoader helper.
+
+Everything per element runs in C++ kernels inside the tf.data graph: the container's index is
+parsed by an op (``BznaTrackIndex``, cc/mp4) when the dataset is iterated, each sample is one
+``pread`` (``ReadFileRange``), decoding is ``tf_gulp.ops.decode_hevc`` and augmentation
+``tf_gulp.ops.similarity_warp`` with matrices from ``tf_gulp.bzna.transforms``. Python only builds
+the graph; the only things read in Python are the split table and the sample count (a few numbers
+from the ``moov`` box).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional, Sequence, Tuple, Union
+
+import tensorflow as tf
+
+from tf_gulp.bzna import container
+from tf_gulp.bzna import transforms as T
+from tf_gulp.ops.bzna_ops import bzna_track_index, read_file_range
+from tf_gulp.ops.hevc_ops import decode_hevc
+from tf_gulp.ops.warp_ops import similarity_warp
+
+# The reference ImageNet file's splits: test = the last 100000 entries, val = the 50000 before,
+# train = the rest.
+IMAGENET_TEST = 100_000
+IMAGENET_VAL = 50_000
+TRACKS = ("bzna_input", "bzna_thumb")
+
+
+def split_range(path: str, split: Optional[str]) -> Tuple[int, int]:
+    """[start, stop) of `split` in the file: from its split table (files written by tf_gulp), else
+    the reference ImageNet ranges."""
+    info = container.describe(path, sample_bytes=False)
+    counts = {t["name"]: t["samples"] for t in info["tracks"]}
+    if "bzna_input" not in counts:
+        raise tf.errors.NotFoundError(None, None, f"{path}: no bzna_input track "
+                                      f"(tracks: {sorted(counts)})")
+    n = counts["bzna_input"]
+    if split is None:
+        return 0, n
+    splits = (info["metadata"] or {}).get("splits")
+    if splits is None:  # the reference's ImageNet layout
+        if n < IMAGENET_TEST + IMAGENET_VAL:
+            raise ValueError(f"{path}: {n} entries and no split table: too few for the reference "
+                             f"ImageNet splits")
+        splits = {"train": [0, n - IMAGENET_TEST - IMAGENET_VAL],
+                  "val": [n - IMAGENET_TEST - IMAGENET_VAL, n - IMAGENET_TEST],
+                  "test": [n - IMAGENET_TEST, n]}
+    if split not in splits:
+        raise ValueError(f"{path}: no split {split!r} (splits: {sorted(splits)})")
+    start, stop = splits[split]
+    return int(start), int(stop)
+
+
+def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: int, epoch,
+           crop: str, decode: bool) -> tf.data.Dataset:
+    """One pass over [start, stop) as a dataset of {"image"|"sample", "label", "index"}."""
+    path_t = tf.constant(path)
+
+    @tf.autograph.experimental.do_not_convert
+    def index(p):
+        offsets, sizes = bzna_track_index(p, "bzna_input")
+        t_offsets, t_sizes = bzna_track_index(p, "bzna_target")
+        n = tf.shape(offsets, out_type=tf.int64)[0]
+        checks = [
+            tf.debugging.assert_equal(
+                n, tf.shape(t_offsets, out_type=tf.int64)[0],
+                message=f"{path}: the bzna_input and bzna_target tracks have different lengths"),
+            tf.debugging.assert_less_equal(
+                tf.constant(stop, tf.int64), n,
+                message=f"{path}: the split [{start}, {stop}) is past the end of the file"),
+            tf.debugging.assert_equal(
+                tf.reduce_all(tf.equal(t_sizes, 8)), True,
+                message=f"{path}: bzna_target samples must be 8 bytes"),
+        ]
+        with tf.control_dependencies(checks):
+            ids = tf.range(start, stop, dtype=tf.int64)
+        if shuffle:
+            noise = tf.random.stateless_uniform([stop - start], seed=T.element_key(seed, epoch, -1))
+            ids = tf.gather(ids, tf.argsort(noise))
+        return tf.data.Dataset.from_tensor_slices(
+            (ids, tf.gather(offsets, ids), tf.gather(sizes, ids), tf.gather(t_offsets, ids)))
+
+    @tf.autograph.experimental.do_not_convert
+    def load(i, offset, size, t_offset):
+        sample = read_file_range(path_t, offset, size)
+        raw_label = read_file_range(path_t, t_offset, 8)
+        label = tf.io.decode_raw(raw_label, tf.int64, little_endian=True)[0]
+        out = {"label": label, "index": i}
+        if decode:
+            what = tf.strings.join([path_t, ": sample ", tf.strings.as_string(i),
+                                    " (byte offset ", tf.strings.as_string(offset), ")"])
+            out["image"] = decode_hevc(sample, track=track, crop=crop, what=what)
+        else:
+            out["sample"] = sample
+        return out
+
+    return (tf.data.Dataset.from_tensors(path_t).flat_map(index)
+            .map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True))
+
+
+def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
+                   track: str = "bzna_input", *, shuffle: bool = False, seed: int = 0,
+                   epoch: int = 0, crop: str = "clean", decode: bool = True) -> tf.data.Dataset:
+    """A Benzina-style file as a ``tf.data.Dataset`` of ``{"image", "label", "index"}``.
+
+    Args:
+      path: the container (.bzna; the reference's ilsvrc2012.bzna reads too).
+      split: None (every entry), or "train" / "val" / "test": the file's split table when tf_gulp
+        wrote it, else the reference ImageNet ranges.
+      track: "bzna_input" (the full image) or "bzna_thumb" (the thumbnail, longer side <= 512;
+        decoded from the per-image MP4).
+      shuffle, seed, epoch: a full shuffle of the split, a pure function of (seed, epoch).
+      crop: "clean" (the image without Benzina's padding) or "full" (the coded frame).
+      decode: False yields the per-image MP4 bytes as "sample" instead of "image".
+
+    Elements: "image" uint8 [H, W, 3] (sizes vary), "label" int64 (-1: none), "index" int64 (the
+    entry's position in the file, the key for per-element randomness).
+    """
+    if track not in TRACKS:
+        raise ValueError(f"track must be one of {TRACKS}, got {track!r}")
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise tf.errors.NotFoundError(None, None, f"{path}: no such file")
+    start, stop = split_range(path, split)
+    return _epoch(path, start, stop, track, shuffle, seed, epoch, crop, decode)
+
+
+def ClassificationDataset(path, split: Optional[str] = None, track: str = "bzna_input",
+                          **kwargs) -> tf.data.Dataset:
+    """Like :func:`BenzinaDataset`, as ``(image, label)`` pairs."""
+    return BenzinaDataset(path, split, track, **kwargs).map(
+        lambda x: (x["image"], x["label"]), num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def ImageNet(root: Union[str, os.PathLike], split: str = "train", **kwargs) -> tf.data.Dataset:
+    """ImageNet stored the Benzina way: `root` is the .bzna file, or a folder holding
+    `ilsvrc2012.bzna` (or exactly one .bzna file); splits as in :func:`split_range`."""
+    root = os.fspath(root)
+    if os.path.isdir(root):
+        candidates = sorted(f for f in os.listdir(root) if f.endswith(".bzna"))
+        if "ilsvrc2012.bzna" in candidates:
+            candidates = ["ilsvrc2012.bzna"]
+        if len(candidates) != 1:
+            raise tf.errors.NotFoundError(None, None, f"{root}: expected ilsvrc2012.bzna or one "
+                                          f".bzna file, found {candidates}")
+        root = os.path.join(root, candidates[0])
+    return ClassificationDataset(root, split, **kwargs)
+
+
+def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
+               batch_size: int = 256, *, split: Optional[str] = None, shuffle: bool = False,
+               seed: int = 0, epochs: Optional[int] = 1, start_epoch: int = 0,
+               warp_transform=None, bias_transform=None, norm_transform=None,
+               track: str = "bzna_input", drop_remainder: bool = False) -> tf.data.Dataset:
+    """Batches ready for ``model.fit``: ``(float32 [B, H, W, 3], int64 [B])``.
+
+    Each image is decoded (``decode_hevc``) and warped to `shape` = (height, width) by
+    ``similarity_warp`` with the matrix of ``warp_transform(in_hw, shape, key)``, then
+    ``(v - bias) * norm`` with ``bias_transform(key)`` / ``norm_transform(key)``. ``key`` is
+    ``element_key(seed, epoch, index)``: results do not depend on thread timing, and epoch e is the
+    same whether it is reached by one run or after a restart with ``start_epoch=e``.
+
+    Defaults: the whole image resized to `shape` (no crop), bias 0, norm 1. For ImageNet training:
+    ``warp_transform=RandomResizedCrop(), bias_transform=ConstantBiasTransform(),
+    norm_transform=ConstantNormTransform()``; for evaluation ``CenterResizedCrop()``.
+
+    Unlike the reference loader, every batch is a new tensor (a batch is never overwritten by the
+    next one).
+    """
+    path = os.fspath(path)
+    shape = (int(shape[0]), int(shape[1]))
+    warp_transform = warp_transform or T.SimilarityTransform(resize=True)
+    bias_transform = bias_transform or T.ConstantBiasTransform((0.0, 0.0, 0.0))
+    norm_transform = norm_transform or T.ConstantNormTransform((1.0, 1.0, 1.0))
+    if track not in TRACKS:
+        raise ValueError(f"track must be one of {TRACKS}, got {track!r}")
+    start, stop = split_range(path, split)
+
+    @tf.autograph.experimental.do_not_convert
+    def one_epoch(epoch):
+        ds = _epoch(path, start, stop, track, shuffle, seed, epoch, "clean", True)
+
+        @tf.autograph.experimental.do_not_convert
+        def warp(x):
+            key = T.element_key(seed, epoch, x["index"])
+            matrix = warp_transform(tf.shape(x["image"])[:2], shape, key)
+            image = similarity_warp(x["image"], matrix, shape, bias_transform(key),
+                                    norm_transform(key))
+            return image, x["label"]
+
+        return ds.map(warp, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+    epochs_ds = (tf.data.Dataset.range(start_epoch, start_epoch + epochs) if epochs is not None
+                 else tf.data.Dataset.counter(start_epoch))
+    ds = epochs_ds.flat_map(one_epoch)
+    return ds.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)

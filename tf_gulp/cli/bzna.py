@@ -1,0 +1,104 @@
+"""``tf-gulp bzna``: create and inspect Benzina-style H.265-in-MP4 datasets."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
+                                 human_bytes, positive_int, progress_wanted, usable_cpus)
+
+DESCRIPTION = """\
+Benzina-style datasets: every image a single-frame H.265 picture in its own MP4, all of them in one
+ISO-BMFF container read by tf_gulp.BenzinaDataset.
+
+  tf-gulp bzna create ~/imagenet_jpeg ~/imagenet.bzna     # train/ val/ test/ of <class>/<image>
+  tf-gulp bzna create list.txt out.bzna                   # lines: path label [train|val|test]
+  tf-gulp bzna info ~/imagenet.bzna
+"""
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("bzna", help="create and inspect H.265-in-MP4 (Benzina) datasets",
+                              description=DESCRIPTION, formatter_class=HelpFormatter)
+    sub = p.add_subparsers(dest="bzna_command", metavar="SUBCOMMAND", title="subcommands")
+    sub.required = True
+
+    c = sub.add_parser("create", help="convert an image folder or list into a .bzna file",
+                       description="Convert images to a Benzina-style dataset (x265 through "
+                       "PyAV, yuvj420p, crf 10, frames padded to multiples of 512, thumbnails). "
+                       "Interrupted runs resume: images already encoded are kept in "
+                       "OUTPUT.parts/.", formatter_class=HelpFormatter)
+    c.add_argument("input", metavar="INPUT",
+                   help="image folder (train/ val/ test/ of <class>/<image>, or <class>/<image>) "
+                        "or a list file with 'path label [split]' lines")
+    c.add_argument("output", metavar="OUTPUT", help="the .bzna file to write")
+    c.add_argument("--crf", type=int, default=10, help="x265 constant rate factor (default 10)")
+    c.add_argument("--preset", default="medium", help="x265 preset (default medium)")
+    c.add_argument("-j", "--jobs", type=positive_int, default=None,
+                   help="parallel encoders (default: usable CPUs)")
+    c.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    add_progress_flags(c)
+    c.set_defaults(func=run_create, interrupt_hint=" (run again to resume)")
+
+    i = sub.add_parser("info", help="tracks, counts, sizes and splits of a .bzna file",
+                       description="List a .bzna file's tracks (hdlr name, sample count, bytes), "
+                       "its splits and classes.", formatter_class=HelpFormatter)
+    i.add_argument("path", metavar="FILE", help="the .bzna file")
+    i.add_argument("--json", action="store_true", help="print the summary as JSON")
+    i.set_defaults(func=run_info)
+
+
+def run_create(args: argparse.Namespace) -> int:
+    from tf_gulp.bzna.create import create_dataset
+
+    try:
+        summary = create_dataset(args.input, args.output, crf=args.crf, preset=args.preset,
+                                 workers=args.jobs or usable_cpus(),
+                                 progress=progress_wanted(args.progress),
+                                 overwrite=args.overwrite)
+    except FileExistsError as e:
+        raise UsageError(str(e)) from None
+    except (FileNotFoundError, ValueError) as e:
+        raise CommandError(str(e)) from None
+    splits = ", ".join(f"{k} {b - a}" for k, (a, b) in summary["splits"].items())
+    echo(f"{summary['path']}: {summary['entries']} images ({splits}), {summary['classes']} "
+         f"classes, {human_bytes(summary['bytes'])}")
+    return 0
+
+
+def run_info(args: argparse.Namespace) -> int:
+    from tf_gulp.bzna.container import describe
+    from tf_gulp.bzna.dataset import split_range
+
+    try:
+        info = describe(args.path)
+    except FileNotFoundError as e:
+        raise UsageError(f"{args.path}: {e.strerror}") from None
+    except (ValueError, OSError) as e:
+        raise CommandError(f"{args.path}: not a readable .bzna file ({e})") from None
+    splits = {}
+    for name in ("train", "val", "test"):
+        try:
+            splits[name] = list(split_range(args.path, name))
+        except ValueError:
+            pass
+    info["splits"] = splits
+    if args.json:
+        echo(json.dumps(info, indent=2))
+        return 0
+    echo(f"{args.path}: {human_bytes(info['file_bytes'])}")
+    for t in info["tracks"]:
+        size = f" {t['width']}x{t['height']}" if t["width"] else ""
+        echo(f"  track {t['name'] or '?':12s} {t['handler']} {t['entry']:4s}{size}: "
+             f"{t['samples']} samples, {human_bytes(t['bytes'])}")
+    n = next((t["samples"] for t in info["tracks"] if t["name"] == "bzna_input"), 0)
+    if n:
+        echo(f"  {human_bytes(info['file_bytes'] / n)} per image")
+    for name, (a, b) in splits.items():
+        echo(f"  split {name}: entries [{a}, {b}), {b - a} images")
+    classes = (info["metadata"] or {}).get("classes") or []
+    if classes:
+        echo(f"  {len(classes)} classes: {', '.join(classes[:20])}{' ...' if len(classes) > 20 else ''}")
+    return 0

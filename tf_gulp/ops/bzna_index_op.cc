@@ -1,0 +1,128 @@
+// Two small ops that let a tf.data pipeline read a Benzina-style container with
+// no Python per element:
+//
+//   BznaTrackIndex(path) -> (offsets, sizes): the byte ranges of every sample
+//     of the track named `track` (cc/mp4/mp4_reader: the container's boxes and
+//     sample tables are validated against the file). It runs inside the
+//     dataset graph, so the index is read where the data is and never becomes
+//     a graph constant.
+//   ReadFileRange(path, offset, size) -> contents: one exact pread of a
+//     sample, checked against the file's size first.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cc/io/random_access_file.h"
+#include "cc/mp4/mp4_reader.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/shape_inference.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tf_gulp/ops/core_status.h"
+
+namespace tf_gulp {
+namespace {
+
+using ::tensorflow::OpKernel;
+using ::tensorflow::OpKernelConstruction;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::Tensor;
+using ::tensorflow::TensorShape;
+using ::tensorflow::tstring;
+using ::tensorflow::shape_inference::InferenceContext;
+using ::tensorflow::shape_inference::ShapeHandle;
+
+class BznaTrackIndexOp : public OpKernel {
+ public:
+  explicit BznaTrackIndexOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("track", &track_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& path_t = ctx->input(0);
+    OP_REQUIRES(ctx, path_t.dims() == 0,
+                absl::InvalidArgumentError("bzna_track_index: path must be a scalar"));
+    const std::string path(path_t.scalar<tstring>()());
+    std::unique_ptr<tfg::RandomAccessFile> file;
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::RandomAccessFile::Open(path, &file)));
+    tfg::mp4::Movie movie;
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::mp4::ReadMovie(*file, &movie)));
+    const tfg::mp4::Track* track = nullptr;
+    OP_REQUIRES_OK(ctx, ToTfStatus(movie.GetTrack(track_, &track)));
+    const int64_t n = static_cast<int64_t>(track->num_samples());
+    Tensor* offsets = nullptr;
+    Tensor* sizes = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({n}), &offsets));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &sizes));
+    auto o = offsets->vec<int64_t>();
+    auto s = sizes->vec<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      o(i) = static_cast<int64_t>(track->sample_offsets[i]);
+      s(i) = static_cast<int64_t>(track->sample_sizes[i]);
+    }
+  }
+
+ private:
+  std::string track_;
+};
+
+class ReadFileRangeOp : public OpKernel {
+ public:
+  explicit ReadFileRangeOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    for (int i = 0; i < 3; ++i) {
+      OP_REQUIRES(ctx, ctx->input(i).dims() == 0,
+                  absl::InvalidArgumentError("read_file_range: path, offset and size must be scalars"));
+    }
+    const std::string path(ctx->input(0).scalar<tstring>()());
+    const int64_t offset = ctx->input(1).scalar<int64_t>()();
+    const int64_t size = ctx->input(2).scalar<int64_t>()();
+    std::unique_ptr<tfg::RandomAccessFile> file;
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::RandomAccessFile::Open(path, &file)));
+    OP_REQUIRES(ctx,
+                offset >= 0 && size >= 0 && static_cast<uint64_t>(offset) <= file->size() &&
+                    static_cast<uint64_t>(size) <= file->size() - offset,
+                absl::DataLossError(absl::StrCat(path, ": ", size, " bytes at byte offset ",
+                                                 offset, " run past the end of the file (",
+                                                 file->size(), " bytes)")));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({}), &out));
+    tstring& contents = out->scalar<tstring>()();
+    contents.resize_uninitialized(size);
+    OP_REQUIRES_OK(ctx, ToTfStatus(file->ReadAt(offset, size, contents.data())));
+  }
+};
+
+REGISTER_OP("BznaTrackIndex")
+    .Input("path: string")
+    .Output("offsets: int64")
+    .Output("sizes: int64")
+    .Attr("track: string")
+    .SetIsStateful()  // reads a file: never constant-folded
+    .SetShapeFn([](InferenceContext* c) {
+      ShapeHandle unused;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
+      c->set_output(0, c->Vector(c->UnknownDim()));
+      c->set_output(1, c->Vector(c->UnknownDim()));
+      return absl::OkStatus();
+    })
+    .Doc("Byte ranges of the samples of an MP4 track found by its hdlr name.");
+
+REGISTER_OP("ReadFileRange")
+    .Input("path: string")
+    .Input("offset: int64")
+    .Input("size: int64")
+    .Output("contents: string")
+    .SetIsStateful()
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->Scalar());
+      return absl::OkStatus();
+    })
+    .Doc("Reads exactly `size` bytes at `offset` of a file.");
+
+REGISTER_KERNEL_BUILDER(Name("BznaTrackIndex").Device(tensorflow::DEVICE_CPU), BznaTrackIndexOp);
+REGISTER_KERNEL_BUILDER(Name("ReadFileRange").Device(tensorflow::DEVICE_CPU), ReadFileRangeOp);
+
+}  // namespace
+}  // namespace tf_gulp
