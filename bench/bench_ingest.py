@@ -8,9 +8,9 @@ Inputs (generated once into --workdir, reused when the parameters match):
 * a folder of JPEG images, ``<class>/<n>.jpg``, 4:2:0 quality 90 (like camera / ImageNet files),
   sizes between 320x240 and 500x375.
 
-Rows (each one run, in one process tree at a time, all with the same --workers and
---videos-per-chunk; every run is a separate ``python`` process, so interpreter start-up counts for
-both sides):
+Rows (all with the same --workers and --videos-per-chunk; every run is a separate ``python``
+process, so interpreter start-up counts for both sides; --repeat rounds, 5 by default, each
+running every row once in a rotating order, one process tree at a time; the median is kept):
 
 * ``gulpio2``: gulpio2's own adapters, the ones its ``gulp2_video_folder`` / ``gulp2_image_folder``
   scripts use: ``VideoFolderAdapter`` (an ``ffmpeg`` subprocess bursts each video into quality-1
@@ -24,14 +24,15 @@ both sides):
   parsing their headers) in a pool of --workers processes, with no gulp writing and no ingest
   machinery: what the cores can do at best.
 
-Frames/s = frames written / wall time. Results go to --output (JSON) and a markdown table is
-printed.
+Frames/s = frames written / wall time (median over the rounds). Results go to --output (JSON)
+and a markdown table is printed.
 
 Usage (from the repository root)::
 
     make bench-ingest        # or:
     PYTHONPATH=. python3 bench/bench_ingest.py [--videos 24] [--seconds 4] [--images 1200]
-        [--workers 2] [--videos-per-chunk 4] [--workdir DIR] [--output bench/results/ingest.json]
+        [--workers N] [--videos-per-chunk N] [--repeat 5] [--resize 128] [--workdir DIR]
+        [--output bench/results/ingest.json]
 """
 
 from __future__ import annotations
@@ -287,7 +288,7 @@ def main() -> None:
                         help="default: items / (4 * workers), so every worker gets chunks")
     parser.add_argument("--resize", type=int, default=128,
                         help="shorter side of the resized rows (0: no resized rows)")
-    parser.add_argument("--repeat", type=int, default=3,
+    parser.add_argument("--repeat", type=int, default=5,
                         help="runs of every row, interleaved (the order rotates each round); "
                              "the median is reported")
     parser.add_argument("--shm-dir", default="/dev/shm",
