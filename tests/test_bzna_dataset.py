@@ -289,3 +289,22 @@ def test_bad_files(tmp_path, data):
         list(BenzinaDataset(str(p)))
     with pytest.raises(tf.errors.DataLossError, match="past the end"):
         read_file_range(data["path"], len(good) - 2, 10).numpy()
+
+
+def test_iterator_checkpoint_resumes_exactly(data, tmp_path):
+    """A checkpointed DataLoader iterator continues with the same batches as an uninterrupted one."""
+    def loader():
+        return DataLoader(data["path"], (24, 24), 2, shuffle=True, seed=9, epochs=2,
+                          warp_transform=T.RandomResizedCrop())
+
+    full = [x for x, _ in loader().as_numpy_iterator()]
+    it = iter(loader())
+    first = [next(it)[0].numpy() for _ in range(3)]
+    ckpt = tf.train.Checkpoint(iterator=it)
+    prefix = ckpt.save(str(tmp_path / "ckpt"))
+    it2 = iter(loader())
+    tf.train.Checkpoint(iterator=it2).restore(prefix)
+    rest = [x.numpy() for x, _ in it2]
+    for a, b in zip(first + rest, full):
+        np.testing.assert_array_equal(a, b)
+    assert len(first) + len(rest) == len(full)

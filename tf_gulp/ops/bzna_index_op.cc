@@ -8,6 +8,11 @@
 //     a graph constant.
 //   ReadFileRange(path, offset, size) -> contents: one exact pread of a
 //     sample, checked against the file's size first.
+//
+// Like TensorFlow's ReadFile, neither op is marked stateful: a dataset using
+// them can be checkpointed (stateful ops in a map function block iterator
+// checkpoints). The dataset feeds the path to the index op as a dataset
+// element, so the index is never constant-folded into the graph.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -99,7 +104,6 @@ REGISTER_OP("BznaTrackIndex")
     .Output("offsets: int64")
     .Output("sizes: int64")
     .Attr("track: string")
-    .SetIsStateful()  // reads a file: never constant-folded
     .SetShapeFn([](InferenceContext* c) {
       ShapeHandle unused;
       TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
@@ -114,7 +118,6 @@ REGISTER_OP("ReadFileRange")
     .Input("offset: int64")
     .Input("size: int64")
     .Output("contents: string")
-    .SetIsStateful()
     .SetShapeFn([](InferenceContext* c) {
       c->set_output(0, c->Scalar());
       return absl::OkStatus();
