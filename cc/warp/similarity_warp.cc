@@ -71,62 +71,82 @@ Status ValidateMatrix(const float* matrix, int64_t index) {
   return Status::Ok();
 }
 
+namespace {
+
+// One output row; C > 0 fixes the channel count at compile time (the common
+// RGB case), C == 0 reads it from the geometry.
+template <int C>
+void WarpRow(const WarpGeometry& g, const Strides& in, const Strides& out,
+             const uint8_t* src, const double* m, bool affine, const float* bias,
+             const float* norm, const float* oob_color, int64_t y, float* row) {
+  const int64_t channels = C > 0 ? C : g.channels;
+  const double x_hi = static_cast<double>(g.in_width) - 0.5;
+  const double y_hi = static_cast<double>(g.in_height) - 0.5;
+  const int64_t last_x = g.in_width - 1, last_y = g.in_height - 1;
+  const double row_x = m[1] * y + m[2], row_y = m[4] * y + m[5], row_w = m[7] * y + m[8];
+  for (int64_t x = 0; x < g.out_width; ++x) {
+    float* px = row + x * out.x;
+    double X = m[0] * x + row_x;
+    double Y = m[3] * x + row_y;
+    bool inside = true;
+    if (!affine) {
+      const double W = m[6] * x + row_w;
+      if (W > 0) {
+        X /= W;
+        Y /= W;
+      } else {
+        inside = false;
+      }
+    }
+    // Written so that NaN coordinates count as outside.
+    inside = inside && X >= -0.5 && X <= x_hi && Y >= -0.5 && Y <= y_hi;
+    if (!inside) {
+      for (int64_t c = 0; c < channels; ++c) px[c * out.c] = oob_color[c];
+      continue;
+    }
+    // X, Y >= -0.5, so truncating X + 1 is floor(X) + 1.
+    const int64_t ix = static_cast<int64_t>(X + 1.0) - 1;
+    const int64_t iy = static_cast<int64_t>(Y + 1.0) - 1;
+    const float ax = static_cast<float>(X - static_cast<double>(ix));
+    const float ay = static_cast<float>(Y - static_cast<double>(iy));
+    const int64_t x0 = ix < 0 ? 0 : ix;
+    const int64_t x1 = ix + 1 > last_x ? last_x : ix + 1;
+    const int64_t y0 = iy < 0 ? 0 : iy;
+    const int64_t y1 = iy + 1 > last_y ? last_y : iy + 1;
+    const uint8_t* p00 = src + y0 * in.y + x0 * in.x;
+    const uint8_t* p01 = src + y0 * in.y + x1 * in.x;
+    const uint8_t* p10 = src + y1 * in.y + x0 * in.x;
+    const uint8_t* p11 = src + y1 * in.y + x1 * in.x;
+    const float w00 = (1.f - ax) * (1.f - ay), w01 = ax * (1.f - ay);
+    const float w10 = (1.f - ax) * ay, w11 = ax * ay;
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t o = c * in.c;
+      // The weights sum to 1, so v is in [0, 255] up to rounding: truncating
+      // v + 0.5 (>= 0) rounds half up, and the clamp catches 255.5.
+      const float v = w00 * p00[o] + w01 * p01[o] + w10 * p10[o] + w11 * p11[o];
+      int q = static_cast<int>(v + 0.5f);
+      q = q > 255 ? 255 : q;
+      px[c * out.c] = (static_cast<float>(q) - bias[c]) * norm[c];
+    }
+  }
+}
+
+}  // namespace
+
 void WarpRows(const WarpGeometry& g, const uint8_t* src, const float* matrix,
               const float* bias, const float* norm, const float* oob_color,
               int64_t row_begin, int64_t row_end, float* dst) {
-  const int64_t C = g.channels;
-  const Strides in = StridesOf(g.layout, g.in_height, g.in_width, C);
-  const Strides out = StridesOf(g.layout, g.out_height, g.out_width, C);
+  const Strides in = StridesOf(g.layout, g.in_height, g.in_width, g.channels);
+  const Strides out = StridesOf(g.layout, g.out_height, g.out_width, g.channels);
   const double m[9] = {matrix[0], matrix[1], matrix[2], matrix[3], matrix[4],
                        matrix[5], matrix[6], matrix[7], matrix[8]};
-  const double x_lo = -0.5, x_hi = static_cast<double>(g.in_width) - 0.5;
-  const double y_lo = -0.5, y_hi = static_cast<double>(g.in_height) - 0.5;
-  const int64_t last_x = g.in_width - 1, last_y = g.in_height - 1;
   const bool affine = m[6] == 0.0 && m[7] == 0.0 && m[8] == 1.0;
-
   for (int64_t y = row_begin; y < row_end; ++y) {
     float* row = dst + y * out.y;
-    for (int64_t x = 0; x < g.out_width; ++x) {
-      float* px = row + x * out.x;
-      double X = m[0] * x + m[1] * y + m[2];
-      double Y = m[3] * x + m[4] * y + m[5];
-      bool inside = true;
-      if (!affine) {
-        const double W = m[6] * x + m[7] * y + m[8];
-        if (W > 0) {
-          X /= W;
-          Y /= W;
-        } else {
-          inside = false;
-        }
-      }
-      // Written so that NaN coordinates count as outside.
-      inside = inside && X >= x_lo && X <= x_hi && Y >= y_lo && Y <= y_hi;
-      if (!inside) {
-        for (int64_t c = 0; c < C; ++c) px[c * out.c] = oob_color[c];
-        continue;
-      }
-      const double fx0 = std::floor(X), fy0 = std::floor(Y);
-      const float ax = static_cast<float>(X - fx0);
-      const float ay = static_cast<float>(Y - fy0);
-      const int64_t ix = static_cast<int64_t>(fx0), iy = static_cast<int64_t>(fy0);
-      const int64_t x0 = std::max<int64_t>(ix, 0);
-      const int64_t x1 = std::min<int64_t>(ix + 1, last_x);
-      const int64_t y0 = std::max<int64_t>(iy, 0);
-      const int64_t y1 = std::min<int64_t>(iy + 1, last_y);
-      const uint8_t* p00 = src + y0 * in.y + x0 * in.x;
-      const uint8_t* p01 = src + y0 * in.y + x1 * in.x;
-      const uint8_t* p10 = src + y1 * in.y + x0 * in.x;
-      const uint8_t* p11 = src + y1 * in.y + x1 * in.x;
-      const float w00 = (1.f - ax) * (1.f - ay), w01 = ax * (1.f - ay);
-      const float w10 = (1.f - ax) * ay, w11 = ax * ay;
-      for (int64_t c = 0; c < C; ++c) {
-        const int64_t o = c * in.c;
-        float v = w00 * p00[o] + w01 * p01[o] + w10 * p10[o] + w11 * p11[o];
-        v = std::floor(v + 0.5f);
-        v = std::min(255.f, std::max(0.f, v));
-        px[c * out.c] = (v - bias[c]) * norm[c];
-      }
+    if (g.channels == 3) {
+      WarpRow<3>(g, in, out, src, m, affine, bias, norm, oob_color, y, row);
+    } else {
+      WarpRow<0>(g, in, out, src, m, affine, bias, norm, oob_color, y, row);
     }
   }
 }
