@@ -196,6 +196,7 @@ void FFRecordReader::Read(ReadContext* ctx, const RecordLocation* locs, size_t n
       r.length = end - begin;
       r.dst = ctx->bounce_.data() + ctx->bounce_offsets_[i];
       r.stop_at_eof = true;  // the rounded-up end may lie past the end of the file
+      r.buffered = false;
     }
   } else {
     for (size_t i = 0; i < n; ++i) {
@@ -205,6 +206,7 @@ void FFRecordReader::Read(ReadContext* ctx, const RecordLocation* locs, size_t n
       r.length = locs[i].length;
       r.dst = dsts[i];
       r.stop_at_eof = false;
+      r.buffered = true;
     }
   }
 

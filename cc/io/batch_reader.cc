@@ -1,6 +1,7 @@
 #include "cc/io/batch_reader.h"
 
 #include <liburing.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,7 +53,8 @@ class PreadReader : public BatchReader {
 
 class IoUringReader : public BatchReader {
  public:
-  explicit IoUringReader(int queue_depth) : BatchReader(queue_depth) {}
+  IoUringReader(int queue_depth, bool page_cache_first)
+      : BatchReader(queue_depth), page_cache_first_(page_cache_first) {}
   ~IoUringReader() override {
     if (initialized_) io_uring_queue_exit(&ring_);
   }
@@ -77,12 +79,19 @@ class IoUringReader : public BatchReader {
   // Completes every request that is not finished yet with pread, after the
   // ring failed in a way retrying cannot fix.
   void FinishWithPread(const ReadRequest* requests, size_t n, const DoneCallback& done);
+  // Copies what the page cache holds of each buffered request (RWF_NOWAIT);
+  // completes the requests it satisfied. Returns how many it satisfied.
+  size_t CopyFromPageCache(const ReadRequest* requests, size_t n, const DoneCallback& done);
 
   io_uring ring_;
   bool initialized_ = false;
   // After a submission error the ring may hold entries that must never reach
   // the kernel: from then on every read goes through pread.
   bool broken_ = false;
+  bool page_cache_first_;
+  bool nowait_supported_ = true;
+  // Batches to go before the page cache is tried again after a miss.
+  int page_cache_skip_ = 0;
   // Per Read call; kept to reuse their memory.
   std::vector<uint64_t> progress_;   // bytes read so far, per request
   std::vector<uint8_t> state_;       // 0 waiting, 1 in the kernel, 2 finished
@@ -105,6 +114,31 @@ void IoUringReader::FinishWithPread(const ReadRequest* requests, size_t n,
   }
 }
 
+size_t IoUringReader::CopyFromPageCache(const ReadRequest* requests, size_t n,
+                                        const DoneCallback& done) {
+  size_t satisfied = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const ReadRequest& r = requests[i];
+    if (!r.buffered || r.length == 0) continue;
+    iovec iov{r.dst, static_cast<size_t>(std::min(r.length, kMaxPiece))};
+    const ssize_t got = ::preadv2(r.fd, &iov, 1, static_cast<off_t>(r.offset), RWF_NOWAIT);
+    if (got < 0) {
+      if (errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS) {
+        nowait_supported_ = false;  // e.g. a file system without RWF_NOWAIT
+        return satisfied;
+      }
+      continue;  // EAGAIN (not cached) or a real error: the ring reads it and reports it
+    }
+    progress_[i] = static_cast<uint64_t>(got);  // 0 or partial: the ring does the rest
+    if (progress_[i] == r.length) {
+      state_[i] = 2;
+      done(i, Status::Ok(), progress_[i]);
+      ++satisfied;
+    }
+  }
+  return satisfied;
+}
+
 void IoUringReader::Read(const ReadRequest* requests, size_t n, const DoneCallback& done,
                          const ReadParallelism&) {
   progress_.assign(n, 0);
@@ -115,8 +149,17 @@ void IoUringReader::Read(const ReadRequest* requests, size_t n, const DoneCallba
     FinishWithPread(requests, n, done);
     return;
   }
-  size_t next_new = 0;   // first request never queued
   size_t finished = 0;
+  if (page_cache_first_ && nowait_supported_ && n > 0) {
+    if (page_cache_skip_ > 0) {
+      --page_cache_skip_;
+    } else {
+      finished = CopyFromPageCache(requests, n, done);
+      // Mostly misses: go straight to the ring for a while.
+      if (finished * 2 < n) page_cache_skip_ = 8;
+    }
+  }
+  size_t next_new = 0;   // first request never queued
   int in_kernel = 0;     // queued in the ring (submitted or not), not yet reaped
   while (finished < n) {
     // 1. Fill the ring: continuations first, then new requests.
@@ -128,6 +171,7 @@ void IoUringReader::Read(const ReadRequest* requests, size_t n, const DoneCallba
         again_.pop_back();
       } else if (next_new < n) {
         i = next_new++;
+        if (state_[i] == 2) continue;  // copied from the page cache
         if (requests[i].length == 0) {
           state_[i] = 2;
           completed_.emplace_back(i, Status::Ok());
@@ -298,7 +342,7 @@ Status BatchReader::Create(const BatchReaderOptions& options,
     reader->reset(new PreadReader(options.queue_depth));
     return Status::Ok();
   }
-  auto uring = std::make_unique<IoUringReader>(options.queue_depth);
+  auto uring = std::make_unique<IoUringReader>(options.queue_depth, options.page_cache_first);
   const int ret = uring->Init();
   if (ret != 0) {
     if (options.engine == IoEngine::kAuto) {

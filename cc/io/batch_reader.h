@@ -6,7 +6,9 @@
 //     ring and submitted with one system call; the kernel runs them
 //     concurrently (page-cache hits complete during the submit, misses go to
 //     the block device together, so a cold random batch costs about one
-//     device round trip per queue depth, not one per read);
+//     device round trip per queue depth, not one per read). While batches
+//     are found in the page cache, reads are first copied out of it with
+//     preadv2(RWF_NOWAIT), which is cheaper per read than the ring;
 //   - pread: one pread(2) loop per read, spread over a caller-supplied
 //     scheduler when one is given. Portable, and what `auto` falls back to
 //     when io_uring is unavailable (old kernels, seccomp filters that block
@@ -46,6 +48,9 @@ struct ReadRequest {
   // true: it ends the read successfully (O_DIRECT reads of a block-rounded
   // range whose end lies past the end of the file).
   bool stop_at_eof = false;
+  // false for O_DIRECT descriptors: their reads never come from the page
+  // cache, so the io_uring engine does not try a page-cache copy first.
+  bool buffered = true;
 };
 
 struct BatchReaderOptions {
@@ -54,6 +59,12 @@ struct BatchReaderOptions {
   // a power of two by the kernel). A batch larger than this is streamed
   // through: a new read is queued as soon as one completes.
   int queue_depth = 64;
+  // io_uring engine: while recent batches were found in the page cache, copy
+  // each read out of it first with preadv2(RWF_NOWAIT) (which never waits for
+  // the device) and queue only what is missing. A page-cache hit then costs a
+  // plain pread instead of a ring round trip; once batches miss the cache,
+  // reads go straight to the ring (retrying the cache now and then).
+  bool page_cache_first = true;
 };
 
 // Where the pread engine may run reads in parallel; ignored by io_uring.

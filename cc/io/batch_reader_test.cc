@@ -20,10 +20,14 @@ std::string Pattern(size_t n, int seed) {
   return s;
 }
 
-class BatchReaderTest : public ::testing::TestWithParam<IoEngine> {
+// io_uring with and without the page-cache-first copy, and pread.
+enum class Mode { kIoUring, kIoUringRingOnly, kPread };
+
+class BatchReaderTest : public ::testing::TestWithParam<Mode> {
  protected:
+  IoEngine engine() const { return GetParam() == Mode::kPread ? IoEngine::kPread : IoEngine::kIoUring; }
   void SetUp() override {
-    if (GetParam() == IoEngine::kIoUring && !IoUringAvailable()) {
+    if (engine() == IoEngine::kIoUring && !IoUringAvailable()) {
       GTEST_SKIP() << "io_uring is not available on this machine";
     }
     a_ = Pattern(1 << 20, 1);
@@ -41,8 +45,9 @@ class BatchReaderTest : public ::testing::TestWithParam<IoEngine> {
   }
   std::unique_ptr<BatchReader> Make(int queue_depth) {
     BatchReaderOptions options;
-    options.engine = GetParam();
+    options.engine = engine();
     options.queue_depth = queue_depth;
+    options.page_cache_first = GetParam() == Mode::kIoUring;
     std::unique_ptr<BatchReader> reader;
     Status s = BatchReader::Create(options, &reader);
     EXPECT_TRUE(s.ok()) << s.message();
@@ -70,7 +75,7 @@ TEST_P(BatchReaderTest, ReadsManyRangesOfTwoFilesIntoTheirBuffers) {
   }
   for (size_t i = 0; i < requests.size(); ++i) requests[i].dst = &buffers[i][0];
   auto reader = Make(16);
-  ASSERT_EQ(reader->engine(), GetParam());
+  ASSERT_EQ(reader->engine(), engine());
   std::vector<int> calls(requests.size(), 0);
   reader->Read(requests.data(), requests.size(),
                [&](size_t i, const Status& s, uint64_t got) {
@@ -143,11 +148,49 @@ TEST_P(BatchReaderTest, ReusableAcrossCalls) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, BatchReaderTest,
-                         ::testing::Values(IoEngine::kIoUring, IoEngine::kPread),
-                         [](const ::testing::TestParamInfo<IoEngine>& info) {
-                           return std::string(info.param == IoEngine::kIoUring ? "IoUring"
-                                                                               : "Pread");
+                         ::testing::Values(Mode::kIoUring, Mode::kIoUringRingOnly, Mode::kPread),
+                         [](const ::testing::TestParamInfo<Mode>& info) {
+                           switch (info.param) {
+                             case Mode::kIoUring:
+                               return std::string("IoUring");
+                             case Mode::kIoUringRingOnly:
+                               return std::string("IoUringRingOnly");
+                             default:
+                               return std::string("Pread");
+                           }
                          });
+
+TEST(BatchReaderColdTest, ReadsEvictedPagesThroughTheRing) {
+  // Pages dropped from the cache: the page-cache-first copy misses (or only
+  // partly hits) and the ring reads the rest.
+  if (!IoUringAvailable()) GTEST_SKIP() << "no io_uring";
+  testing::TempDir dir;
+  const std::string data = Pattern(4 << 20, 9);
+  testing::WriteFile(dir.Join("f"), data);
+  const int fd = ::open(dir.Join("f").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ::fdatasync(fd);
+  BatchReaderOptions options;
+  options.engine = IoEngine::kIoUring;
+  options.queue_depth = 16;
+  std::unique_ptr<BatchReader> reader;
+  ASSERT_TRUE(BatchReader::Create(options, &reader).ok());
+  for (int round = 0; round < 12; ++round) {
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    std::vector<std::string> bufs(40, std::string(30000, '\0'));
+    std::vector<ReadRequest> requests;
+    for (int i = 0; i < 40; ++i) {
+      requests.push_back({fd, static_cast<uint64_t>((i * 7 + round) % 130) * 30000 + 5, 30000,
+                          &bufs[i][0]});
+    }
+    int ok = 0;
+    reader->Read(requests.data(), requests.size(),
+                 [&](size_t, const Status& s, uint64_t) { ok += s.ok(); });
+    EXPECT_EQ(ok, 40);
+    for (int i = 0; i < 40; ++i) EXPECT_EQ(bufs[i], data.substr(requests[i].offset, 30000));
+  }
+  ::close(fd);
+}
 
 TEST(BatchReaderPreadTest, SpreadsReadsOverTheScheduler) {
   testing::TempDir dir;
