@@ -333,7 +333,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                     results.append({"reader": "fio", "record_bytes": rec, "batch": batch,
                                     "cache": cache, "records": reads, "iodepth": min(batch, limit),
                                     "records_per_s": mid["records_per_s"],
-                                    "GB_per_s": mid["GB_per_s"], "cmd": mid["cmd"]})
+                                    "GB_per_s": mid["GB_per_s"], "cmd": mid["cmd"],
+                                    "rounds_records_per_s": [r["records_per_s"] for r in fio_runs]})
                 row = {r["reader"]: r["records_per_s"] for r in results
                        if (r["record_bytes"], r["batch"], r["cache"]) == (rec, batch, cache)}
                 print(f"{rec:>7} B  batch {batch:>3}  {cache}: " +
@@ -381,9 +382,45 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     with open(args.output, "w") as f:
         json.dump(report, f, indent=1)
-    print(json.dumps(ratios, indent=1))
+    print(markdown(report))
     print(f"wrote {args.output}")
     return 0
+
+
+def markdown(report: Dict[str, Any]) -> str:
+    """The results as the Markdown tables of docs/ffrecord.md."""
+    results = report["results"]
+    readers = []
+    for r in results:
+        if r["reader"] not in readers:
+            readers.append(r["reader"])
+    lines = ["| records | batch | cache | " + " | ".join(readers) + " |",
+             "|---|---|---|" + "---|" * len(readers)]
+    for rec in report["params"]["record_bytes"]:
+        for batch in report["params"]["batch_sizes"]:
+            for cache in ("warm", "cold"):
+                cells = []
+                for name in readers:
+                    row = [r for r in results if (r["reader"], r["record_bytes"], r["batch"],
+                                                  r["cache"]) == (name, rec, batch, cache)]
+                    if not row:
+                        cells.append("—")
+                        continue
+                    r = row[0]
+                    if name == "tf.data floor":  # no record bytes: only the element rate counts
+                        cells.append(f"{r['records_per_s'] / 1000:,.1f}k")
+                    else:
+                        cells.append(f"{r['records_per_s'] / 1000:,.1f}k / {r['GB_per_s']:.2f}")
+                size = f"{rec // 1024} KiB"
+                lines.append(f"| {size} | {batch} | {cache} | " + " | ".join(cells) + " |")
+    keys = [k for k in report["ratios"][0] if "/" in k]
+    lines += ["", "| records | batch | cache | " + " | ".join(keys) + " |",
+              "|---|---|---|" + "---|" * len(keys)]
+    for e in report["ratios"]:
+        cells = [f"{e[k]:.2f}" if k in e else "—" for k in keys]
+        lines.append(f"| {e['record_bytes'] // 1024} KiB | {e['batch']} | {e['cache']} | " +
+                     " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
