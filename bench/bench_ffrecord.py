@@ -33,7 +33,10 @@ reader was opened). Readers, each reading the same number of records per run:
 * ``fio``                 ``fio --rw=randread --bs=<record size> --iodepth=min(B, device queue limit)
                           --ioengine=io_uring`` on the FFRecord file, buffered like the readers (cold:
                           ``--invalidate=1``; warm: after the file was read once), as many reads as
-                          the readers make.
+                          the readers make;
+* ``fio pages``           the same with ``--bs=<record size + 4 KiB>``: the pages a record really
+                          touches (records start 12 + 12 N bytes into the file, so a 4 KiB record
+                          spans two pages, an 8 KiB device read; fio's 4 KiB reads are aligned).
 
 Readers run interleaved round by round (the order rotates); each row reports the median round.
 records/s counts records; GB/s is 10^9 bytes of record payload per second.
@@ -222,15 +225,20 @@ def device_queue_limit(path: str) -> int:
     return 256
 
 
-def run_fio(ffr: str, rec: int, depth: int, reads: int, cold: bool) -> Dict[str, float]:
+def run_fio(ffr: str, rec: int, depth: int, reads: int, cold: bool,
+            block: Optional[int] = None) -> Dict[str, float]:
+    """fio random reads of `block` bytes (default: the record size) at queue depth `depth`; the
+    rates are counted in reads, so they compare with records/s."""
     size = os.path.getsize(ffr)
-    cmd = ["fio", "--name=ffr", f"--filename={ffr}", "--rw=randread", f"--bs={rec}",
+    block = block or rec
+    cmd = ["fio", "--name=ffr", f"--filename={ffr}", "--rw=randread", f"--bs={block}",
            f"--iodepth={depth}", "--ioengine=io_uring", "--direct=0",
-           f"--invalidate={1 if cold else 0}", f"--size={size // rec * rec}",
-           f"--io_size={reads * rec}", "--output-format=json"]
+           f"--invalidate={1 if cold else 0}", f"--size={size // block * block}",
+           f"--io_size={reads * block}", "--output-format=json"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     job = json.loads(out[out.index("{"):])["jobs"][0]["read"]
-    return {"records_per_s": job["iops"], "GB_per_s": job["bw_bytes"] / 1e9, "cmd": " ".join(cmd)}
+    # GB/s of `rec`-byte records at that rate, to compare with the readers' payload rates.
+    return {"records_per_s": job["iops"], "GB_per_s": job["iops"] * rec / 1e9, "cmd": " ".join(cmd)}
 
 
 # -------------------------------------------------------------------------------------------------
@@ -302,6 +310,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             for cache in ("warm", "cold"):
                 times: Dict[str, List[float]] = {name: [] for name in readers}
                 fio_runs: List[Dict[str, float]] = []
+                fio_page_runs: List[Dict[str, float]] = []
                 for rnd in range(args.rounds):
                     names = list(readers)
                     names = names[rnd % len(names):] + names[:rnd % len(names)]
@@ -322,19 +331,25 @@ def main(argv: Optional[List[str]] = None) -> int:
                             warm(d["ffr"])
                         fio_runs.append(run_fio(d["ffr"], rec, min(batch, limit), reads,
                                                 cache == "cold"))
+                        if cache == "warm":
+                            warm(d["ffr"])
+                        fio_page_runs.append(run_fio(d["ffr"], rec, min(batch, limit), reads,
+                                                     cache == "cold", block=rec + 4096))
                 for name, ts in times.items():
                     t = statistics.median(ts)
                     results.append({"reader": name, "record_bytes": rec, "batch": batch,
                                     "cache": cache, "records": reads,
                                     "records_per_s": reads / t, "GB_per_s": reads * rec / t / 1e9,
                                     "seconds": ts})
-                if fio_runs:
-                    mid = sorted(fio_runs, key=lambda r: r["records_per_s"])[len(fio_runs) // 2]
-                    results.append({"reader": "fio", "record_bytes": rec, "batch": batch,
+                for name, runs in (("fio", fio_runs), ("fio pages", fio_page_runs)):
+                    if not runs:
+                        continue
+                    mid = sorted(runs, key=lambda r: r["records_per_s"])[len(runs) // 2]
+                    results.append({"reader": name, "record_bytes": rec, "batch": batch,
                                     "cache": cache, "records": reads, "iodepth": min(batch, limit),
                                     "records_per_s": mid["records_per_s"],
                                     "GB_per_s": mid["GB_per_s"], "cmd": mid["cmd"],
-                                    "rounds_records_per_s": [r["records_per_s"] for r in fio_runs]})
+                                    "rounds_records_per_s": [r["records_per_s"] for r in runs]})
                 row = {r["reader"]: r["records_per_s"] for r in results
                        if (r["record_bytes"], r["batch"], r["cache"]) == (rec, batch, cache)}
                 print(f"{rec:>7} B  batch {batch:>3}  {cache}: " +
@@ -353,12 +368,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                 entry = {"record_bytes": rec, "batch": batch, "cache": cache}
                 ref = rate("reference", rec, batch, cache)
                 fio = rate("fio", rec, batch, cache)
+                fio_pages = rate("fio pages", rec, batch, cache)
                 for ours in ("FFRecordDataset", "FFRecordDataset+prefetch", "FileReader"):
                     value = rate(ours, rec, batch, cache)
                     if ref:
                         entry[f"{ours}/reference"] = value / ref
                     if fio:
                         entry[f"{ours}/fio"] = value / fio
+                    if fio_pages and cache == "cold":
+                        entry[f"{ours}/fio pages"] = value / fio_pages
                 tfr = rate("TFRecordDataset+prefetch", rec, batch, cache)
                 entry["FFRecordDataset+prefetch/TFRecordDataset+prefetch"] = rate(
                     "FFRecordDataset+prefetch", rec, batch, cache) / tfr
@@ -413,7 +431,9 @@ def markdown(report: Dict[str, Any]) -> str:
                         cells.append(f"{r['records_per_s'] / 1000:,.1f}k / {r['GB_per_s']:.2f}")
                 size = f"{rec // 1024} KiB"
                 lines.append(f"| {size} | {batch} | {cache} | " + " | ".join(cells) + " |")
-    keys = [k for k in report["ratios"][0] if "/" in k]
+    keys: List[str] = []
+    for e in report["ratios"]:
+        keys += [k for k in e if "/" in k and k not in keys]
     lines += ["", "| records | batch | cache | " + " | ".join(keys) + " |",
               "|---|---|---|" + "---|" * len(keys)]
     for e in report["ratios"]:
