@@ -425,7 +425,14 @@ def machine_info() -> Dict[str, Any]:
         gulpio2_version = getattr(gulpio2, "__version__", "unknown")
     except ImportError:
         gulpio2_version = None
+    try:
+        import subprocess
+        commit = subprocess.run(["git", "-C", _REPO_ROOT, "describe", "--always", "--dirty"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = None
     return {
+        "tf_gulp_commit": commit,
         "cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
         "platform": platform.platform(), "tensorflow": tf.__version__,
         "simplejpeg": simplejpeg.__version__, "gulpio2": gulpio2_version,
@@ -542,7 +549,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "frames_per_s": total_frames / median,
                          "jpeg_MB_per_s": jpeg_bytes / MB / median,
                          "cores_used": statistics.median(
-                             run["cpu_seconds"] / run["seconds"] for run in runs[name])}
+                             run["cpu_seconds"] / run["seconds"] for run in runs[name]),
+                         "cpu_us_per_frame": statistics.median(
+                             1e6 * run["cpu_seconds"] / total_frames for run in runs[name])}
     # The TFRecord baseline is the faster of its two pipeline shapes.
     tfrecord_best = max(("TFRecord", "TFRecord per-frame"),
                         key=lambda name: results[name]["frames_per_s"])
@@ -554,17 +563,19 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     print()
     header = f"{'reader':<32}{'frames/s':>10}{'MB/s':>8}{'x gulpio2':>11}{'x TFRecord':>12}" \
-             f"{'of bound':>10}{'cores':>7}"
+             f"{'of bound':>10}{'cores':>7}{'CPU us/frame':>14}"
     print(header)
     print("-" * len(header))
     for name in names:
         r = results[name]
         print(f"{name:<32}{r['frames_per_s']:>10.0f}{r['jpeg_MB_per_s']:>8.1f}"
               f"{r['x_gulpio2']:>10.2f}x{r['x_tfrecord']:>11.2f}x"
-              f"{100 * r['fraction_of_bound']:>9.0f}%{r['cores_used']:>7.2f}")
+              f"{100 * r['fraction_of_bound']:>9.0f}%{r['cores_used']:>7.2f}"
+              f"{r['cpu_us_per_frame']:>14.0f}")
     print(f"(medians of {args.rounds} rounds, warm page cache; MB/s = 10^6 bytes of JPEG data/s; "
           f"x TFRecord: vs the faster TFRecord pipeline, '{tfrecord_best}'; "
-          f"cores = CPU time / wall time of this process)")
+          f"cores = CPU time / wall time of this process; CPU us/frame = its CPU time per "
+          f"frame, all threads)")
 
     if shared / timed > args.busy_threshold:
         print(f"WARNING: other processes used {shared / timed:.2f} cores during the timed runs; "
