@@ -8,6 +8,7 @@
 #   make demo     python examples/video_demo.py
 #   make bench    python bench/bench_gulp_read.py
 #   make bench-ingest  python bench/bench_ingest.py (tf-gulp ingest vs gulpio2)
+#   make bench-ffrecord  python bench/bench_ffrecord.py (FFRecord readers vs the reference, fio)
 #   make clean    remove build outputs (keeps .venv)
 #
 # Variables: PYTHON (interpreter the venv is made from; default python3 on PATH), VENV (.venv),
@@ -39,7 +40,7 @@ BUILD_STAMP := $(VENV)/.tf_gulp-build
 OPS_LIBRARY := tf_gulp/ops/_tf_gulp_ops.so
 OPS_SOURCES := $(shell find cc tf_gulp/ops tf_gulp/pybind \( -name '*.cc' -o -name '*.h' \) -not -name '*_test.cc' 2>/dev/null)
 
-.PHONY: setup apt venv build test pytest demo bench bench-ingest clean FORCE
+.PHONY: setup apt venv build test pytest demo bench bench-ingest bench-ffrecord clean FORCE
 
 setup: apt $(DEPS_STAMP)
 
@@ -86,8 +87,11 @@ bench: build
 bench-ingest: build
 	$(VPY) bench/bench_ingest.py
 
+bench-ffrecord: build
+	$(VPY) bench/bench_ffrecord.py $(BENCH_ARGS)
+
 clean:
-	rm -rf build dist *.egg-info $(OPS_LIBRARY) tf_gulp/ops/_build_info.json $(BUILD_STAMP)
+	rm -rf build dist *.egg-info $(OPS_LIBRARY) tf_gulp/_core*.so tf_gulp/ops/_build_info.json $(BUILD_STAMP)
 	-$(BAZEL) clean
 
 FORCE:
