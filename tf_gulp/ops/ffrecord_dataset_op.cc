@@ -38,6 +38,7 @@
 #include "tensorflow/core/platform/logging.h"
 #include "tensorflow/core/platform/mutex.h"
 #include "tf_gulp/ops/core_status.h"
+#include "tf_gulp/ops/element_split_provider.h"
 
 namespace tf_gulp {
 namespace {
@@ -124,42 +125,6 @@ absl::Status ParseOptions(Options* o) {
   }
   return ToTfStatus(tfg::ParseIoEngine(o->io_engine, &o->engine));
 }
-
-// Hands out element indices 0..n-1 to tf.data service workers (dynamic
-// sharding): each element (a record, or a batch) is read by exactly one
-// worker.
-class ElementSplitProvider : public SplitProvider {
- public:
-  explicit ElementSplitProvider(int64_t n) : n_(n) {}
-
-  absl::Status GetNext(Tensor* split, bool* end_of_splits) override {
-    mutex_lock l(mu_);
-    *end_of_splits = next_ >= n_;
-    if (!*end_of_splits) *split = Tensor(next_++);
-    return absl::OkStatus();
-  }
-  absl::Status Reset() override {
-    mutex_lock l(mu_);
-    next_ = 0;
-    return absl::OkStatus();
-  }
-  absl::Status Save(std::function<std::string(std::string)> full_name,
-                    IteratorStateWriter* writer) override {
-    mutex_lock l(mu_);
-    return writer->WriteScalar(full_name(kPosition), next_);
-  }
-  absl::Status Restore(std::function<std::string(std::string)> full_name,
-                       IteratorStateReader* reader) override {
-    mutex_lock l(mu_);
-    return reader->ReadScalar(full_name(kPosition), &next_);
-  }
-  int64_t Cardinality() const override { return n_; }
-
- private:
-  const int64_t n_;
-  mutex mu_;
-  int64_t next_ TF_GUARDED_BY(mu_) = 0;
-};
 
 class FFRecordDatasetOp : public DatasetOpKernel {
  public:
