@@ -26,8 +26,9 @@ element).
 
 The dataset is synthetic but JPEG-realistic (smooth colour fields, texture, moving shapes and
 sensor noise; quality 90, 4:4:4, as gulpio2 writes), built with tf_gulp's GulpIngestor and reused
-across runs when the parameters match. Every reader runs once untimed first, so files are in the
-page cache ("warm cache") and TensorFlow's functions are traced.
+across runs when the parameters match. Every reader runs once untimed first (TensorFlow's functions
+get traced), and every data file is read again right before every timed run, so all readers see a
+warm page cache (some VMs drop page-cache pages idle for a few seconds: see PageCacheWarmer).
 
 The machine may be shared: each run records the CPU time other processes used meanwhile, and a
 run during which they used more than ``--busy-threshold`` cores is repeated once the machine is
@@ -346,6 +347,31 @@ def timed_run(read: Callable[[], int]) -> Tuple[float, float, float]:
     return wall, own, others
 
 
+class PageCacheWarmer:
+    """Reads files right before a timed run so that they are in the page cache.
+
+    Reading a file once before the rounds is not enough everywhere: some VMs reclaim page-cache
+    pages that have not been touched for a few seconds (here DAMON's "pageout" scheme, for pages
+    idle 6 s), so later rounds would partly read from disk, and readers would be measured against
+    different cache states depending on their place in the rotation. Re-reading every data file
+    (untimed, a few tens of ms from the cache) before every run gives every reader the same, warm,
+    cache."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = list(paths)
+        self.buffer = bytearray(8 << 20)
+
+    def __call__(self) -> float:
+        """Read every file; returns the seconds it took (large when pages had been dropped)."""
+        start = time.perf_counter()
+        view = memoryview(self.buffer)
+        for path in self.paths:
+            with open(path, "rb", buffering=0) as f:
+                while f.readinto(view):
+                    pass
+        return time.perf_counter() - start
+
+
 def wait_until_idle(max_wait: float, threshold: float = 0.1) -> float:
     """Wait (at most ``max_wait`` s) until other processes use less than ``threshold`` cores over a
     second. Returns the seconds waited."""
@@ -508,6 +534,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     }
     names = list(readers)
 
+    # Every data file is re-read right before every timed run (see PageCacheWarmer).
+    warm_cache = PageCacheWarmer(
+        [os.path.join(gulp_dir, e.name) for e in sorted(os.scandir(gulp_dir), key=lambda e: e.name)
+         if e.name.endswith((".gulp", ".gmeta"))] + [tfrecord_path])
     print(f"Warm-up (fills the page cache, traces functions), then {args.rounds} rounds...")
     for name in names:
         got = readers[name]()
@@ -525,13 +555,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         order = names[r % len(names):] + names[:r % len(names)]  # rotate who goes first
         for name in order:
             for attempt in range(args.retries + 1):
+                warm_seconds = warm_cache()
                 wall, own, others = timed_run(readers[name])
                 if others / wall <= args.busy_threshold or attempt == args.retries:
                     break
                 retried += 1
                 wait_until_idle(args.max_wait)
             runs[name].append({"seconds": wall, "cpu_seconds": own,
-                               "others_cpu_seconds": others})
+                               "others_cpu_seconds": others,
+                               "cache_warming_seconds": warm_seconds})
         print(f"  round {r + 1}/{args.rounds}: " + ", ".join(
             f"{name.replace('diag: ', '')} {total_frames / runs[name][-1]['seconds']:.0f}"
             for name in names) + " frames/s")
@@ -539,6 +571,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     timed = sum(run["seconds"] for rs in runs.values() for run in rs)
     print(f"  other processes used {shared / timed:.2f} cores on average during the timed runs "
           f"({retried} runs retried because others used > {args.busy_threshold} cores)")
+    warming = [run["cache_warming_seconds"] for rs in runs.values() for run in rs]
+    print(f"  re-reading the data files before each run took {1e3 * statistics.median(warming):.0f} "
+          f"ms (median), {1e3 * max(warming):.0f} ms (max; long = pages had been dropped)")
 
     bound_name = f"bound ({cores} threads)"
     results: Dict[str, Dict[str, Any]] = {}
@@ -604,7 +639,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                  "jpeg_bytes": jpeg_bytes, "gulp_data_bytes": gulp_bytes,
                  "tfrecord_bytes": os.path.getsize(tfrecord_path), "quality": JPEG_QUALITY,
                  "subsampling": SUBSAMPLING, "videos_per_chunk": VIDEOS_PER_CHUNK,
-                 "page_cache": "warm (every reader ran once untimed before the timed rounds)"},
+                 "page_cache": "warm: every .gulp/.gmeta/.tfrecord file is read (untimed) right "
+                               "before every timed run"},
         "rounds": args.rounds,
         "other_processes_cores_during_runs": shared / timed,
         "runs_retried_for_contention": retried,
