@@ -113,6 +113,30 @@ def test_storage_order_contents_and_labels(synthetic):
         assert json.loads(e["meta"].numpy()) == video["meta"]
 
 
+def test_frames_held_by_the_consumer_are_never_overwritten(tmp_path):
+    """Clip buffers are recycled once the consumer drops them (tf_gulp/ops/pooled_tensor.h): a
+    tensor the consumer still holds must keep its contents while later elements (of the same size,
+    so candidates for its buffer) are decoded, and after its iterator is gone."""
+    data = make_gulp_dir(tmp_path / "d", num_videos=24, frames_per_video=4, height=24, width=32,
+                         videos_per_chunk=8)
+    ds = tf_gulp.GulpDataset(data["path"])
+    iterator = iter(ds)
+    first = next(iterator)
+    held = first["frames"]  # an EagerTensor sharing the kernel's buffer
+    snapshot = held.numpy().copy()
+    for _ in range(2):  # the rest of this epoch, then a whole new one: many buffers recycled
+        for element in iterator:
+            video = data["videos"][element["id"].numpy().decode()]
+            assert abs(element["frames"].numpy()[..., 0].mean()
+                       - video_value(video["index"])) < 2
+        iterator = iter(ds)
+    del iterator, element
+    np.testing.assert_array_equal(held.numpy(), snapshot)
+    first_video = data["videos"][first["id"].numpy().decode()]
+    assert abs(snapshot[..., 0].mean() - video_value(first_video["index"])) < 2
+    assert green_frames(snapshot) == [0, 1, 2, 3]
+
+
 @pytest.mark.parametrize("frames, expected", [
     (slice(1, None, 2), lambda t: list(range(1, t, 2))),
     (slice(None, None, -1), lambda t: list(range(t - 1, -1, -1))),

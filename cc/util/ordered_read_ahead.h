@@ -131,18 +131,25 @@ class OrderedReadAhead {
       const int64_t p = s.next_to_schedule;
       s.slots[p].status = Slot::kPending;
       std::shared_ptr<State> state = state_;
-      s.schedule([state, p]() { RunTask(*state, p); });
+      s.schedule([state]() { RunTask(*state); });
     }
   }
 
-  static void RunTask(State& s, int64_t position) {
+  // One task per pending slot, but a task produces the LOWEST pending
+  // position, not the one it was scheduled for: thread pools (Eigen's, tf.data's
+  // work queues) need not run tasks in the order they were scheduled, and a
+  // low position left pending is one the consumer will soon block on (or
+  // produce inline, alone, while the pool's threads run ahead).
+  static void RunTask(State& s) {
+    int64_t position;
     {
       std::lock_guard<std::mutex> lock(s.mu);
-      auto it = s.slots.find(position);
-      if (s.cancelled || it == s.slots.end() ||
-          it->second.status != Slot::kPending) {
-        return;  // taken by the consumer, skipped, or reset
-      }
+      if (s.cancelled) return;
+      auto it = std::find_if(s.slots.begin(), s.slots.end(), [](const auto& e) {
+        return e.second.status == Slot::kPending;
+      });
+      if (it == s.slots.end()) return;  // taken by the consumer, skipped, reset
+      position = it->first;
       it->second.status = Slot::kRunning;
       ++s.running;
     }

@@ -69,5 +69,28 @@ TEST(OrderedReadAheadTest, SkipAndResetChangeThePositionAndTheProducerInput) {
   EXPECT_EQ(ahead.Take(4), 1004);
 }
 
+TEST(OrderedReadAheadTest, TasksRunInReverseStillProduceTheLowestPositionFirst) {
+  // A scheduler that queues tasks and runs the newest first, as a LIFO work
+  // queue would: the position each task produces must still follow the order.
+  std::vector<std::function<void()>> queued;
+  Scheduler lifo = [&](std::function<void()> fn) { queued.push_back(std::move(fn)); };
+  std::vector<int64_t> produced;
+  OrderedReadAhead<int64_t> ahead(lifo, 4, [&](int64_t p) {
+    produced.push_back(p);
+    return p;
+  }, 0, 4);
+  // Take(0) schedules positions 0..3 and, as none has started, produces 0
+  // inline; then the queued tasks run newest first.
+  EXPECT_EQ(ahead.Take(0), 0);
+  while (!queued.empty()) {
+    auto fn = std::move(queued.back());
+    queued.pop_back();
+    fn();
+  }
+  EXPECT_EQ(produced, (std::vector<int64_t>{0, 1, 2, 3}));
+  for (int64_t p = 1; p < 4; ++p) EXPECT_EQ(ahead.Take(p), p);
+  EXPECT_EQ(produced.size(), 4u);  // nothing produced twice
+}
+
 }  // namespace
 }  // namespace tfg

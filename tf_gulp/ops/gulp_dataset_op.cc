@@ -34,6 +34,7 @@
 #include "tensorflow/core/platform/mutex.h"
 #include "tf_gulp/ops/core_status.h"
 #include "tf_gulp/ops/element_split_provider.h"
+#include "tf_gulp/ops/pooled_tensor.h"
 
 namespace tf_gulp {
 namespace {
@@ -324,6 +325,9 @@ class GulpDatasetOp::Dataset : public DatasetBase {
       // parallel iterators do.
       ctx_ = std::make_unique<IteratorContext>(*ctx);
       threads_ = std::max(1, ctx->runner_threadpool_size());
+      // Enough free clip buffers for the read-ahead window to refill while
+      // the consumer still holds the elements it took.
+      frame_buffers_ = MakeTensorBufferPool(4 * threads_ + 2);
       if (!ctx->split_providers().empty()) {
         if (ctx->split_providers().size() != 1) {
           return absl::FailedPreconditionError(absl::StrCat(
@@ -525,11 +529,12 @@ class GulpDatasetOp::Dataset : public DatasetBase {
         TF_RETURN_IF_ERROR(TensorShape::BuildTensorShape(
             {shape->num_frames, shape->height, shape->width, shape->channels},
             &frames_shape));
-        frames = Tensor(ctx_->allocator({}), tensorflow::DT_UINT8, frames_shape);
-        if (!frames.IsInitialized()) {
-          return absl::ResourceExhaustedError(absl::StrCat(
-              "cannot allocate ", frames_shape.DebugString(),
-              " uint8 frames for id '", item.id, "' of ", chunk.data_path));
+        absl::Status allocated = AllocatePooledTensor(
+            frame_buffers_, tensorflow::DT_UINT8, frames_shape, &frames);
+        if (!allocated.ok()) {
+          return absl::Status(allocated.code(),
+                              absl::StrCat(allocated.message(), " (frames of id '",
+                                           item.id, "' of ", chunk.data_path, ")"));
         }
       }
       tensors->clear();
@@ -549,6 +554,8 @@ class GulpDatasetOp::Dataset : public DatasetBase {
     int threads_ = 1;
     std::shared_ptr<SplitProvider> split_provider_;
     tfg::FileCache files_;
+    // Decoded clips' memory, recycled (see pooled_tensor.h).
+    std::shared_ptr<tfg::BufferPool> frame_buffers_;
     // Last: destroyed first, so its tasks finish before what they use goes.
     std::unique_ptr<tfg::OrderedReadAhead<Produced>> read_ahead_;
   };
