@@ -85,7 +85,6 @@ def per_image_mp4s(path):
 def test_targets_and_filenames_inside_each_image(data):
     names = sorted(data["sources"], key=lambda n: ("train", "val", "test").index(n.split("/")[0]))
     for mp4, name in zip(per_image_mp4s(data["path"]), names):
-        info_tracks = {}
         for kind, p, e in C.iter_boxes(mp4):
             if kind == b"mdat":
                 payload = mp4[p:e]

@@ -1,4 +1,4 @@
-"""FFRecordDataset on an in-process tf.data service: a dispatcher and two workers on localhost."""
+"""FFRecordDataset on an in-process tf.data service (the `service` fixture in conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,6 @@ import tensorflow as tf
 
 import tf_gulp
 from ffrecord_testing import ffrecord_bytes, sample_records
-
-
-@pytest.fixture(scope="module")
-def service():
-    dispatcher = tf.data.experimental.service.DispatchServer()
-    address = dispatcher.target.split("://")[1]
-    workers = [
-        tf.data.experimental.service.WorkerServer(
-            tf.data.experimental.service.WorkerConfig(dispatcher_address=address))
-        for _ in range(2)
-    ]
-    yield dispatcher
-    for w in workers:
-        w.stop()
-    dispatcher.stop()
 
 
 @pytest.fixture(scope="module")

@@ -1,27 +1,11 @@
-"""GulpDataset on an in-process tf.data service: a dispatcher and two workers on localhost."""
+"""GulpDataset on an in-process tf.data service (the `service` fixture in conftest.py)."""
 
 from __future__ import annotations
 
-import pytest
 import tensorflow as tf
 
 import tf_gulp
 from gulp_testing import make_gulp_dir
-
-
-@pytest.fixture(scope="module")
-def service():
-    dispatcher = tf.data.experimental.service.DispatchServer()
-    address = dispatcher.target.split("://")[1]
-    workers = [
-        tf.data.experimental.service.WorkerServer(
-            tf.data.experimental.service.WorkerConfig(dispatcher_address=address))
-        for _ in range(2)
-    ]
-    yield dispatcher
-    for w in workers:
-        w.stop()
-    dispatcher.stop()
 
 
 def test_distributed_epoch_gives_every_element_exactly_once(service, tmp_path):
