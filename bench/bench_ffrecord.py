@@ -39,7 +39,10 @@ reader was opened). Readers, each reading the same number of records per run:
                           spans two pages, an 8 KiB device read; fio's 4 KiB reads are aligned).
 
 Readers run interleaved round by round (the order rotates); each row reports the median round.
-records/s counts records; GB/s is 10^9 bytes of record payload per second.
+records/s counts records; GB/s is 10^9 bytes of record payload per second. A tf.data run is timed
+from creating its iterator to its last element; destroying the iterator afterwards (TensorFlow
+stops its autotuning thread there, up to 0.3 s) is timed apart and kept in the JSON
+(bench/iterator_timing.py explains why).
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
+import iterator_timing  # noqa: E402  (bench/, next to this script)
 from tf_gulp.ffrecord import FileReader, FileWriter  # noqa: E402
 
 RECORD_SIZES = (4096, 256 * 1024)
@@ -133,7 +137,7 @@ def reader_ffrecord_dataset(ffr, tfr, rec, batch, reads, rnd, prefetch=False):
 
     def run():
         count = 0
-        for b in ds:
+        for b in iterator_timing.iterate(ds):
             count += int(b.shape[0])
         return count
 
@@ -172,7 +176,7 @@ def reader_floor(ffr, tfr, rec, batch, reads, rnd):
 
     def run():
         count = 0
-        for b in ds:
+        for b in iterator_timing.iterate(ds):
             count += int(b.shape[0])
         return count
 
@@ -204,7 +208,7 @@ def reader_tfrecord(ffr, tfr, rec, batch, reads, rnd):
 
     def run():
         count = 0
-        for b in ds:
+        for b in iterator_timing.iterate(ds):
             count += int(b.shape[0])
         return count
 
@@ -309,6 +313,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             reads = READS[rec] // batch * batch
             for cache in ("warm", "cold"):
                 times: Dict[str, List[float]] = {name: [] for name in readers}
+                teardowns: Dict[str, List[float]] = {name: [] for name in readers}
                 fio_runs: List[Dict[str, float]] = []
                 fio_page_runs: List[Dict[str, float]] = []
                 for rnd in range(args.rounds):
@@ -324,6 +329,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                         start = time.perf_counter()
                         count = run()
                         elapsed = time.perf_counter() - start
+                        teardowns[name].append(iterator_timing.teardown_seconds())
                         assert count == reads, (name, count, reads)
                         times[name].append(elapsed)
                     if have_fio:
@@ -340,7 +346,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                     results.append({"reader": name, "record_bytes": rec, "batch": batch,
                                     "cache": cache, "records": reads,
                                     "records_per_s": reads / t, "GB_per_s": reads * rec / t / 1e9,
-                                    "seconds": ts})
+                                    "seconds": ts,
+                                    "iterator_teardown_seconds": teardowns[name]})
                 for name, runs in (("fio", fio_runs), ("fio pages", fio_page_runs)):
                     if not runs:
                         continue

@@ -28,7 +28,9 @@ The dataset is synthetic but JPEG-realistic (smooth colour fields, texture, movi
 sensor noise; quality 90, 4:4:4, as gulpio2 writes), built with tf_gulp's GulpIngestor and reused
 across runs when the parameters match. Every reader runs once untimed first (TensorFlow's functions
 get traced), and every data file is read again right before every timed run, so all readers see a
-warm page cache (some VMs drop page-cache pages idle for a few seconds: see PageCacheWarmer).
+warm page cache (some VMs drop page-cache pages idle for a few seconds: see PageCacheWarmer). A
+run is timed from its start to its last element; destroying a tf.data iterator afterwards (where
+TensorFlow stops its autotuning thread) is timed separately and reported (see iterator_timing.py).
 
 The machine may be shared: each run records the CPU time other processes used meanwhile, and a
 run during which they used more than ``--busy-threshold`` cores is repeated once the machine is
@@ -63,6 +65,8 @@ if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
 import simplejpeg  # noqa: E402
+
+import iterator_timing  # noqa: E402  (bench/, next to this script)
 
 from tf_gulp.gulp import AbstractDatasetAdapter, GulpDirectory, GulpIngestor  # noqa: E402
 
@@ -216,7 +220,7 @@ def gulp_dataset_reader(gulp_dir: str, *, prefetch: bool = False, decode: bool =
 
     def read() -> int:
         n = 0
-        for element in ds:
+        for element in iterator_timing.iterate(ds):
             n += int(element["frames"].shape[0])
         return n
     return read
@@ -284,7 +288,7 @@ def tfrecord_reader(path: str, per_frame_batch: Optional[int] = None) -> Callabl
 
     def read() -> int:
         n = 0
-        for element in ds:
+        for element in iterator_timing.iterate(ds):
             n += int(element["frames"].shape[0])
         return n
     return read
@@ -335,16 +339,19 @@ def _own_cpu_seconds() -> float:
     return t.user + t.system
 
 
-def timed_run(read: Callable[[], int]) -> Tuple[float, float, float]:
+def timed_run(read: Callable[[], int]) -> Tuple[float, float, float, float]:
     """Run ``read`` once. Returns (wall seconds, this process's CPU seconds, CPU seconds that
-    other processes used meanwhile). The last tells whether the machine was shared."""
+    other processes used meanwhile, seconds spent destroying the run's tf.data iterator).
+
+    The clock runs from the start of ``read`` to its last element; destroying the tf.data
+    iterator afterwards is timed apart (see iterator_timing)."""
     busy0, own0 = _machine_busy_seconds(), _own_cpu_seconds()
     start = time.perf_counter()
     read()
     wall = time.perf_counter() - start
     own = _own_cpu_seconds() - own0
     others = max(0.0, (_machine_busy_seconds() - busy0) - own)
-    return wall, own, others
+    return wall, own, others, iterator_timing.teardown_seconds()
 
 
 class PageCacheWarmer:
@@ -556,13 +563,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         for name in order:
             for attempt in range(args.retries + 1):
                 warm_seconds = warm_cache()
-                wall, own, others = timed_run(readers[name])
+                wall, own, others, teardown = timed_run(readers[name])
                 if others / wall <= args.busy_threshold or attempt == args.retries:
                     break
                 retried += 1
                 wait_until_idle(args.max_wait)
             runs[name].append({"seconds": wall, "cpu_seconds": own,
                                "others_cpu_seconds": others,
+                               "iterator_teardown_seconds": teardown,
                                "cache_warming_seconds": warm_seconds})
         print(f"  round {r + 1}/{args.rounds}: " + ", ".join(
             f"{name.replace('diag: ', '')} {total_frames / runs[name][-1]['seconds']:.0f}"
@@ -586,7 +594,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "cores_used": statistics.median(
                              run["cpu_seconds"] / run["seconds"] for run in runs[name]),
                          "cpu_us_per_frame": statistics.median(
-                             1e6 * run["cpu_seconds"] / total_frames for run in runs[name])}
+                             1e6 * run["cpu_seconds"] / total_frames for run in runs[name]),
+                         "iterator_teardown_ms": statistics.median(
+                             1e3 * run["iterator_teardown_seconds"] for run in runs[name])}
     # The TFRecord baseline is the faster of its two pipeline shapes.
     tfrecord_best = max(("TFRecord", "TFRecord per-frame"),
                         key=lambda name: results[name]["frames_per_s"])
@@ -598,7 +608,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     print()
     header = f"{'reader':<32}{'frames/s':>10}{'MB/s':>8}{'x gulpio2':>11}{'x TFRecord':>12}" \
-             f"{'of bound':>10}{'cores':>7}{'CPU us/frame':>14}"
+             f"{'of bound':>10}{'cores':>7}{'CPU us/frame':>14}{'teardown ms':>13}"
     print(header)
     print("-" * len(header))
     for name in names:
@@ -606,11 +616,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"{name:<32}{r['frames_per_s']:>10.0f}{r['jpeg_MB_per_s']:>8.1f}"
               f"{r['x_gulpio2']:>10.2f}x{r['x_tfrecord']:>11.2f}x"
               f"{100 * r['fraction_of_bound']:>9.0f}%{r['cores_used']:>7.2f}"
-              f"{r['cpu_us_per_frame']:>14.0f}")
+              f"{r['cpu_us_per_frame']:>14.0f}{r['iterator_teardown_ms']:>13.0f}")
     print(f"(medians of {args.rounds} rounds, warm page cache; MB/s = 10^6 bytes of JPEG data/s; "
           f"x TFRecord: vs the faster TFRecord pipeline, '{tfrecord_best}'; "
           f"cores = CPU time / wall time of this process; CPU us/frame = its CPU time per "
-          f"frame, all threads)")
+          f"frame, all threads; teardown ms = destroying the tf.data iterator after the clock stopped, "
+          f"see bench/iterator_timing.py)")
 
     if shared / timed > args.busy_threshold:
         print(f"WARNING: other processes used {shared / timed:.2f} cores during the timed runs; "
