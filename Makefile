@@ -40,7 +40,7 @@ BUILD_STAMP := $(VENV)/.tf_gulp-build
 OPS_LIBRARY := tf_gulp/ops/_tf_gulp_ops.so
 OPS_SOURCES := $(shell find cc tf_gulp/ops tf_gulp/pybind \( -name '*.cc' -o -name '*.h' \) -not -name '*_test.cc' 2>/dev/null)
 
-.PHONY: setup apt venv build test pytest demo bench bench-ingest bench-ffrecord clean FORCE
+.PHONY: setup apt venv build test pytest demo bench bench-ingest bench-ffrecord gpu-harness clean FORCE
 
 setup: apt $(DEPS_STAMP)
 
@@ -89,6 +89,12 @@ bench-ingest: build
 
 bench-ffrecord: build
 	$(VPY) bench/bench_ffrecord.py $(BENCH_ARGS)
+
+# The GPU code's standalone proof (cc/gpu/README.md): needs nvcc and CMake, not TensorFlow.
+gpu-harness:
+	cmake -S cc/gpu -B build/gpu
+	cmake --build build/gpu -j
+	build/gpu/warp_harness $(HARNESS_ARGS)
 
 clean:
 	rm -rf build dist *.egg-info $(OPS_LIBRARY) tf_gulp/_core*.so tf_gulp/ops/_build_info.json $(BUILD_STAMP)

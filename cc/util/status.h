@@ -19,6 +19,7 @@ enum class StatusCode {
   kDataLoss,
   kOutOfRange,
   kInternal,
+  kUnavailable,  // a capability this machine lacks (no GPU driver, no io_uring)
 };
 
 class Status {
@@ -66,6 +67,10 @@ Status OutOfRangeError(const Args&... args) {
 template <typename... Args>
 Status InternalError(const Args&... args) {
   return Status(StatusCode::kInternal, internal::StrCat(args...));
+}
+template <typename... Args>
+Status UnavailableError(const Args&... args) {
+  return Status(StatusCode::kUnavailable, internal::StrCat(args...));
 }
 
 }  // namespace tfg

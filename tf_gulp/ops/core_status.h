@@ -25,6 +25,8 @@ inline absl::Status ToTfStatus(const tfg::Status& status) {
       return absl::InvalidArgumentError(status.message());
     case tfg::StatusCode::kInternal:
       return absl::InternalError(status.message());
+    case tfg::StatusCode::kUnavailable:
+      return absl::UnavailableError(status.message());
   }
   return absl::UnknownError(status.message());
 }

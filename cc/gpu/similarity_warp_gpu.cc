@@ -1,0 +1,73 @@
+#include "cc/gpu/similarity_warp_gpu.h"
+
+#include <utility>
+
+namespace tfg {
+namespace gpu {
+namespace {
+
+// 32 x 8 threads: a warp covers 32 adjacent output pixels of a row, so its
+// stores are contiguous (NCHW) or nearly so (NHWC).
+constexpr unsigned kBlockX = 32, kBlockY = 8;
+constexpr int64_t kMaxChannels = 4;  // the kernel keeps a pixel in registers
+
+}  // namespace
+
+Status GpuSimilarityWarp::Create(const CudaDriver* driver, const void* fatbin,
+                                 GpuSimilarityWarp* out) {
+  GpuSimilarityWarp w;
+  w.driver_ = driver;
+  TFG_CU_RETURN_IF_ERROR(*driver, cuModuleLoadData(&w.module_, fatbin));
+  TFG_CU_RETURN_IF_ERROR(
+      *driver, cuModuleGetFunction(&w.warp_u8_, w.module_, "tfg_similarity_warp_u8"));
+  *out = std::move(w);
+  return Status::Ok();
+}
+
+GpuSimilarityWarp::~GpuSimilarityWarp() {
+  if (module_ != nullptr) driver_->cuModuleUnload(module_);
+}
+
+GpuSimilarityWarp::GpuSimilarityWarp(GpuSimilarityWarp&& other) noexcept {
+  *this = std::move(other);
+}
+
+GpuSimilarityWarp& GpuSimilarityWarp::operator=(GpuSimilarityWarp&& other) noexcept {
+  std::swap(driver_, other.driver_);
+  std::swap(module_, other.module_);
+  std::swap(warp_u8_, other.warp_u8_);
+  return *this;
+}
+
+Status GpuSimilarityWarp::Launch(const warp::WarpGeometry& g, int64_t batch,
+                                 CUdeviceptr src, int64_t src_picture_stride,
+                                 CUdeviceptr matrices, CUdeviceptr bias,
+                                 CUdeviceptr norm, CUdeviceptr oob_color,
+                                 CUdeviceptr dst, CUstream stream) const {
+  if (g.channels > kMaxChannels) {
+    return InvalidArgumentError("similarity_warp on the GPU takes at most ",
+                                kMaxChannels, " channels, got ", g.channels);
+  }
+  if (batch <= 0) return Status::Ok();
+  if (batch > 65535) {
+    return InvalidArgumentError("similarity_warp on the GPU takes at most 65535 pictures "
+                                "per launch, got ", batch);
+  }
+  long long stride = src_picture_stride;
+  int in_height = static_cast<int>(g.in_height), in_width = static_cast<int>(g.in_width);
+  int channels = static_cast<int>(g.channels);
+  int out_height = static_cast<int>(g.out_height), out_width = static_cast<int>(g.out_width);
+  int nchw = g.layout == warp::Layout::kNCHW ? 1 : 0;
+  void* args[] = {&src,  &stride,     &in_height, &in_width,  &channels,
+                  &matrices, &bias,   &norm,      &oob_color, &out_height,
+                  &out_width, &nchw,  &dst};
+  const unsigned grid_x = static_cast<unsigned>((g.out_width + kBlockX - 1) / kBlockX);
+  const unsigned grid_y = static_cast<unsigned>((g.out_height + kBlockY - 1) / kBlockY);
+  TFG_CU_RETURN_IF_ERROR(
+      *driver_, cuLaunchKernel(warp_u8_, grid_x, grid_y, static_cast<unsigned>(batch),
+                               kBlockX, kBlockY, 1, 0, stream, args, nullptr));
+  return Status::Ok();
+}
+
+}  // namespace gpu
+}  // namespace tfg
