@@ -5,8 +5,13 @@
 //   cmake -S cc/gpu -B build/gpu && cmake --build build/gpu -j && build/gpu/warp_harness
 //   (or: make gpu-harness)
 //
-// Exit status: 0 = proven (GPU within tolerance of the CPU), 1 = mismatch or
-// CUDA error, 2 = bad arguments, 3 = no GPU here (the JSON says why).
+// Before any GPU work it runs the kernel's per-pixel function (warp_pixel.h)
+// on the host against the CPU reference, so the kernel's arithmetic is
+// checked on machines without a GPU too.
+//
+// Exit status: 0 = proven (GPU and host emulation within tolerance of the
+// CPU), 1 = mismatch or CUDA error, 2 = bad arguments, 3 = no GPU here (the
+// JSON says why) and the host emulation within tolerance.
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -21,6 +26,7 @@
 #include "cc/gpu/cuda_driver.h"
 #include "cc/gpu/embedded_fatbin.h"
 #include "cc/gpu/similarity_warp_gpu.h"
+#include "cc/gpu/warp_pixel.h"
 #include "cc/warp/similarity_warp.h"
 
 namespace tfg {
@@ -141,57 +147,151 @@ Status Upload(const CudaDriver& d, const void* host, size_t bytes, DeviceBuffer*
   return Status::Ok();
 }
 
+// One warp problem on the device: the batch's pictures and matrices, the
+// per-channel constants, and room for the output.
+struct DeviceBatch {
+  warp::WarpGeometry geometry;
+  int64_t batch = 0;
+  int64_t in_picture_bytes = 0;
+  DeviceBuffer src, matrices, bias, norm, oob, dst;
+
+  Status Launch(const GpuSimilarityWarp& warp, CUstream stream) const {
+    return warp.Launch(geometry, batch, src.ptr, in_picture_bytes, matrices.ptr, bias.ptr,
+                       norm.ptr, oob.ptr, dst.ptr, stream);
+  }
+};
+
+// Square RGB pictures of o.in_size, warped to o.out_size in `layout`.
+Status MakeDeviceBatch(const CudaDriver& d, const Options& o, warp::Layout layout,
+                       const std::vector<uint8_t>& pictures, const std::vector<float>& matrices,
+                       const float* bias, const float* norm, const float* oob,
+                       DeviceBatch* out) {
+  warp::WarpGeometry& g = out->geometry;
+  g.in_height = g.in_width = o.in_size;
+  g.channels = 3;
+  g.out_height = g.out_width = o.out_size;
+  g.layout = layout;
+  out->batch = o.batch;
+  out->in_picture_bytes = static_cast<int64_t>(o.in_size) * o.in_size * 3;
+  const size_t out_values = static_cast<size_t>(o.batch) * o.out_size * o.out_size * 3;
+  const size_t channel_bytes = 3 * sizeof(float);
+  TFG_RETURN_IF_ERROR(Upload(d, pictures.data(), pictures.size(), &out->src));
+  TFG_RETURN_IF_ERROR(
+      Upload(d, matrices.data(), matrices.size() * sizeof(float), &out->matrices));
+  TFG_RETURN_IF_ERROR(Upload(d, bias, channel_bytes, &out->bias));
+  TFG_RETURN_IF_ERROR(Upload(d, norm, channel_bytes, &out->norm));
+  TFG_RETURN_IF_ERROR(Upload(d, oob, channel_bytes, &out->oob));
+  out->dst.d = &d;
+  TFG_CU_RETURN_IF_ERROR(d, cuMemAlloc(&out->dst.ptr, out_values * sizeof(float)));
+  return Status::Ok();
+}
+
 struct Check {
   double max_abs_diff_levels = 0;
   int64_t values_off_by_more_than_one = 0;
 };
 
-// Warps the batch on both sides with bias 0, norm 1 (so outputs are levels)
-// and compares.
-Status CompareLayout(const CudaDriver& d, const GpuSimilarityWarp& warp, const Options& o,
-                     warp::Layout layout, const std::vector<uint8_t>& pictures,
-                     const std::vector<float>& matrices, CUstream stream, Check* check) {
+Check Compare(const std::vector<float>& a, const std::vector<float>& b) {
+  Check check;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double diff = std::fabs(static_cast<double>(a[i]) - b[i]);
+    if (!(diff <= check.max_abs_diff_levels)) check.max_abs_diff_levels = diff;  // NaN too
+    if (!(diff <= 1.0)) ++check.values_off_by_more_than_one;
+  }
+  return check;
+}
+
+// The comparisons use bias 0 and norm 1, so outputs are levels (0-255).
+const float kLevelsBias[3] = {0, 0, 0}, kLevelsNorm[3] = {1, 1, 1}, kOob[3] = {-1, -2, -3};
+
+warp::WarpGeometry GeometryOf(const Options& o, warp::Layout layout) {
   warp::WarpGeometry g;
   g.in_height = g.in_width = o.in_size;
   g.channels = 3;
   g.out_height = g.out_width = o.out_size;
   g.layout = layout;
-  const float bias[3] = {0, 0, 0}, norm[3] = {1, 1, 1}, oob[3] = {-1, -2, -3};
-  const size_t in_picture = static_cast<size_t>(o.in_size) * o.in_size * 3;
-  const size_t out_picture = static_cast<size_t>(o.out_size) * o.out_size * 3;
+  return g;
+}
 
-  DeviceBuffer src, mats, dbias, dnorm, doob, dst;
-  TFG_RETURN_IF_ERROR(Upload(d, pictures.data(), pictures.size(), &src));
-  TFG_RETURN_IF_ERROR(Upload(d, matrices.data(), matrices.size() * sizeof(float), &mats));
-  TFG_RETURN_IF_ERROR(Upload(d, bias, sizeof(bias), &dbias));
-  TFG_RETURN_IF_ERROR(Upload(d, norm, sizeof(norm), &dnorm));
-  TFG_RETURN_IF_ERROR(Upload(d, oob, sizeof(oob), &doob));
-  dst.d = &d;
-  TFG_CU_RETURN_IF_ERROR(d, cuMemAlloc(&dst.ptr, o.batch * out_picture * sizeof(float)));
-  TFG_RETURN_IF_ERROR(warp.Launch(g, o.batch, src.ptr, static_cast<int64_t>(in_picture),
-                                  mats.ptr, dbias.ptr, dnorm.ptr, doob.ptr, dst.ptr, stream));
-  TFG_CU_RETURN_IF_ERROR(d, cuStreamSynchronize(stream));
-  std::vector<float> gpu(o.batch * out_picture);
-  TFG_CU_RETURN_IF_ERROR(d, cuMemcpyDtoH(gpu.data(), dst.ptr, gpu.size() * sizeof(float)));
-
-  std::vector<float> cpu(o.batch * out_picture);
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+// Runs `picture_fn(b)` for every picture of the batch on all cores.
+template <typename Fn>
+void ForEachPicture(int batch, Fn picture_fn) {
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
+  for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      for (int b = static_cast<int>(t); b < o.batch; b += static_cast<int>(threads)) {
-        warp::WarpPicture(g, pictures.data() + b * in_picture, &matrices[b * 9], bias, norm,
-                          oob, cpu.data() + b * out_picture);
-      }
+      for (int b = t; b < batch; b += threads) picture_fn(b);
     });
   }
   for (auto& th : pool) th.join();
-  for (size_t i = 0; i < cpu.size(); ++i) {
-    const double diff = std::fabs(static_cast<double>(gpu[i]) - cpu[i]);
-    if (!(diff <= check->max_abs_diff_levels)) check->max_abs_diff_levels = diff;  // NaN too
-    if (!(diff <= 1.0)) ++check->values_off_by_more_than_one;
-  }
+}
+
+// The CPU reference (cc/warp/similarity_warp.cc).
+std::vector<float> CpuReference(const Options& o, warp::Layout layout,
+                                const std::vector<uint8_t>& pictures,
+                                const std::vector<float>& matrices) {
+  const warp::WarpGeometry g = GeometryOf(o, layout);
+  const size_t in_picture = static_cast<size_t>(o.in_size) * o.in_size * 3;
+  const size_t out_picture = static_cast<size_t>(o.out_size) * o.out_size * 3;
+  std::vector<float> out(o.batch * out_picture);
+  ForEachPicture(o.batch, [&](int b) {
+    warp::WarpPicture(g, pictures.data() + b * in_picture, &matrices[b * 9], kLevelsBias,
+                      kLevelsNorm, kOob, out.data() + b * out_picture);
+  });
+  return out;
+}
+
+// The kernel's per-pixel function run on the host, pixel by pixel as the
+// GPU's threads would.
+std::vector<float> HostEmulation(const Options& o, warp::Layout layout,
+                                 const std::vector<uint8_t>& pictures,
+                                 const std::vector<float>& matrices) {
+  const int nchw = layout == warp::Layout::kNCHW ? 1 : 0;
+  const PixelStrides in = StridesOf(nchw, o.in_size, o.in_size, 3);
+  const PixelStrides out = StridesOf(nchw, o.out_size, o.out_size, 3);
+  const size_t in_picture = static_cast<size_t>(o.in_size) * o.in_size * 3;
+  const size_t out_picture = static_cast<size_t>(o.out_size) * o.out_size * 3;
+  std::vector<float> result(o.batch * out_picture);
+  ForEachPicture(o.batch, [&](int b) {
+    for (int y = 0; y < o.out_size; ++y) {
+      for (int x = 0; x < o.out_size; ++x) {
+        WarpPixel(pictures.data() + b * in_picture, o.in_size, o.in_size, 3, in,
+                  &matrices[b * 9], kLevelsBias, kLevelsNorm, kOob, x, y,
+                  result.data() + b * out_picture + y * out.y + x * out.x, out.c);
+      }
+    }
+  });
+  return result;
+}
+
+// The same warp on the GPU.
+Status GpuWarp(const CudaDriver& d, const GpuSimilarityWarp& warp, const Options& o,
+               warp::Layout layout, const std::vector<uint8_t>& pictures,
+               const std::vector<float>& matrices, CUstream stream, std::vector<float>* out) {
+  DeviceBatch batch;
+  TFG_RETURN_IF_ERROR(MakeDeviceBatch(d, o, layout, pictures, matrices, kLevelsBias,
+                                      kLevelsNorm, kOob, &batch));
+  TFG_RETURN_IF_ERROR(batch.Launch(warp, stream));
+  TFG_CU_RETURN_IF_ERROR(d, cuStreamSynchronize(stream));
+  out->resize(static_cast<size_t>(o.batch) * o.out_size * o.out_size * 3);
+  TFG_CU_RETURN_IF_ERROR(d, cuMemcpyDtoH(out->data(), batch.dst.ptr, out->size() * sizeof(float)));
   return Status::Ok();
+}
+
+std::string CheckJson(const Check& nhwc, const Check& nchw) {
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "{\"max_abs_diff_levels\": {\"NHWC\": %.3f, \"NCHW\": %.3f}, "
+                "\"values_off_by_more_than_one_level\": {\"NHWC\": %lld, \"NCHW\": %lld}}",
+                nhwc.max_abs_diff_levels, nchw.max_abs_diff_levels,
+                static_cast<long long>(nhwc.values_off_by_more_than_one),
+                static_cast<long long>(nchw.values_off_by_more_than_one));
+  return buf;
+}
+
+// The proof's tolerance: 2 levels of 255 before normalization.
+bool Within(const Check& a, const Check& b) {
+  return a.max_abs_diff_levels <= 2.0 && b.max_abs_diff_levels <= 2.0;
 }
 
 // Images/s of the warp alone: `iterations` launches of the whole batch
@@ -199,29 +299,14 @@ Status CompareLayout(const CudaDriver& d, const GpuSimilarityWarp& warp, const O
 Status TimeWarp(const CudaDriver& d, const GpuSimilarityWarp& warp, const Options& o,
                 const std::vector<uint8_t>& pictures, const std::vector<float>& matrices,
                 CUstream stream, double* images_per_s) {
-  warp::WarpGeometry g;
-  g.in_height = g.in_width = o.in_size;
-  g.channels = 3;
-  g.out_height = g.out_width = o.out_size;
-  g.layout = warp::Layout::kNCHW;
   const float bias[3] = {123.675f, 116.28f, 103.53f};
   const float norm[3] = {1 / 58.395f, 1 / 57.12f, 1 / 57.375f}, oob[3] = {0, 0, 0};
-  const size_t in_picture = static_cast<size_t>(o.in_size) * o.in_size * 3;
-  const size_t out_picture = static_cast<size_t>(o.out_size) * o.out_size * 3;
   std::vector<uint8_t> planar;
   ToNchw(pictures, o.batch, o.in_size, &planar);
-  DeviceBuffer src, mats, dbias, dnorm, doob, dst;
-  TFG_RETURN_IF_ERROR(Upload(d, planar.data(), planar.size(), &src));
-  TFG_RETURN_IF_ERROR(Upload(d, matrices.data(), matrices.size() * sizeof(float), &mats));
-  TFG_RETURN_IF_ERROR(Upload(d, bias, sizeof(bias), &dbias));
-  TFG_RETURN_IF_ERROR(Upload(d, norm, sizeof(norm), &dnorm));
-  TFG_RETURN_IF_ERROR(Upload(d, oob, sizeof(oob), &doob));
-  dst.d = &d;
-  TFG_CU_RETURN_IF_ERROR(d, cuMemAlloc(&dst.ptr, o.batch * out_picture * sizeof(float)));
-  auto launch = [&] {
-    return warp.Launch(g, o.batch, src.ptr, static_cast<int64_t>(in_picture), mats.ptr,
-                       dbias.ptr, dnorm.ptr, doob.ptr, dst.ptr, stream);
-  };
+  DeviceBatch batch;
+  TFG_RETURN_IF_ERROR(MakeDeviceBatch(d, o, warp::Layout::kNCHW, planar, matrices, bias, norm,
+                                      oob, &batch));
+  auto launch = [&] { return batch.Launch(warp, stream); };
   TFG_RETURN_IF_ERROR(launch());  // warm-up
   CUevent start, stop;
   TFG_CU_RETURN_IF_ERROR(d, cuEventCreate(&start, CU_EVENT_DEFAULT));
@@ -239,6 +324,21 @@ Status TimeWarp(const CudaDriver& d, const GpuSimilarityWarp& warp, const Option
 }
 
 int Run(const Options& o) {
+  // The data, the CPU reference and the kernel's arithmetic on the host:
+  // checked on every machine, GPU or not.
+  std::vector<uint8_t> pictures, planar;
+  MakePictures(o, &pictures);
+  ToNchw(pictures, o.batch, o.in_size, &planar);
+  const std::vector<float> matrices = MakeMatrices(o);
+  const std::vector<float> cpu_nhwc = CpuReference(o, warp::Layout::kNHWC, pictures, matrices);
+  const std::vector<float> cpu_nchw = CpuReference(o, warp::Layout::kNCHW, planar, matrices);
+  const Check host_nhwc =
+      Compare(HostEmulation(o, warp::Layout::kNHWC, pictures, matrices), cpu_nhwc);
+  const Check host_nchw =
+      Compare(HostEmulation(o, warp::Layout::kNCHW, planar, matrices), cpu_nchw);
+  const bool host_ok = Within(host_nhwc, host_nchw);
+  const std::string host_json = CheckJson(host_nhwc, host_nchw);
+
   const bool nvcuvid = SharedLibraryPresent("libnvcuvid.so.1");
   const CudaDriver* d = nullptr;
   Status loaded = LoadCudaDriver(&d);
@@ -247,9 +347,11 @@ int Run(const Options& o) {
     loaded = UnavailableError("the CUDA driver reports no device");
   }
   if (!loaded.ok()) {
-    std::printf("{\"gpu\": false, \"reason\": %s, \"libnvcuvid_present\": %s}\n",
-                JsonString(loaded.message()).c_str(), nvcuvid ? "true" : "false");
-    return 3;
+    std::printf("{\"gpu\": false, \"reason\": %s, \"libnvcuvid_present\": %s, "
+                "\"host_emulation\": %s, \"host_emulation_within_2_levels\": %s}\n",
+                JsonString(loaded.message()).c_str(), nvcuvid ? "true" : "false",
+                host_json.c_str(), host_ok ? "true" : "false");
+    return host_ok ? 3 : 1;
   }
   auto fail = [](const Status& s) {
     std::printf("{\"gpu\": true, \"error\": %s}\n", JsonString(s.message()).c_str());
@@ -275,37 +377,26 @@ int Run(const Options& o) {
 
   GpuSimilarityWarp warp;
   Status s = GpuSimilarityWarp::Create(d, tfg_similarity_warp_fatbin, &warp);
-  if (!s.ok()) return fail(s);
-
-  std::vector<uint8_t> pictures;
-  MakePictures(o, &pictures);
-  const std::vector<float> matrices = MakeMatrices(o);
-  std::vector<uint8_t> planar;
-  ToNchw(pictures, o.batch, o.in_size, &planar);
-  Check nhwc, nchw;
-  s = CompareLayout(*d, warp, o, warp::Layout::kNHWC, pictures, matrices, stream, &nhwc);
-  if (s.ok()) s = CompareLayout(*d, warp, o, warp::Layout::kNCHW, planar, matrices, stream, &nchw);
+  std::vector<float> gpu_nhwc, gpu_nchw;
+  if (s.ok()) s = GpuWarp(*d, warp, o, warp::Layout::kNHWC, pictures, matrices, stream, &gpu_nhwc);
+  if (s.ok()) s = GpuWarp(*d, warp, o, warp::Layout::kNCHW, planar, matrices, stream, &gpu_nchw);
   double images_per_s = 0;
   if (s.ok()) s = TimeWarp(*d, warp, o, pictures, matrices, stream, &images_per_s);
   if (!s.ok()) return fail(s);
-
-  // The proof's tolerance: 2 levels of 255 before normalization.
-  const bool within = nhwc.max_abs_diff_levels <= 2.0 && nchw.max_abs_diff_levels <= 2.0;
+  const Check nhwc = Compare(gpu_nhwc, cpu_nhwc), nchw = Compare(gpu_nchw, cpu_nchw);
+  const bool within = Within(nhwc, nchw);
   std::printf(
       "{\"gpu\": true, \"device\": %s, \"compute_capability\": \"%d.%d\", "
       "\"driver_version\": %d, \"libnvcuvid_present\": %s, \"batch\": %d, "
       "\"input\": \"%dx%dx3 uint8\", \"output\": \"%dx%d float32\", "
-      "\"max_abs_diff_levels\": {\"NHWC\": %.3f, \"NCHW\": %.3f}, "
-      "\"values_off_by_more_than_one_level\": {\"NHWC\": %lld, \"NCHW\": %lld}, "
-      "\"within_2_levels\": %s, \"warp_images_per_s\": %.0f, \"iterations\": %d}\n",
+      "\"gpu_vs_cpu\": %s, \"within_2_levels\": %s, \"host_emulation\": %s, "
+      "\"warp_images_per_s\": %.0f, \"iterations\": %d}\n",
       JsonString(name).c_str(), major, minor, version, nvcuvid ? "true" : "false", o.batch,
-      o.in_size, o.in_size, o.out_size, o.out_size, nhwc.max_abs_diff_levels,
-      nchw.max_abs_diff_levels, static_cast<long long>(nhwc.values_off_by_more_than_one),
-      static_cast<long long>(nchw.values_off_by_more_than_one), within ? "true" : "false",
-      images_per_s, o.iterations);
+      o.in_size, o.in_size, o.out_size, o.out_size, CheckJson(nhwc, nchw).c_str(),
+      within ? "true" : "false", host_json.c_str(), images_per_s, o.iterations);
   d->cuStreamDestroy(stream);
   d->cuDevicePrimaryCtxRelease(device);
-  return within ? 0 : 1;
+  return within && host_ok ? 0 : 1;
 }
 
 }  // namespace
