@@ -1,9 +1,10 @@
 #include "cc/codec/hevc_decoder.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <vector>
+
+#include "cc/codec/ycbcr.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -22,64 +23,18 @@ std::string AvError(int err) {
   return buf;
 }
 
-// Y'CbCr -> R'G'B' coefficients for one matrix and range.
-struct ColorMatrix {
-  float y_offset, y_scale, c_scale;
-  float r_cr, g_cb, g_cr, b_cb;
-};
-
-ColorMatrix MatrixFor(const AVFrame* f) {
-  double kr = 0.299, kb = 0.114;  // BT.601 (also for unspecified)
+// The frame's signalled matrix and range (unspecified: BT.601, limited).
+YcbcrMatrix MatrixFor(const AVFrame* f) {
+  YcbcrStandard standard = YcbcrStandard::kBt601;
   if (f->colorspace == AVCOL_SPC_BT709) {
-    kr = 0.2126;
-    kb = 0.0722;
+    standard = YcbcrStandard::kBt709;
   } else if (f->colorspace == AVCOL_SPC_BT2020_NCL || f->colorspace == AVCOL_SPC_BT2020_CL) {
-    kr = 0.2627;
-    kb = 0.0593;
+    standard = YcbcrStandard::kBt2020;
   }
-  const double kg = 1.0 - kr - kb;
   const bool full = f->color_range == AVCOL_RANGE_JPEG ||
                     f->format == AV_PIX_FMT_YUVJ420P || f->format == AV_PIX_FMT_YUVJ422P ||
                     f->format == AV_PIX_FMT_YUVJ444P;
-  ColorMatrix m;
-  m.y_offset = full ? 0.f : 16.f;
-  m.y_scale = full ? 1.f : 255.f / 219.f;
-  m.c_scale = full ? 1.f : 255.f / 224.f;
-  m.r_cr = static_cast<float>(2 * (1 - kr));
-  m.b_cb = static_cast<float>(2 * (1 - kb));
-  m.g_cb = static_cast<float>(2 * kb * (1 - kb) / kg);
-  m.g_cr = static_cast<float>(2 * kr * (1 - kr) / kg);
-  return m;
-}
-
-inline uint8_t Clamp255(float v) {
-  v = std::floor(v + 0.5f);
-  return static_cast<uint8_t>(v < 0.f ? 0.f : (v > 255.f ? 255.f : v));
-}
-
-// Where output coordinate i (luma grid) samples the chroma plane of `n`
-// samples subsampled by 2^shift: bilinear taps and weight.
-struct Tap {
-  int i0, i1;
-  float a;
-};
-
-std::vector<Tap> Taps(int begin, int count, int shift, int n, bool bilinear) {
-  std::vector<Tap> taps(count);
-  for (int k = 0; k < count; ++k) {
-    const int i = begin + k;
-    if (!bilinear || shift == 0) {
-      const int c = std::min(i >> shift, n - 1);
-      taps[k] = {c, c, 0.f};
-      continue;
-    }
-    const double pos = (i + 0.5) / (1 << shift) - 0.5;
-    const double f = std::floor(pos);
-    const int i0 = static_cast<int>(f);
-    taps[k] = {std::clamp(i0, 0, n - 1), std::clamp(i0 + 1, 0, n - 1),
-               static_cast<float>(pos - f)};
-  }
-  return taps;
+  return MakeYcbcrMatrix(standard, full);
 }
 
 }  // namespace
@@ -212,52 +167,25 @@ Status HevcDecoder::ToRgb(int x, int y, int w, int h, ChromaUpsampling mode,
     return InvalidArgumentError("region ", w, "x", h, "+", x, "+", y, " is outside the ",
                                 f->width, "x", f->height, " picture");
   }
-  const ColorMatrix m = MatrixFor(f);
   const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(f->format));
-  const uint8_t* Y = f->data[0];
-  const int ys = f->linesize[0];
-  if (desc->nb_components == 1) {
-    for (int r = 0; r < h; ++r) {
-      const uint8_t* row = Y + static_cast<ptrdiff_t>(y + r) * ys + x;
-      uint8_t* out = dst + static_cast<size_t>(r) * w * 3;
-      for (int c = 0; c < w; ++c) {
-        const uint8_t v = Clamp255((row[c] - m.y_offset) * m.y_scale);
-        out[3 * c] = out[3 * c + 1] = out[3 * c + 2] = v;
-      }
-    }
-    return Status::Ok();
+  YcbcrPicture picture;
+  picture.width = f->width;
+  picture.height = f->height;
+  picture.y = f->data[0];
+  picture.y_stride = f->linesize[0];
+  picture.matrix = MatrixFor(f);
+  if (desc->nb_components == 3) {  // else gray: cb stays null
+    picture.cb = f->data[1];
+    picture.cr = f->data[2];
+    picture.cb_stride = f->linesize[1];
+    picture.cr_stride = f->linesize[2];
+    picture.chroma_step = 1;
+    picture.shift_x = desc->log2_chroma_w;
+    picture.shift_y = desc->log2_chroma_h;
+    picture.chroma_width = AV_CEIL_RSHIFT(f->width, desc->log2_chroma_w);
+    picture.chroma_height = AV_CEIL_RSHIFT(f->height, desc->log2_chroma_h);
   }
-  const int sx = desc->log2_chroma_w, sy = desc->log2_chroma_h;
-  const int cw = AV_CEIL_RSHIFT(f->width, sx), ch = AV_CEIL_RSHIFT(f->height, sy);
-  const bool bilinear = mode == ChromaUpsampling::kBilinear;
-  const std::vector<Tap> cols = Taps(x, w, sx, cw, bilinear);
-  const std::vector<Tap> rows = Taps(y, h, sy, ch, bilinear);
-  const uint8_t* Cb = f->data[1];
-  const uint8_t* Cr = f->data[2];
-  const int cs_b = f->linesize[1], cs_r = f->linesize[2];
-  for (int r = 0; r < h; ++r) {
-    const uint8_t* yrow = Y + static_cast<ptrdiff_t>(y + r) * ys + x;
-    const Tap& tr = rows[r];
-    const uint8_t* b0 = Cb + static_cast<ptrdiff_t>(tr.i0) * cs_b;
-    const uint8_t* b1 = Cb + static_cast<ptrdiff_t>(tr.i1) * cs_b;
-    const uint8_t* r0 = Cr + static_cast<ptrdiff_t>(tr.i0) * cs_r;
-    const uint8_t* r1 = Cr + static_cast<ptrdiff_t>(tr.i1) * cs_r;
-    uint8_t* out = dst + static_cast<size_t>(r) * w * 3;
-    const float ay = tr.a;
-    for (int c = 0; c < w; ++c) {
-      const Tap& tc = cols[c];
-      const float ax = tc.a;
-      const float cb = (1 - ay) * ((1 - ax) * b0[tc.i0] + ax * b0[tc.i1]) +
-                       ay * ((1 - ax) * b1[tc.i0] + ax * b1[tc.i1]);
-      const float cr = (1 - ay) * ((1 - ax) * r0[tc.i0] + ax * r0[tc.i1]) +
-                       ay * ((1 - ax) * r1[tc.i0] + ax * r1[tc.i1]);
-      const float yy = (yrow[c] - m.y_offset) * m.y_scale;
-      const float u = (cb - 128.f) * m.c_scale, v = (cr - 128.f) * m.c_scale;
-      out[3 * c] = Clamp255(yy + m.r_cr * v);
-      out[3 * c + 1] = Clamp255(yy - m.g_cb * u - m.g_cr * v);
-      out[3 * c + 2] = Clamp255(yy + m.b_cb * u);
-    }
-  }
+  RegionToRgb(picture, x, y, w, h, mode == ChromaUpsampling::kBilinear, dst);
   return Status::Ok();
 }
 

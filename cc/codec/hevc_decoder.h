@@ -7,11 +7,12 @@
 // Bitstream errors are errors (AV_EF_EXPLODE): a truncated or non-HEVC sample
 // is DataLoss naming the sample, never a half-decoded picture.
 //
-// Colour conversion follows the frame's signalled range and matrix: full range
-// (yuvj*, color_range=pc) or limited range; BT.601 (default, also unspecified),
-// BT.709, BT.2020. Chroma is upsampled bilinearly with chroma samples centred
-// between luma samples (at X/2 - 0.25 for 4:2:0), or by repetition ("nearest",
-// what FFmpeg's swscale does for yuv420p -> rgb24). TensorFlow-free.
+// Colour conversion (cc/codec/ycbcr.h) follows the frame's signalled range and
+// matrix: full range (yuvj*, color_range=pc) or limited range; BT.601 (default,
+// also unspecified), BT.709, BT.2020. Chroma is upsampled bilinearly with
+// chroma samples centred between luma samples (at X/2 - 0.25 for 4:2:0), or by
+// repetition ("nearest", what FFmpeg's swscale does for yuv420p -> rgb24).
+// TensorFlow-free.
 #ifndef TF_GULP_CC_CODEC_HEVC_DECODER_H_
 #define TF_GULP_CC_CODEC_HEVC_DECODER_H_
 

@@ -10,6 +10,15 @@ namespace {
 // stores are contiguous (NCHW) or nearly so (NHWC).
 constexpr unsigned kBlockX = 32, kBlockY = 8;
 constexpr int64_t kMaxChannels = 4;  // the kernel keeps a pixel in registers
+constexpr int64_t kMaxBatch = 65535;  // the grid's z dimension
+
+Status CheckBatch(int64_t batch) {
+  if (batch > kMaxBatch) {
+    return InvalidArgumentError("similarity_warp on the GPU takes at most ", kMaxBatch,
+                                " pictures per launch, got ", batch);
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -20,6 +29,8 @@ Status GpuSimilarityWarp::Create(const CudaDriver* driver, const void* fatbin,
   TFG_CU_RETURN_IF_ERROR(*driver, cuModuleLoadData(&w.module_, fatbin));
   TFG_CU_RETURN_IF_ERROR(
       *driver, cuModuleGetFunction(&w.warp_u8_, w.module_, "tfg_similarity_warp_u8"));
+  TFG_CU_RETURN_IF_ERROR(
+      *driver, cuModuleGetFunction(&w.warp_ycbcr_, w.module_, "tfg_similarity_warp_ycbcr"));
   *out = std::move(w);
   return Status::Ok();
 }
@@ -36,6 +47,7 @@ GpuSimilarityWarp& GpuSimilarityWarp::operator=(GpuSimilarityWarp&& other) noexc
   std::swap(driver_, other.driver_);
   std::swap(module_, other.module_);
   std::swap(warp_u8_, other.warp_u8_);
+  std::swap(warp_ycbcr_, other.warp_ycbcr_);
   return *this;
 }
 
@@ -49,10 +61,7 @@ Status GpuSimilarityWarp::Launch(const warp::WarpGeometry& g, int64_t batch,
                                 kMaxChannels, " channels, got ", g.channels);
   }
   if (batch <= 0) return Status::Ok();
-  if (batch > 65535) {
-    return InvalidArgumentError("similarity_warp on the GPU takes at most 65535 pictures "
-                                "per launch, got ", batch);
-  }
+  TFG_RETURN_IF_ERROR(CheckBatch(batch));
   long long stride = src_picture_stride;
   int in_height = static_cast<int>(g.in_height), in_width = static_cast<int>(g.in_width);
   int channels = static_cast<int>(g.channels);
@@ -61,11 +70,32 @@ Status GpuSimilarityWarp::Launch(const warp::WarpGeometry& g, int64_t batch,
   void* args[] = {&src,  &stride,     &in_height, &in_width,  &channels,
                   &matrices, &bias,   &norm,      &oob_color, &out_height,
                   &out_width, &nchw,  &dst};
-  const unsigned grid_x = static_cast<unsigned>((g.out_width + kBlockX - 1) / kBlockX);
-  const unsigned grid_y = static_cast<unsigned>((g.out_height + kBlockY - 1) / kBlockY);
+  return LaunchOverOutput(warp_u8_, g.out_height, g.out_width, batch, args, stream);
+}
+
+Status GpuSimilarityWarp::LaunchYcbcr(int64_t batch, CUdeviceptr pictures, bool bilinear_chroma,
+                                      CUdeviceptr matrices, CUdeviceptr bias, CUdeviceptr norm,
+                                      CUdeviceptr oob_color, int64_t out_height,
+                                      int64_t out_width, warp::Layout layout, CUdeviceptr dst,
+                                      CUstream stream) const {
+  if (batch <= 0) return Status::Ok();
+  TFG_RETURN_IF_ERROR(CheckBatch(batch));
+  int bilinear = bilinear_chroma ? 1 : 0;
+  int height = static_cast<int>(out_height), width = static_cast<int>(out_width);
+  int nchw = layout == warp::Layout::kNCHW ? 1 : 0;
+  void* args[] = {&pictures, &bilinear, &matrices, &bias,  &norm,
+                  &oob_color, &height,  &width,    &nchw,  &dst};
+  return LaunchOverOutput(warp_ycbcr_, out_height, out_width, batch, args, stream);
+}
+
+Status GpuSimilarityWarp::LaunchOverOutput(CUfunction kernel, int64_t out_height,
+                                           int64_t out_width, int64_t batch, void** args,
+                                           CUstream stream) const {
+  const unsigned grid_x = static_cast<unsigned>((out_width + kBlockX - 1) / kBlockX);
+  const unsigned grid_y = static_cast<unsigned>((out_height + kBlockY - 1) / kBlockY);
   TFG_CU_RETURN_IF_ERROR(
-      *driver_, cuLaunchKernel(warp_u8_, grid_x, grid_y, static_cast<unsigned>(batch),
-                               kBlockX, kBlockY, 1, 0, stream, args, nullptr));
+      *driver_, cuLaunchKernel(kernel, grid_x, grid_y, static_cast<unsigned>(batch), kBlockX,
+                               kBlockY, 1, 0, stream, args, nullptr));
   return Status::Ok();
 }
 

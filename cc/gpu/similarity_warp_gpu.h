@@ -37,10 +37,23 @@ class GpuSimilarityWarp {
                 CUdeviceptr bias, CUdeviceptr norm, CUdeviceptr oob_color,
                 CUdeviceptr dst, CUstream stream) const;
 
+  // The fused variant for decoder surfaces: `pictures` is a device array of
+  // `batch` codec::YcbcrPicture whose plane pointers are device memory; the
+  // output is 3 channels of out_height x out_width in `layout`.
+  Status LaunchYcbcr(int64_t batch, CUdeviceptr pictures, bool bilinear_chroma,
+                     CUdeviceptr matrices, CUdeviceptr bias, CUdeviceptr norm,
+                     CUdeviceptr oob_color, int64_t out_height, int64_t out_width,
+                     warp::Layout layout, CUdeviceptr dst, CUstream stream) const;
+
  private:
+  // One thread per output pixel, blocks of kBlockX x kBlockY, z over the batch.
+  Status LaunchOverOutput(CUfunction kernel, int64_t out_height, int64_t out_width,
+                          int64_t batch, void** args, CUstream stream) const;
+
   const CudaDriver* driver_ = nullptr;
   CUmodule module_ = nullptr;
   CUfunction warp_u8_ = nullptr;
+  CUfunction warp_ycbcr_ = nullptr;
 };
 
 }  // namespace gpu

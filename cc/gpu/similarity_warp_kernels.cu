@@ -34,3 +34,24 @@ extern "C" __global__ void tfg_similarity_warp_u8(
                       matrices + 9 * static_cast<long long>(b), bias, norm, oob_color, x, y,
                       px, out.c);
 }
+
+// The fused variant for decoder surfaces: pictures[b] describes picture b's
+// Y'CbCr planes (device pointers; NV12 from NVDEC, or planar), its size and
+// colour matrix. Output as above, 3 channels. Chroma is upsampled bilinearly
+// when bilinear_chroma is non-zero, else by repetition.
+extern "C" __global__ void tfg_similarity_warp_ycbcr(
+    const tfg::codec::YcbcrPicture* __restrict__ pictures, int bilinear_chroma,
+    const float* __restrict__ matrices, const float* __restrict__ bias,
+    const float* __restrict__ norm, const float* __restrict__ oob_color, int out_height,
+    int out_width, int nchw, float* __restrict__ dst) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int b = blockIdx.z;
+  if (x >= out_width || y >= out_height) return;
+  const tfg::gpu::PixelStrides out = tfg::gpu::StridesOf(nchw, out_height, out_width, 3);
+  float* px = dst + static_cast<long long>(b) * out_height * out_width * 3 + y * out.y +
+              x * out.x;
+  tfg::gpu::WarpYcbcrPixel(pictures[b], bilinear_chroma != 0,
+                           matrices + 9 * static_cast<long long>(b), bias, norm, oob_color, x,
+                           y, px, out.c);
+}

@@ -24,21 +24,28 @@
 #include <vector>
 
 #include "cc/gpu/cuda_driver.h"
+#include "cc/gpu/harness_common.h"
 #include "cc/gpu/embedded_fatbin.h"
 #include "cc/gpu/similarity_warp_gpu.h"
 #include "cc/gpu/warp_pixel.h"
+#include "cc/gpu/ycbcr_check.h"
 #include "cc/warp/similarity_warp.h"
 
 namespace tfg {
 namespace gpu {
 namespace {
 
-struct Options {
-  int batch = 256;
-  int in_size = 512;
-  int out_size = 224;
-  int iterations = 20;
-};
+using harness::Check;
+using harness::CheckJson;
+using harness::Compare;
+using harness::DeviceBuffer;
+using harness::ForEachPicture;
+using harness::JsonString;
+using harness::MakeMatrices;
+using harness::Options;
+using harness::TimeLaunches;
+using harness::Upload;
+using harness::Within;
 
 bool ParseArgs(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
@@ -53,23 +60,14 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     if (a == "--in") ok = value(&o->in_size);
     if (a == "--out") ok = value(&o->out_size);
     if (a == "--iterations") ok = value(&o->iterations);
-    if (!ok) {
+    if (!ok || o->in_size % 2 != 0) {
       std::fprintf(stderr,
-                   "usage: warp_harness [--batch 256] [--in 512] [--out 224] "
+                   "usage: warp_harness [--batch 256] [--in 512 (even)] [--out 224] "
                    "[--iterations 20]\n");
       return false;
     }
   }
   return true;
-}
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += (static_cast<unsigned char>(c) < 0x20) ? ' ' : c;
-  }
-  return out + "\"";
 }
 
 // Smooth colour fields plus texture: neighbouring pixels differ, so a wrong
@@ -104,47 +102,6 @@ void ToNchw(const std::vector<uint8_t>& nhwc, int batch, int n, std::vector<uint
       for (int c = 0; c < 3; ++c) dst[static_cast<size_t>(c) * n * n + i] = src[i * 3 + c];
     }
   }
-}
-
-// Random similarity transforms (scale, rotation, translation, flips) mapping
-// output pixels to input pixels, some reaching outside the picture; every
-// 8th picture gets a mild perspective term to exercise the W division.
-std::vector<float> MakeMatrices(const Options& o) {
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> u(0.f, 1.f);
-  std::vector<float> m(static_cast<size_t>(o.batch) * 9);
-  for (int b = 0; b < o.batch; ++b) {
-    const float scale = (0.6f + 1.2f * u(rng)) * o.in_size / o.out_size;
-    const float angle = 6.2831853f * u(rng);
-    const float flip = u(rng) < 0.5f ? -1.f : 1.f;
-    const float a = scale * std::cos(angle), s = scale * std::sin(angle);
-    const float cx = o.in_size * (0.2f + 0.6f * u(rng)), cy = o.in_size * (0.2f + 0.6f * u(rng));
-    const float ox = 0.5f * (o.out_size - 1), oy = ox;
-    float* M = &m[static_cast<size_t>(b) * 9];
-    M[0] = a * flip; M[1] = -s; M[2] = cx - (M[0] * ox + M[1] * oy);
-    M[3] = s * flip; M[4] = a;  M[5] = cy - (M[3] * ox + M[4] * oy);
-    M[6] = 0.f;      M[7] = 0.f; M[8] = 1.f;
-    if (b % 8 == 7) {
-      M[6] = 1e-4f;
-      M[8] = 1.f - 1e-4f * ox;
-    }
-  }
-  return m;
-}
-
-struct DeviceBuffer {
-  const CudaDriver* d = nullptr;
-  CUdeviceptr ptr = 0;
-  ~DeviceBuffer() {
-    if (ptr != 0) d->cuMemFree(ptr);
-  }
-};
-
-Status Upload(const CudaDriver& d, const void* host, size_t bytes, DeviceBuffer* buf) {
-  buf->d = &d;
-  TFG_CU_RETURN_IF_ERROR(d, cuMemAlloc(&buf->ptr, bytes));
-  TFG_CU_RETURN_IF_ERROR(d, cuMemcpyHtoD(buf->ptr, host, bytes));
-  return Status::Ok();
 }
 
 // One warp problem on the device: the batch's pictures and matrices, the
@@ -186,21 +143,6 @@ Status MakeDeviceBatch(const CudaDriver& d, const Options& o, warp::Layout layou
   return Status::Ok();
 }
 
-struct Check {
-  double max_abs_diff_levels = 0;
-  int64_t values_off_by_more_than_one = 0;
-};
-
-Check Compare(const std::vector<float>& a, const std::vector<float>& b) {
-  Check check;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double diff = std::fabs(static_cast<double>(a[i]) - b[i]);
-    if (!(diff <= check.max_abs_diff_levels)) check.max_abs_diff_levels = diff;  // NaN too
-    if (!(diff <= 1.0)) ++check.values_off_by_more_than_one;
-  }
-  return check;
-}
-
 // The comparisons use bias 0 and norm 1, so outputs are levels (0-255).
 const float kLevelsBias[3] = {0, 0, 0}, kLevelsNorm[3] = {1, 1, 1}, kOob[3] = {-1, -2, -3};
 
@@ -211,19 +153,6 @@ warp::WarpGeometry GeometryOf(const Options& o, warp::Layout layout) {
   g.out_height = g.out_width = o.out_size;
   g.layout = layout;
   return g;
-}
-
-// Runs `picture_fn(b)` for every picture of the batch on all cores.
-template <typename Fn>
-void ForEachPicture(int batch, Fn picture_fn) {
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      for (int b = t; b < batch; b += threads) picture_fn(b);
-    });
-  }
-  for (auto& th : pool) th.join();
 }
 
 // The CPU reference (cc/warp/similarity_warp.cc).
@@ -278,22 +207,6 @@ Status GpuWarp(const CudaDriver& d, const GpuSimilarityWarp& warp, const Options
   return Status::Ok();
 }
 
-std::string CheckJson(const Check& nhwc, const Check& nchw) {
-  char buf[256];
-  std::snprintf(buf, sizeof(buf),
-                "{\"max_abs_diff_levels\": {\"NHWC\": %.3f, \"NCHW\": %.3f}, "
-                "\"values_off_by_more_than_one_level\": {\"NHWC\": %lld, \"NCHW\": %lld}}",
-                nhwc.max_abs_diff_levels, nchw.max_abs_diff_levels,
-                static_cast<long long>(nhwc.values_off_by_more_than_one),
-                static_cast<long long>(nchw.values_off_by_more_than_one));
-  return buf;
-}
-
-// The proof's tolerance: 2 levels of 255 before normalization.
-bool Within(const Check& a, const Check& b) {
-  return a.max_abs_diff_levels <= 2.0 && b.max_abs_diff_levels <= 2.0;
-}
-
 // Images/s of the warp alone: `iterations` launches of the whole batch
 // (ImageNet bias and norm, NCHW float output), timed with CUDA events.
 Status TimeWarp(const CudaDriver& d, const GpuSimilarityWarp& warp, const Options& o,
@@ -306,22 +219,11 @@ Status TimeWarp(const CudaDriver& d, const GpuSimilarityWarp& warp, const Option
   DeviceBatch batch;
   TFG_RETURN_IF_ERROR(MakeDeviceBatch(d, o, warp::Layout::kNCHW, planar, matrices, bias, norm,
                                       oob, &batch));
-  auto launch = [&] { return batch.Launch(warp, stream); };
-  TFG_RETURN_IF_ERROR(launch());  // warm-up
-  CUevent start, stop;
-  TFG_CU_RETURN_IF_ERROR(d, cuEventCreate(&start, CU_EVENT_DEFAULT));
-  TFG_CU_RETURN_IF_ERROR(d, cuEventCreate(&stop, CU_EVENT_DEFAULT));
-  TFG_CU_RETURN_IF_ERROR(d, cuEventRecord(start, stream));
-  for (int i = 0; i < o.iterations; ++i) TFG_RETURN_IF_ERROR(launch());
-  TFG_CU_RETURN_IF_ERROR(d, cuEventRecord(stop, stream));
-  TFG_CU_RETURN_IF_ERROR(d, cuEventSynchronize(stop));
-  float ms = 0;
-  TFG_CU_RETURN_IF_ERROR(d, cuEventElapsedTime(&ms, start, stop));
-  d.cuEventDestroy(start);
-  d.cuEventDestroy(stop);
-  *images_per_s = 1000.0 * o.batch * o.iterations / ms;
-  return Status::Ok();
+  return TimeLaunches(d, o, stream, [&] { return batch.Launch(warp, stream); }, images_per_s);
 }
+
+constexpr char kNv12NearestLabel[] = "nearest chroma, NHWC";
+constexpr char kNv12BilinearLabel[] = "bilinear chroma, NCHW";
 
 int Run(const Options& o) {
   // The data, the CPU reference and the kernel's arithmetic on the host:
@@ -336,8 +238,16 @@ int Run(const Options& o) {
       Compare(HostEmulation(o, warp::Layout::kNHWC, pictures, matrices), cpu_nhwc);
   const Check host_nchw =
       Compare(HostEmulation(o, warp::Layout::kNCHW, planar, matrices), cpu_nchw);
-  const bool host_ok = Within(host_nhwc, host_nchw);
-  const std::string host_json = CheckJson(host_nhwc, host_nchw);
+  // The fused Y'CbCr (NV12) variant against the CPU decoder's conversion + warp.
+  const harness::Nv12Batch nv12 = harness::MakeNv12Batch(o);
+  Check host_ycbcr_nearest, host_ycbcr_bilinear;
+  harness::CheckYcbcrOnHost(o, nv12, matrices, &host_ycbcr_nearest, &host_ycbcr_bilinear);
+  const bool host_ok =
+      Within(host_nhwc, host_nchw) && Within(host_ycbcr_nearest, host_ycbcr_bilinear);
+  const std::string host_json =
+      "{\"rgb\": " + CheckJson(host_nhwc, host_nchw) + ", \"nv12\": " +
+      CheckJson(host_ycbcr_nearest, host_ycbcr_bilinear, kNv12NearestLabel, kNv12BilinearLabel) +
+      "}";
 
   const bool nvcuvid = SharedLibraryPresent("libnvcuvid.so.1");
   const CudaDriver* d = nullptr;
@@ -380,20 +290,30 @@ int Run(const Options& o) {
   std::vector<float> gpu_nhwc, gpu_nchw;
   if (s.ok()) s = GpuWarp(*d, warp, o, warp::Layout::kNHWC, pictures, matrices, stream, &gpu_nhwc);
   if (s.ok()) s = GpuWarp(*d, warp, o, warp::Layout::kNCHW, planar, matrices, stream, &gpu_nchw);
-  double images_per_s = 0;
+  double images_per_s = 0, nv12_images_per_s = 0;
   if (s.ok()) s = TimeWarp(*d, warp, o, pictures, matrices, stream, &images_per_s);
+  Check gpu_ycbcr_nearest, gpu_ycbcr_bilinear;
+  if (s.ok()) {
+    s = harness::CheckYcbcrOnGpu(*d, warp, o, nv12, matrices, stream, &gpu_ycbcr_nearest,
+                                 &gpu_ycbcr_bilinear, &nv12_images_per_s);
+  }
   if (!s.ok()) return fail(s);
   const Check nhwc = Compare(gpu_nhwc, cpu_nhwc), nchw = Compare(gpu_nchw, cpu_nchw);
-  const bool within = Within(nhwc, nchw);
+  const bool within =
+      Within(nhwc, nchw) && Within(gpu_ycbcr_nearest, gpu_ycbcr_bilinear);
   std::printf(
       "{\"gpu\": true, \"device\": %s, \"compute_capability\": \"%d.%d\", "
       "\"driver_version\": %d, \"libnvcuvid_present\": %s, \"batch\": %d, "
       "\"input\": \"%dx%dx3 uint8\", \"output\": \"%dx%d float32\", "
-      "\"gpu_vs_cpu\": %s, \"within_2_levels\": %s, \"host_emulation\": %s, "
-      "\"warp_images_per_s\": %.0f, \"iterations\": %d}\n",
+      "\"gpu_vs_cpu\": {\"rgb\": %s, \"nv12\": %s}, \"within_2_levels\": %s, "
+      "\"host_emulation\": %s, \"warp_images_per_s\": %.0f, "
+      "\"nv12_warp_images_per_s\": %.0f, \"iterations\": %d}\n",
       JsonString(name).c_str(), major, minor, version, nvcuvid ? "true" : "false", o.batch,
       o.in_size, o.in_size, o.out_size, o.out_size, CheckJson(nhwc, nchw).c_str(),
-      within ? "true" : "false", host_json.c_str(), images_per_s, o.iterations);
+      CheckJson(gpu_ycbcr_nearest, gpu_ycbcr_bilinear, kNv12NearestLabel, kNv12BilinearLabel)
+          .c_str(),
+      within ? "true" : "false", host_json.c_str(), images_per_s, nv12_images_per_s,
+      o.iterations);
   d->cuStreamDestroy(stream);
   d->cuDevicePrimaryCtxRelease(device);
   return within && host_ok ? 0 : 1;
