@@ -222,7 +222,7 @@ void RegisterFFRecord(py::module_& m) {
       .def(py::init<const std::vector<std::string>&, bool, bool, const std::string&, int,
                     const std::string&>(),
            py::arg("paths"), py::arg("check_data") = true, py::arg("direct_io") = false,
-           py::arg("io_engine") = "auto", py::arg("queue_depth") = 64,
+           py::arg("io_engine") = "auto", py::arg("queue_depth") = 256,
            py::arg("access") = "normal")
       .def_property_readonly("n", &PyReader::n)
       .def_property_readonly("files", &PyReader::files)
