@@ -126,6 +126,24 @@ def warm(path: str) -> None:
 # Readers: each returns a callable that performs one timed run and returns records read
 
 
+def _records_of_batches(ds) -> Callable[[], int]:
+    """A run over a tf.data pipeline of record batches: counts the records."""
+    def run():
+        return sum(int(b.shape[0]) for b in iterator_timing.iterate(ds))
+    return run
+
+
+def _random_batch_reads(reader, rnd: int, batch: int, reads: int) -> Callable[[], int]:
+    """A run of ``reader.read(indices)`` over the batches of a seeded random permutation."""
+    order = np.random.default_rng(rnd).permutation(reader.n)[:reads].tolist()
+    batches = [order[i:i + batch] for i in range(0, reads, batch)]
+
+    def run():
+        return sum(len(reader.read(b)) for b in batches)
+    return run
+
+
+
 def reader_ffrecord_dataset(ffr, tfr, rec, batch, reads, rnd, prefetch=False):
     import tensorflow as tf
     import tf_gulp
@@ -134,68 +152,28 @@ def reader_ffrecord_dataset(ffr, tfr, rec, batch, reads, rnd, prefetch=False):
                                  drop_remainder=True).take(reads // batch)
     if prefetch:
         ds = ds.prefetch(tf.data.AUTOTUNE)
-
-    def run():
-        count = 0
-        for b in iterator_timing.iterate(ds):
-            count += int(b.shape[0])
-        return count
-
-    return run
+    return _records_of_batches(ds)
 
 
 def reader_file_reader(ffr, tfr, rec, batch, reads, rnd):
-    r = FileReader(ffr, access="random")
-    order = np.random.default_rng(rnd).permutation(r.n)[:reads].tolist()
-    batches = [order[i:i + batch] for i in range(0, reads, batch)]
-
-    def run():
-        count = 0
-        for b in batches:
-            count += len(r.read(b))
-        return count
-
-    return run
+    return _random_batch_reads(FileReader(ffr, access="random"), rnd, batch, reads)
 
 
 def reader_file_reader_nocrc(ffr, tfr, rec, batch, reads, rnd):
-    r = FileReader(ffr, check_data=False, access="random")
-    order = np.random.default_rng(rnd).permutation(r.n)[:reads].tolist()
-    batches = [order[i:i + batch] for i in range(0, reads, batch)]
-
-    def run():
-        return sum(len(r.read(b)) for b in batches)
-
-    return run
+    return _random_batch_reads(FileReader(ffr, check_data=False, access="random"), rnd, batch,
+                               reads)
 
 
 def reader_floor(ffr, tfr, rec, batch, reads, rnd):
     import tensorflow as tf
 
     ds = tf.data.Dataset.from_tensors(tf.constant([b"x" * 16] * batch)).repeat(reads // batch)
-
-    def run():
-        count = 0
-        for b in iterator_timing.iterate(ds):
-            count += int(b.shape[0])
-        return count
-
-    return run
+    return _records_of_batches(ds)
 
 
 def reader_reference(module):
     def make(ffr, tfr, rec, batch, reads, rnd):
-        r = module.FileReader(ffr, True)
-        order = np.random.default_rng(rnd).permutation(r.n)[:reads].tolist()
-        batches = [order[i:i + batch] for i in range(0, reads, batch)]
-
-        def run():
-            count = 0
-            for b in batches:
-                count += len(r.read(b))
-            return count
-
-        return run
+        return _random_batch_reads(module.FileReader(ffr, True), rnd, batch, reads)
 
     return make
 
@@ -205,14 +183,7 @@ def reader_tfrecord(ffr, tfr, rec, batch, reads, rnd):
 
     ds = (tf.data.TFRecordDataset(tfr).batch(batch, drop_remainder=True).take(reads // batch)
           .prefetch(tf.data.AUTOTUNE))
-
-    def run():
-        count = 0
-        for b in iterator_timing.iterate(ds):
-            count += int(b.shape[0])
-        return count
-
-    return run
+    return _records_of_batches(ds)
 
 
 def device_queue_limit(path: str) -> int:

@@ -218,11 +218,13 @@ def gulp_dataset_reader(gulp_dir: str, *, prefetch: bool = False, decode: bool =
                              lambda n, e: n + tf.shape(e["frames"], out_type=tf.int64)[0])
         return lambda: int(count())
 
+    return _frames_of_elements(ds)
+
+
+def _frames_of_elements(ds) -> Callable[[], int]:
+    """A run over a tf.data pipeline of {"frames": [T, H, W, C], ...}: counts the frames."""
     def read() -> int:
-        n = 0
-        for element in iterator_timing.iterate(ds):
-            n += int(element["frames"].shape[0])
-        return n
+        return sum(int(e["frames"].shape[0]) for e in iterator_timing.iterate(ds))
     return read
 
 
@@ -286,12 +288,7 @@ def tfrecord_reader(path: str, per_frame_batch: Optional[int] = None) -> Callabl
     ds = (tfrecord_dataset(path) if per_frame_batch is None
           else tfrecord_per_frame_dataset(path, per_frame_batch))
 
-    def read() -> int:
-        n = 0
-        for element in iterator_timing.iterate(ds):
-            n += int(element["frames"].shape[0])
-        return n
-    return read
+    return _frames_of_elements(ds)
 
 
 def _decode_fast(jpeg: bytes) -> np.ndarray:

@@ -55,14 +55,6 @@ def positive_int(text: str) -> int:
     return value
 
 
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"  # pragma: no cover
-
-
 def progress_wanted(flag: Optional[bool]) -> bool:
     """``--progress`` / ``--no-progress``, else only when stderr is a terminal."""
     if flag is not None:

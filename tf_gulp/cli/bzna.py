@@ -6,8 +6,9 @@ import argparse
 import json
 from typing import Any
 
+from tf_gulp._format import human_bytes
 from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
-                                 human_bytes, positive_int, progress_wanted, usable_cpus)
+                                 positive_int, progress_wanted, usable_cpus)
 
 DESCRIPTION = """\
 Benzina-style datasets: every image a single-frame H.265 picture in its own MP4, all of them in one

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tf_gulp.cli._common import (HelpFormatter, UsageError, echo, human_bytes, positive_int,
-                                 usable_cpus)
+from tf_gulp._format import human_bytes
+from tf_gulp.cli._common import (HelpFormatter, UsageError, echo, positive_int, usable_cpus)
 
 DESCRIPTION = """\
 Check a gulp directory: every index parses, every frame lies inside its data file and the data

@@ -11,8 +11,9 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags,
-                                 echo, human_bytes, positive_int, progress_wanted, usable_cpus)
+from tf_gulp._format import human_bytes
+from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
+                                 positive_int, progress_wanted, usable_cpus)
 
 ADAPTERS = ("image-folder", "image-list", "video-folder", "20bn", "kinetics")
 

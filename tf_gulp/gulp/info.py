@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional
 
 import simplejpeg
 
+from tf_gulp._format import human_bytes
 from tf_gulp.gulp.chunk import first_meta
 from tf_gulp.gulp.directory import GulpDirectory
 from tf_gulp.gulp.ingest import read_ingest_record
@@ -116,30 +117,22 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
         gd.close()
 
 
-def _bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"  # pragma: no cover
-
-
 def format_info(info: Dict[str, Any], max_rows: int = 20) -> str:
     """Human-readable text of :func:`directory_info`'s result."""
     lines = [f"{info['path']}",
              f"  chunks        {info['chunks']}",
              f"  items         {info['items']:,}",
              f"  frames        {info['frames']:,}",
-             f"  bytes         {_bytes(info['data_bytes'])} data + "
-             f"{_bytes(info['index_bytes'])} index"]
+             f"  bytes         {human_bytes(info['data_bytes'])} data + "
+             f"{human_bytes(info['index_bytes'])} index"]
     fpi = info["frames_per_item"]
     if fpi["min"] is not None:
         lines.append(f"  frames/item   min {fpi['min']}, median {fpi['median']}, "
                      f"mean {fpi['mean']}, max {fpi['max']}")
     bpf = info["bytes_per_frame"]
     if bpf["min"] is not None:
-        lines.append(f"  bytes/frame   min {_bytes(bpf['min'])}, median {_bytes(bpf['median'])}, "
-                     f"max {_bytes(bpf['max'])}")
+        lines.append(f"  bytes/frame   min {human_bytes(bpf['min'])}, "
+                     f"median {human_bytes(bpf['median'])}, max {human_bytes(bpf['max'])}")
     if info["jpeg_kinds"]:
         kinds = ", ".join(f"{k} ({v:,})" for k, v in info["jpeg_kinds"].items())
         lines.append(f"  JPEG kinds    {kinds}")
