@@ -8,7 +8,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["BenzinaDataset", "FFRecordDataset", "GulpDataset", "__version__"]
+__all__ = ["BenzinaDataset", "FFRecordDataset", "GulpDataset", "keep_epoch_counts", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -28,4 +28,9 @@ def __getattr__(name: str) -> Any:
 
         globals()["BenzinaDataset"] = BenzinaDataset
         return BenzinaDataset
+    if name == "keep_epoch_counts":
+        from tf_gulp.epochs import keep_epoch_counts
+
+        globals()["keep_epoch_counts"] = keep_epoch_counts
+        return keep_epoch_counts
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,6 +9,7 @@ each pass gets the next epoch number (a new shuffle order, new random frames and
 
 from __future__ import annotations
 
+import itertools
 import uuid
 
 import tensorflow as tf
@@ -17,9 +18,33 @@ from tensorflow.python.data.ops import dataset_ops
 from tf_gulp.ops.library import load_ops
 
 
+# Names start with the order they were drawn in this process, zero-padded so that sorting the names
+# sorts by it: a process that rebuilds a pipeline draws its counters in the same order, which is how
+# EpochCountsDataset matches a checkpoint's counts to the rebuilt pipeline's counters.
+_draws = itertools.count()
+_COUNTER_ATTR = "epoch_counter"
+
+
 def new_epoch_counter() -> str:
     """A fresh counter name, for one Python dataset object."""
-    return f"tf_gulp_epochs_{uuid.uuid4().hex}"
+    return f"tf_gulp_epochs_{next(_draws):012d}_{uuid.uuid4().hex}"
+
+
+def epoch_counters_of(dataset: tf.data.Dataset) -> list[str]:
+    """The epoch counters of the tf_gulp datasets in ``dataset``'s graph (its functions too, e.g. an
+    ``interleave`` over ``GulpDataset``), in the order they were drawn."""
+    graph = tf.compat.v1.GraphDef()
+    graph.ParseFromString(dataset._as_serialized_graph().numpy())  # pylint: disable=protected-access
+    nodes = list(graph.node)
+    for function in graph.library.function:
+        nodes.extend(function.node_def)
+    names = set()
+    for node in nodes:
+        if _COUNTER_ATTR in node.attr:
+            name = node.attr[_COUNTER_ATTR].s.decode()
+            if name:
+                names.add(name)
+    return sorted(names)
 
 
 class EpochDataset(dataset_ops.DatasetSource):
@@ -48,3 +73,16 @@ class EpochDataset(dataset_ops.DatasetSource):
     @property
     def element_spec(self) -> tf.TensorSpec:
         return tf.TensorSpec([2] if self._per_position else [], tf.int64)
+
+
+class EpochCountsDataset(dataset_ops.UnaryUnchangedStructureDataset):
+    """``input_dataset`` unchanged; its iterator checkpoints also carry the epoch counts of the
+    tf_gulp datasets inside it (tf_gulp/ops/epoch_counts_dataset_op.cc)."""
+
+    def __init__(self, input_dataset: tf.data.Dataset) -> None:
+        self._input_dataset = input_dataset
+        variant = load_ops().epoch_counts_dataset(
+            input_dataset._variant_tensor,  # pylint: disable=protected-access
+            epoch_counters=epoch_counters_of(input_dataset),
+            **self._flat_structure)
+        super().__init__(input_dataset, variant)

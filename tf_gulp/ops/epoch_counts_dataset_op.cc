@@ -1,0 +1,219 @@
+// EpochCountsDataset(input): `input` unchanged; its iterator checkpoints
+// also carry the epoch counts of the counters named by `epoch_counters`.
+//
+// Why: a tf_gulp source's iterator saves its counter's counts, so a restore
+// puts them back and later passes get the epochs they would have had. But a
+// checkpoint holds only the iterators alive when it is written. A parallel
+// interleave reads its inner datasets ahead to their end and keeps their
+// elements, not their iterators; a checkpoint written then holds no tf_gulp
+// iterator, and after a restore into a fresh process every later pass would
+// count from epoch 0 again (the same shuffle order as the first epoch). This
+// op sits at the top of the pipeline, where an iterator is alive for as long
+// as the pipeline is, and carries the counts in every checkpoint.
+//
+// The counters are matched by position, not by name: a restoring process
+// builds the same pipeline with freshly drawn counter names, in the same
+// order (tf_gulp/ops/epoch_ops.py lists them in the order they were drawn).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensorflow/core/framework/dataset.h"
+#include "tensorflow/core/framework/model.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/partial_tensor_shape.h"
+#include "tensorflow/core/framework/shape_inference.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tf_gulp/ops/epoch_counter.h"
+
+namespace tf_gulp {
+namespace {
+
+using ::tensorflow::AttrValue;
+using ::tensorflow::DataTypeVector;
+using ::tensorflow::Node;
+using ::tensorflow::OpKernelConstruction;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::PartialTensorShape;
+using ::tensorflow::Tensor;
+using ::tensorflow::data::DatasetBase;
+using ::tensorflow::data::DatasetIterator;
+using ::tensorflow::data::IteratorBase;
+using ::tensorflow::data::IteratorContext;
+using ::tensorflow::data::IteratorStateReader;
+using ::tensorflow::data::IteratorStateWriter;
+using ::tensorflow::data::SerializationContext;
+using ::tensorflow::data::UnaryDatasetOpKernel;
+namespace model = ::tensorflow::data::model;
+
+constexpr char kOpName[] = "EpochCountsDataset";
+constexpr char kCountersAttr[] = "epoch_counters";
+// Iterator state key: how many counters the checkpoint holds.
+constexpr char kNumCounters[] = "num_counters";
+
+using Counters = std::vector<std::shared_ptr<EpochCounter>>;
+
+class EpochCountsDatasetOp : public UnaryDatasetOpKernel {
+ public:
+  explicit EpochCountsDatasetOp(OpKernelConstruction* ctx)
+      : UnaryDatasetOpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kCountersAttr, &counter_names_));
+  }
+
+ protected:
+  void MakeDataset(OpKernelContext* ctx, DatasetBase* input,
+                   DatasetBase** output) override;
+
+ private:
+  class Dataset;
+  std::vector<std::string> counter_names_;
+};
+
+class EpochCountsDatasetOp::Dataset : public DatasetBase {
+ public:
+  Dataset(OpKernelContext* ctx, const DatasetBase* input,
+          std::vector<std::string> counter_names, Counters counters)
+      : DatasetBase(tensorflow::data::DatasetContext(ctx)),
+        input_(input),
+        counter_names_(std::move(counter_names)),
+        counters_(std::move(counters)) {
+    input_->Ref();
+  }
+  ~Dataset() override { input_->Unref(); }
+
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(
+      const std::string& prefix) const override {
+    return std::make_unique<Iterator>(
+        Iterator::Params{this, absl::StrCat(prefix, "::EpochCounts")});
+  }
+  const DataTypeVector& output_dtypes() const override {
+    return input_->output_dtypes();
+  }
+  const std::vector<PartialTensorShape>& output_shapes() const override {
+    return input_->output_shapes();
+  }
+  std::string DebugString() const override {
+    return "EpochCountsDatasetOp::Dataset";
+  }
+  int64_t CardinalityInternal(
+      tensorflow::data::CardinalityOptions options) const override {
+    return input_->Cardinality(options);
+  }
+  absl::Status InputDatasets(
+      std::vector<const DatasetBase*>* inputs) const override {
+    inputs->push_back(input_);
+    return absl::OkStatus();
+  }
+  absl::Status CheckExternalState() const override {
+    return input_->CheckExternalState();
+  }
+
+ protected:
+  absl::Status AsGraphDefInternal(SerializationContext* ctx,
+                                  DatasetGraphDefBuilder* b,
+                                  Node** output) const override {
+    Node* input = nullptr;
+    TF_RETURN_IF_ERROR(b->AddInputDataset(ctx, input_, &input));
+    AttrValue names;
+    b->BuildAttrValue(counter_names_, &names);
+    return b->AddDataset(this, {input}, {{kCountersAttr, names}}, output);
+  }
+
+ private:
+  class Iterator : public DatasetIterator<Dataset> {
+   public:
+    explicit Iterator(const Params& params) : DatasetIterator<Dataset>(params) {}
+
+    absl::Status Initialize(IteratorContext* ctx) override {
+      return dataset()->input_->MakeIterator(ctx, this, prefix(), &input_impl_);
+    }
+    absl::Status GetNextInternal(IteratorContext* ctx,
+                                 std::vector<Tensor>* out_tensors,
+                                 bool* end_of_sequence) override {
+      return input_impl_->GetNext(ctx, out_tensors, end_of_sequence);
+    }
+    bool SymbolicCheckpointCompatible() const override { return true; }
+
+   protected:
+    std::shared_ptr<model::Node> CreateNode(
+        IteratorContext* ctx, model::Node::Args args) const override {
+      return model::MakeKnownRatioNode(std::move(args), /*ratio=*/1);
+    }
+    absl::Status SaveInternal(SerializationContext* ctx,
+                              IteratorStateWriter* writer) override {
+      const Counters& counters = dataset()->counters_;
+      TF_RETURN_IF_ERROR(writer->WriteScalar(
+          prefix(), kNumCounters, static_cast<int64_t>(counters.size())));
+      for (size_t i = 0; i < counters.size(); ++i) {
+        TF_RETURN_IF_ERROR(counters[i]->Save(CounterPrefix(i), writer));
+      }
+      return SaveInput(ctx, writer, input_impl_);
+    }
+    // The counts go back before the input's iterators are restored, so the
+    // inner datasets an interleave opens after the restore continue the
+    // count of the run that wrote the checkpoint.
+    absl::Status RestoreInternal(IteratorContext* ctx,
+                                 IteratorStateReader* reader) override {
+      const Counters& counters = dataset()->counters_;
+      int64_t saved = 0;
+      TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kNumCounters, &saved));
+      if (saved != static_cast<int64_t>(counters.size())) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "checkpoint: it carries the epoch counts of ", saved,
+            " tf_gulp datasets, but this pipeline has ", counters.size(),
+            "; restore a checkpoint into the pipeline that wrote it"));
+      }
+      for (size_t i = 0; i < counters.size(); ++i) {
+        TF_RETURN_IF_ERROR(counters[i]->Restore(CounterPrefix(i), reader));
+      }
+      return RestoreInput(ctx, reader, input_impl_);
+    }
+
+   private:
+    std::string CounterPrefix(size_t i) const {
+      return absl::StrCat(prefix(), "::counter", i);
+    }
+    std::unique_ptr<IteratorBase> input_impl_;
+  };
+
+  const DatasetBase* const input_;
+  const std::vector<std::string> counter_names_;
+  const Counters counters_;
+};
+
+void EpochCountsDatasetOp::MakeDataset(OpKernelContext* ctx,
+                                       DatasetBase* input,
+                                       DatasetBase** output) {
+  Counters counters;
+  for (const std::string& name : counter_names_) {
+    OP_REQUIRES(ctx, !name.empty(),
+                absl::InvalidArgumentError(
+                    "EpochCountsDataset: an epoch counter name is empty"));
+    std::shared_ptr<EpochCounter> counter;
+    OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, name, &counter));
+    counters.push_back(std::move(counter));
+  }
+  *output = new Dataset(ctx, input, counter_names_, std::move(counters));
+}
+
+REGISTER_OP(kOpName)
+    .Input("input_dataset: variant")
+    .Output("handle: variant")
+    .Attr("epoch_counters: list(string) >= 0")
+    .Attr("output_types: list(type) >= 1")
+    .Attr("output_shapes: list(shape) >= 1")
+    .SetShapeFn(tensorflow::shape_inference::ScalarShape)
+    .Doc(R"doc(
+`input_dataset` unchanged; its iterator checkpoints also carry the epoch counts
+of the tf_gulp epoch counters named in `epoch_counters` (matched by position on
+restore).
+)doc");
+
+REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU),
+                        EpochCountsDatasetOp);
+
+}  // namespace
+}  // namespace tf_gulp
