@@ -22,32 +22,23 @@
 #include <vector>
 
 #include "tensorflow/core/framework/dataset.h"
-#include "tensorflow/core/framework/model.h"
 #include "tensorflow/core/framework/op.h"
-#include "tensorflow/core/framework/partial_tensor_shape.h"
 #include "tensorflow/core/framework/shape_inference.h"
-#include "tensorflow/core/framework/tensor.h"
 #include "tf_gulp/ops/epoch_counter.h"
+#include "tf_gulp/ops/pass_through_dataset.h"
 
 namespace tf_gulp {
 namespace {
 
 using ::tensorflow::AttrValue;
-using ::tensorflow::DataTypeVector;
 using ::tensorflow::Node;
 using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
-using ::tensorflow::PartialTensorShape;
-using ::tensorflow::Tensor;
 using ::tensorflow::data::DatasetBase;
-using ::tensorflow::data::DatasetIterator;
-using ::tensorflow::data::IteratorBase;
-using ::tensorflow::data::IteratorContext;
 using ::tensorflow::data::IteratorStateReader;
 using ::tensorflow::data::IteratorStateWriter;
 using ::tensorflow::data::SerializationContext;
 using ::tensorflow::data::UnaryDatasetOpKernel;
-namespace model = ::tensorflow::data::model;
 
 constexpr char kOpName[] = "EpochCountsDataset";
 constexpr char kCountersAttr[] = "epoch_counters";
@@ -72,114 +63,56 @@ class EpochCountsDatasetOp : public UnaryDatasetOpKernel {
   std::vector<std::string> counter_names_;
 };
 
-class EpochCountsDatasetOp::Dataset : public DatasetBase {
+class EpochCountsDatasetOp::Dataset : public PassThroughDataset {
  public:
   Dataset(OpKernelContext* ctx, const DatasetBase* input,
           std::vector<std::string> counter_names, Counters counters)
-      : DatasetBase(tensorflow::data::DatasetContext(ctx)),
-        input_(input),
+      : PassThroughDataset(ctx, input, "EpochCounts"),
         counter_names_(std::move(counter_names)),
-        counters_(std::move(counters)) {
-    input_->Ref();
-  }
-  ~Dataset() override { input_->Unref(); }
-
-  std::unique_ptr<IteratorBase> MakeIteratorInternal(
-      const std::string& prefix) const override {
-    return std::make_unique<Iterator>(
-        Iterator::Params{this, absl::StrCat(prefix, "::EpochCounts")});
-  }
-  const DataTypeVector& output_dtypes() const override {
-    return input_->output_dtypes();
-  }
-  const std::vector<PartialTensorShape>& output_shapes() const override {
-    return input_->output_shapes();
-  }
-  std::string DebugString() const override {
-    return "EpochCountsDatasetOp::Dataset";
-  }
-  int64_t CardinalityInternal(
-      tensorflow::data::CardinalityOptions options) const override {
-    return input_->Cardinality(options);
-  }
-  absl::Status InputDatasets(
-      std::vector<const DatasetBase*>* inputs) const override {
-    inputs->push_back(input_);
-    return absl::OkStatus();
-  }
-  absl::Status CheckExternalState() const override {
-    return input_->CheckExternalState();
-  }
+        counters_(std::move(counters)) {}
 
  protected:
   absl::Status AsGraphDefInternal(SerializationContext* ctx,
                                   DatasetGraphDefBuilder* b,
                                   Node** output) const override {
-    Node* input = nullptr;
-    TF_RETURN_IF_ERROR(b->AddInputDataset(ctx, input_, &input));
+    Node* input_node = nullptr;
+    TF_RETURN_IF_ERROR(b->AddInputDataset(ctx, input(), &input_node));
     AttrValue names;
     b->BuildAttrValue(counter_names_, &names);
-    return b->AddDataset(this, {input}, {{kCountersAttr, names}}, output);
+    return b->AddDataset(this, {input_node}, {{kCountersAttr, names}}, output);
+  }
+  absl::Status SaveExtra(const std::string& prefix,
+                         IteratorStateWriter* writer) const override {
+    TF_RETURN_IF_ERROR(writer->WriteScalar(
+        prefix, kNumCounters, static_cast<int64_t>(counters_.size())));
+    for (size_t i = 0; i < counters_.size(); ++i) {
+      TF_RETURN_IF_ERROR(counters_[i]->Save(CounterPrefix(prefix, i), writer));
+    }
+    return absl::OkStatus();
+  }
+  // The counts go back before the input's iterators are restored, so the
+  // inner datasets an interleave opens after the restore continue the
+  // count of the run that wrote the checkpoint.
+  absl::Status RestoreExtra(const std::string& prefix,
+                            IteratorStateReader* reader) const override {
+    int64_t saved = 0;
+    TF_RETURN_IF_ERROR(reader->ReadScalar(prefix, kNumCounters, &saved));
+    if (saved != static_cast<int64_t>(counters_.size())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "checkpoint: it carries the epoch counts of ", saved,
+          " tf_gulp datasets, but this pipeline has ", counters_.size(),
+          "; restore a checkpoint into the pipeline that wrote it"));
+    }
+    for (size_t i = 0; i < counters_.size(); ++i) {
+      TF_RETURN_IF_ERROR(counters_[i]->Restore(CounterPrefix(prefix, i), reader));
+    }
+    return absl::OkStatus();
   }
 
  private:
-  class Iterator : public DatasetIterator<Dataset> {
-   public:
-    explicit Iterator(const Params& params) : DatasetIterator<Dataset>(params) {}
-
-    absl::Status Initialize(IteratorContext* ctx) override {
-      return dataset()->input_->MakeIterator(ctx, this, prefix(), &input_impl_);
-    }
-    absl::Status GetNextInternal(IteratorContext* ctx,
-                                 std::vector<Tensor>* out_tensors,
-                                 bool* end_of_sequence) override {
-      return input_impl_->GetNext(ctx, out_tensors, end_of_sequence);
-    }
-    bool SymbolicCheckpointCompatible() const override { return true; }
-
-   protected:
-    std::shared_ptr<model::Node> CreateNode(
-        IteratorContext* ctx, model::Node::Args args) const override {
-      return model::MakeKnownRatioNode(std::move(args), /*ratio=*/1);
-    }
-    absl::Status SaveInternal(SerializationContext* ctx,
-                              IteratorStateWriter* writer) override {
-      const Counters& counters = dataset()->counters_;
-      TF_RETURN_IF_ERROR(writer->WriteScalar(
-          prefix(), kNumCounters, static_cast<int64_t>(counters.size())));
-      for (size_t i = 0; i < counters.size(); ++i) {
-        TF_RETURN_IF_ERROR(counters[i]->Save(CounterPrefix(i), writer));
-      }
-      return SaveInput(ctx, writer, input_impl_);
-    }
-    // The counts go back before the input's iterators are restored, so the
-    // inner datasets an interleave opens after the restore continue the
-    // count of the run that wrote the checkpoint.
-    absl::Status RestoreInternal(IteratorContext* ctx,
-                                 IteratorStateReader* reader) override {
-      const Counters& counters = dataset()->counters_;
-      int64_t saved = 0;
-      TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kNumCounters, &saved));
-      if (saved != static_cast<int64_t>(counters.size())) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "checkpoint: it carries the epoch counts of ", saved,
-            " tf_gulp datasets, but this pipeline has ", counters.size(),
-            "; restore a checkpoint into the pipeline that wrote it"));
-      }
-      for (size_t i = 0; i < counters.size(); ++i) {
-        TF_RETURN_IF_ERROR(counters[i]->Restore(CounterPrefix(i), reader));
-      }
-      return RestoreInput(ctx, reader, input_impl_);
-    }
-
-   private:
-    std::string CounterPrefix(size_t i) const {
-      return absl::StrCat(prefix(), "::counter", i);
-    }
-    std::unique_ptr<IteratorBase> input_impl_;
-  };
-
-  const DatasetBase* const input_;
+  static std::string CounterPrefix(const std::string& prefix, size_t i) {
+    return absl::StrCat(prefix, "::counter", i);
+  }
   const std::vector<std::string> counter_names_;
   const Counters counters_;
 };

@@ -9,35 +9,21 @@
 // the count is exact for a plain iterator, which is what cardinality() is for.
 
 #include <cstdint>
-#include <memory>
-#include <string>
-#include <vector>
 
 #include "tensorflow/core/framework/dataset.h"
-#include "tensorflow/core/framework/model.h"
 #include "tensorflow/core/framework/op.h"
-#include "tensorflow/core/framework/partial_tensor_shape.h"
 #include "tensorflow/core/framework/shape_inference.h"
-#include "tensorflow/core/framework/tensor.h"
+#include "tf_gulp/ops/pass_through_dataset.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::DataTypeVector;
 using ::tensorflow::Node;
 using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
-using ::tensorflow::PartialTensorShape;
-using ::tensorflow::Tensor;
 using ::tensorflow::data::DatasetBase;
-using ::tensorflow::data::DatasetIterator;
-using ::tensorflow::data::IteratorBase;
-using ::tensorflow::data::IteratorContext;
-using ::tensorflow::data::IteratorStateReader;
-using ::tensorflow::data::IteratorStateWriter;
 using ::tensorflow::data::SerializationContext;
 using ::tensorflow::data::UnaryDatasetOpKernel;
-namespace model = ::tensorflow::data::model;
 
 constexpr char kOpName[] = "KnownCardinalityDataset";
 
@@ -54,88 +40,29 @@ class KnownCardinalityDatasetOp : public UnaryDatasetOpKernel {
   class Dataset;
 };
 
-class KnownCardinalityDatasetOp::Dataset : public DatasetBase {
+class KnownCardinalityDatasetOp::Dataset : public PassThroughDataset {
  public:
   Dataset(OpKernelContext* ctx, const DatasetBase* input, int64_t cardinality)
-      : DatasetBase(tensorflow::data::DatasetContext(ctx)),
-        input_(input),
-        cardinality_(cardinality) {
-    input_->Ref();
-  }
-  ~Dataset() override { input_->Unref(); }
+      : PassThroughDataset(ctx, input, "KnownCardinality"),
+        cardinality_(cardinality) {}
 
-  std::unique_ptr<IteratorBase> MakeIteratorInternal(
-      const std::string& prefix) const override {
-    return std::make_unique<Iterator>(
-        Iterator::Params{this, absl::StrCat(prefix, "::KnownCardinality")});
-  }
-  const DataTypeVector& output_dtypes() const override {
-    return input_->output_dtypes();
-  }
-  const std::vector<PartialTensorShape>& output_shapes() const override {
-    return input_->output_shapes();
-  }
-  std::string DebugString() const override {
-    return "KnownCardinalityDatasetOp::Dataset";
-  }
   int64_t CardinalityInternal(
       tensorflow::data::CardinalityOptions options) const override {
     return cardinality_;
-  }
-  absl::Status InputDatasets(
-      std::vector<const DatasetBase*>* inputs) const override {
-    inputs->push_back(input_);
-    return absl::OkStatus();
-  }
-  absl::Status CheckExternalState() const override {
-    return input_->CheckExternalState();
   }
 
  protected:
   absl::Status AsGraphDefInternal(SerializationContext* ctx,
                                   DatasetGraphDefBuilder* b,
                                   Node** output) const override {
-    Node* input = nullptr;
-    TF_RETURN_IF_ERROR(b->AddInputDataset(ctx, input_, &input));
+    Node* input_node = nullptr;
+    TF_RETURN_IF_ERROR(b->AddInputDataset(ctx, input(), &input_node));
     Node* cardinality = nullptr;
     TF_RETURN_IF_ERROR(b->AddScalar(cardinality_, &cardinality));
-    return b->AddDataset(this, {input, cardinality}, output);
+    return b->AddDataset(this, {input_node, cardinality}, output);
   }
 
  private:
-  class Iterator : public DatasetIterator<Dataset> {
-   public:
-    explicit Iterator(const Params& params) : DatasetIterator<Dataset>(params) {}
-
-    absl::Status Initialize(IteratorContext* ctx) override {
-      return dataset()->input_->MakeIterator(ctx, this, prefix(), &input_impl_);
-    }
-    absl::Status GetNextInternal(IteratorContext* ctx,
-                                 std::vector<Tensor>* out_tensors,
-                                 bool* end_of_sequence) override {
-      return input_impl_->GetNext(ctx, out_tensors, end_of_sequence);
-    }
-    bool SymbolicCheckpointCompatible() const override { return true; }
-
-   protected:
-    std::shared_ptr<model::Node> CreateNode(
-        IteratorContext* ctx, model::Node::Args args) const override {
-      return model::MakeKnownRatioNode(std::move(args), /*ratio=*/1);
-    }
-    absl::Status SaveInternal(SerializationContext* ctx,
-                              IteratorStateWriter* writer) override {
-      return SaveInput(ctx, writer, input_impl_);
-    }
-    absl::Status RestoreInternal(IteratorContext* ctx,
-                                 IteratorStateReader* reader) override {
-      return RestoreInput(ctx, reader, input_impl_);
-    }
-
-   private:
-    std::unique_ptr<IteratorBase> input_impl_;
-  };
-
-  const DatasetBase* const input_;
   const int64_t cardinality_;
 };
 
