@@ -27,6 +27,10 @@ BAZEL_ARGS ?=
 
 TF_REQUIREMENT := tensorflow-cpu==2.21.0
 GULPIO2_REQUIREMENT := gulpio2==0.0.4
+# Keras 2 for TensorFlow 2.21 (tests/test_multi_worker.py: model.fit under MultiWorkerMirroredStrategy,
+# which Keras 3 cannot run). --no-deps: it requires the `tensorflow` package, which pip would
+# otherwise install over tensorflow-cpu.
+TF_KERAS_REQUIREMENT := tf-keras==2.21.0
 
 # Everything the builds and tests need from Debian 12 (see docs/building.md for why each is there).
 # libavcodec-dev: FFmpeg's HEVC decoder behind tf_gulp.ops.decode_hevc (Benzina datasets).
@@ -64,7 +68,7 @@ $(VPY):
 
 $(DEPS_STAMP): $(VPY) requirements-dev.txt Makefile
 	$(VPY) -m pip install $(TF_REQUIREMENT) -r requirements-dev.txt
-	$(VPY) -m pip install --no-deps $(GULPIO2_REQUIREMENT)
+	$(VPY) -m pip install --no-deps $(GULPIO2_REQUIREMENT) $(TF_KERAS_REQUIREMENT)
 	touch $@
 
 build: setup $(BUILD_STAMP)

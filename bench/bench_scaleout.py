@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Scale-out reads: a remote path (TensorFlow's ``ram://`` file system) against the same data on a
-local path, and a shard of a dataset against the whole, for GulpDataset and FFRecordDataset.
+local path, and a shard of a dataset against the whole, for GulpDataset and FFRecordDataset (and
+the shard for BenzinaDataset).
 
 * ``remote`` rows: the same gulp directory / FFRecord files copied to ``ram://`` with
   ``tf.io.gfile``; read through ``tensorflow::Env`` (cc/io/file_system.h) instead of pread /
   io_uring. ``ram://`` has no network latency, so this measures the cost of the file-system layer
   (an extra copy per read, the parallel-read threads), not an object store's round trips.
 * ``shard`` rows: ``ds.shard(n, i)`` for n = 2 and 4 against ``ds``: the time one of n workers
-  spends on its share, which is what multi-worker training pays per worker.
+  spends on its share, which is what multi-worker training pays per worker. The bound is 1/n
+  (``shard_bound`` in the JSON): a shard that reads only its share approaches it as the per-element
+  work outweighs the per-pass costs; one that read everything and dropped the rest would be near 1.
 
 Every pipeline is consumed inside the TF runtime (``ds.reduce``; no Python per element), runs once
 untimed first, and then ``--rounds`` times interleaved with the others (the order rotates each
@@ -39,6 +42,8 @@ import tf_gulp  # noqa: E402
 from ffrecord_testing import ffrecord_bytes, sample_records  # noqa: E402
 from gulp_testing import make_gulp_dir  # noqa: E402
 
+from bench_bzna import prepare as prepare_bzna  # noqa: E402
+
 
 def copy_tree(local: str, remote: str) -> None:
     tf.io.gfile.makedirs(remote)
@@ -55,6 +60,7 @@ def main() -> None:
     parser.add_argument("--videos", type=int, default=160)
     parser.add_argument("--frames", type=int, default=8)
     parser.add_argument("--records", type=int, default=20000)
+    parser.add_argument("--images", type=int, default=48, help="Benzina images (300-500 px)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", default=None, help="write the JSON report here too")
     args = parser.parse_args()
@@ -66,12 +72,14 @@ def main() -> None:
     os.makedirs(ffr_local)
     with open(os.path.join(ffr_local, "a.ffr"), "wb") as f:
         f.write(ffrecord_bytes(sample_records(args.records)))
+    bzna, _ = prepare_bzna(os.path.join(work, "bzna"), args.images, "ultrafast")
     prefix = f"ram://tf_gulp_bench_{uuid.uuid4().hex}"
     copy_tree(gulp_local, f"{prefix}/gulp")
     copy_tree(ffr_local, f"{prefix}/ffr")
 
     gulp = lambda path: tf_gulp.GulpDataset(path, shuffle=True, seed=1, num_frames=4)
     ffr = lambda path, **kw: tf_gulp.FFRecordDataset(path, shuffle=True, seed=1, **kw)
+    benzina = lambda: tf_gulp.BenzinaDataset(bzna, shuffle=True, seed=1)
     pipelines = {
         "gulp local": lambda: gulp(gulp_local),
         "gulp ram://": lambda: gulp(f"{prefix}/gulp"),
@@ -83,6 +91,9 @@ def main() -> None:
         "ffrecord ram://": lambda: ffr(f"{prefix}/ffr"),
         "ffrecord local shard(2, 0)": lambda: ffr(ffr_local).shard(2, 0),
         "ffrecord local shard(4, 1)": lambda: ffr(ffr_local).shard(4, 1),
+        "benzina local": benzina,
+        "benzina local shard(2, 0)": lambda: benzina().shard(2, 0),
+        "benzina local shard(4, 1)": lambda: benzina().shard(4, 1),
     }
     datasets = {name: make() for name, make in pipelines.items()}
     elements = {name: count(ds) for name, ds in datasets.items()}  # untimed first pass
@@ -107,6 +118,10 @@ def main() -> None:
             median["ffrecord local shard(2, 0)"] / median["ffrecord local"],
         "ffrecord shard(4, 1) / whole":
             median["ffrecord local shard(4, 1)"] / median["ffrecord local"],
+        "benzina shard(2, 0) / whole":
+            median["benzina local shard(2, 0)"] / median["benzina local"],
+        "benzina shard(4, 1) / whole":
+            median["benzina local shard(4, 1)"] / median["benzina local"],
     }
     report = {
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
@@ -116,6 +131,7 @@ def main() -> None:
         "median_seconds": median,
         "all_seconds": times,
         "ratios": ratios,
+        "shard_bound": {"shard(2, 0) / whole": 1 / 2, "shard(4, 1) / whole": 1 / 4},
     }
     text = json.dumps(report, indent=1)
     print(text)

@@ -1,19 +1,30 @@
 """One worker of a MultiWorkerMirroredStrategy cluster on localhost (a helper run as a child
 process by tests/test_multi_worker.py, not a test file).
 
-    python tests/multi_worker_testing.py FORMAT PATH OUT_JSON   (TF_CONFIG set by the caller)
+    python tests/multi_worker_testing.py MODE FORMAT PATH NUM_ELEMENTS OUT_JSON
 
-It trains a tiny Keras model for a few steps (a custom loop: see train_step) on ``FORMAT``
-("gulp", "ffrecord" or "benzina") through ``strategy.distribute_datasets_from_function`` with the
-source sharded by the worker's InputContext, checks what ``experimental_distribute_dataset`` on the
-unsharded source says, then reads this worker's share once more on its own, timed against one
-reader of everything, and writes which elements it read and the times to OUT_JSON.
+TF_CONFIG is set by the caller. ``FORMAT`` is "gulp", "ffrecord" or "benzina"; NUM_ELEMENTS is the
+size of one epoch of it. ``MODE``:
+
+* ``fit``: ``model.fit`` of a tiny Keras model for one epoch of this worker's share, through
+  ``strategy.distribute_datasets_from_function`` with the source sharded by the worker's
+  InputContext (docs/distributed.md). Run with TF_USE_LEGACY_KERAS=1 (tf-keras): Keras 3's
+  ``model.fit`` fails under this strategy with two workers, see ``custom-loop``.
+* ``custom-loop``: with Keras 3, first ``model.fit`` (its error is recorded: the test checks that
+  docs/distributed.md still describes Keras 3 accurately), then the same training as a custom loop
+  (``strategy.run``), which is what a Keras 3 user writes.
+
+Either way every element the input pipeline decodes is labelled (its key written to a file by a
+``tf.print`` in the pipeline), so the test sees exactly what each worker decoded during training.
+Then the worker checks what ``experimental_distribute_dataset`` on the unsharded source says, and
+times its share read alone against one reader of everything. All of it goes to OUT_JSON.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from importlib import metadata
 import time
 import warnings
 
@@ -21,60 +32,84 @@ import tensorflow as tf
 
 import tf_gulp
 
-GLOBAL_BATCH = 4
 SEED = 1234
+STEPS = 4  # training steps: one epoch of the share, so the share is decoded exactly once
 
 
 def source(fmt: str, path: str) -> tf.data.Dataset:
-    """The whole dataset as (key, features, label): key names the element (an id or a record)."""
+    """The whole dataset, and a function of its element to (key, features, label): the key names
+    the element (the clip id, the record as base64, the entry index)."""
     if fmt == "gulp":
         ds = tf_gulp.GulpDataset(path, shuffle=True, seed=SEED, num_frames=2)
         return ds, lambda e: (e["id"], tf.reduce_mean(tf.cast(e["frames"], tf.float32), [0, 1, 2]),
                               e["label"] % 2)
     if fmt == "benzina":
         ds = tf_gulp.BenzinaDataset(path, shuffle=True, seed=SEED)
-        return ds, lambda e: (e["index"],
+        return ds, lambda e: (tf.strings.as_string(e["index"]),
                               tf.reduce_mean(tf.cast(e["image"], tf.float32), [0, 1]) / 255.0,
                               e["label"] % 2)
     ds = tf_gulp.FFRecordDataset(path, shuffle=True, seed=SEED)
-    return ds, lambda r: (r, tf.cast(tf.stack([tf.strings.length(r)] * 3), tf.float32) / 3000.0,
+    return ds, lambda r: (tf.io.encode_base64(r),
+                          tf.cast(tf.stack([tf.strings.length(r)] * 3), tf.float32) / 3000.0,
                           tf.strings.to_hash_bucket_fast(r, 2))
 
 
-def key_text(fmt: str, key: tf.Tensor) -> str:
-    """An element's key as JSON-friendly text: the record's hex, the clip id, the entry index."""
-    if fmt == "ffrecord":
-        return key.numpy().hex()
-    if fmt == "benzina":
-        return str(int(key))
-    return key.numpy().decode()
+def labelled(fmt: str, path: str, ctx: tf.distribute.InputContext, keys_file: str,
+             per_replica_batch: int) -> tf.data.Dataset:
+    """This worker's share as batches of (features, label), as docs/distributed.md writes it; the
+    key of every element the source yields is appended to ``keys_file`` on the way."""
+    ds, to_example = source(fmt, path)
+    ds = ds.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)  # read only this share
+
+    def record(e):
+        key, x, y = to_example(e)
+        with tf.control_dependencies([tf.print(key, output_stream="file://" + keys_file)]):
+            return tf.identity(x), y
+
+    return ds.map(record).batch(per_replica_batch, drop_remainder=True)
 
 
-def main(fmt: str, path: str, out: str) -> None:
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
-    contexts = []
+def keras_in_use() -> str:
+    """Which Keras ``tf.keras`` is here: "tf_keras 2.x" (TF_USE_LEGACY_KERAS=1) or "keras 3.x"."""
+    package = tf.keras.Model.__module__.split(".")[0]
+    return f"{package} {metadata.version(package.replace('_', '-'))}"
 
-    def dataset_fn(ctx: tf.distribute.InputContext) -> tf.data.Dataset:
-        contexts.append((ctx.num_input_pipelines, ctx.input_pipeline_id))
-        ds, to_example = source(fmt, path)
-        ds = ds.shard(ctx.num_input_pipelines, ctx.input_pipeline_id).map(to_example)
-        return ds.map(lambda k, x, y: (x, y)).repeat().batch(
-            ctx.get_per_replica_batch_size(GLOBAL_BATCH))
 
+def tiny_model(keras) -> "keras.Model":
+    return keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+
+
+def train_with_fit(strategy, dist) -> tuple:
+    """``model.fit`` for one epoch of STEPS steps; returns (losses, model)."""
+    keras = tf.keras
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
-        optimizer = tf.keras.optimizers.SGD(0.01)
-        optimizer.build(model.trainable_variables)
-    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(
-        from_logits=True, reduction="sum_over_batch_size")
-    dist = strategy.distribute_datasets_from_function(dataset_fn)
+        model = tiny_model(keras)
+        model.compile(optimizer=keras.optimizers.SGD(0.01),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(dist, epochs=1, steps_per_epoch=STEPS, verbose=0)
+    return history.history["loss"], model
 
-    # A custom training loop: Keras 3.15's model.fit fails under MultiWorkerMirroredStrategy
-    # whatever the data and settings (jit_compile=False, run_eagerly=True, steps_per_epoch: its
-    # _maybe_symbolic_build calls strategy.reduce("MEAN", first_batch) and the strategy refuses to
-    # convert the PerReplica batch, "Attempt to convert a value (PerReplica...) with an
-    # unsupported type"; see docs/distributed.md), so the steps are run with strategy.run, the
-    # gradients all-reduced across the two workers.
+
+def keras3_fit_error(strategy, dist) -> str:
+    """What Keras 3's ``model.fit`` does under this strategy: "" if it trains, else its error."""
+    try:
+        train_with_fit(strategy, dist)
+    except Exception as e:  # the error is the result: the test compares it with the docs
+        return f"{type(e).__name__}: {e}"
+    return ""
+
+
+def train_with_custom_loop(strategy, dist) -> tuple:
+    """The same training as a custom loop (strategy.run, gradients all-reduced across the
+    workers); returns (losses, model)."""
+    keras = tf.keras
+    with strategy.scope():
+        model = tiny_model(keras)
+        optimizer = keras.optimizers.SGD(0.01)
+        optimizer.build(model.trainable_variables)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, reduction="sum_over_batch_size")
+
     @tf.function
     def train_step(batch):
         def step(x, y):
@@ -87,9 +122,41 @@ def main(fmt: str, path: str, out: str) -> None:
         return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
 
     iterator = iter(dist)
-    losses = [float(train_step(next(iterator))) for _ in range(3)]
+    return [float(train_step(next(iterator))) for _ in range(STEPS)], model
+
+
+def main(mode: str, fmt: str, path: str, num_elements: str, out: str) -> None:
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    num_workers = strategy.num_replicas_in_sync
+    share = int(num_elements) // num_workers
+    assert share % STEPS == 0, (num_elements, num_workers, STEPS)
+    per_replica_batch = share // STEPS
+    contexts = []
+    keys_file = f"{out}.keys"
+
+    def dataset_fn(ctx: tf.distribute.InputContext) -> tf.data.Dataset:
+        contexts.append((ctx.num_input_pipelines, ctx.input_pipeline_id))
+        return labelled(fmt, path, ctx, keys_file, per_replica_batch)
+
+    result = {"keras": keras_in_use(), "mode": mode}
+    dist = strategy.distribute_datasets_from_function(dataset_fn)
+    if mode == "custom-loop":
+        # Keras 3's model.fit pulls a first batch before failing: its labels are discarded (the
+        # custom loop reads a fresh epoch from a new dataset).
+        result["keras3_fit_error"] = keras3_fit_error(strategy, dist)
+        open(keys_file, "w").close()
+        dist = strategy.distribute_datasets_from_function(dataset_fn)
+        train = train_with_custom_loop
+    else:
+        train = train_with_fit
+    start = time.perf_counter()
+    losses, model = train(strategy, dist)
+    result["train_seconds"] = time.perf_counter() - start
+    result["losses"] = [float(l) for l in losses]
     # The weights are mirrored: equal on both workers after the all-reduced steps.
-    weights = [float(v) for v in tf.reshape(model.trainable_variables[0], [-1]).numpy()]
+    result["weights"] = [float(v) for v in tf.reshape(model.trainable_variables[0], [-1]).numpy()]
+    with open(keys_file) as f:
+        result["keys"] = f.read().split()
 
     # experimental_distribute_dataset (auto-shard AUTO) on an unsharded tf_gulp pipeline: every
     # worker would read everything, which tf_gulp's one-time warning says.
@@ -97,38 +164,34 @@ def main(fmt: str, path: str, out: str) -> None:
         warnings.simplefilter("always")
         ds, to_example = source(fmt, path)
         strategy.experimental_distribute_dataset(
-            ds.map(to_example).map(lambda k, x, y: (x, y)).batch(GLOBAL_BATCH))
-    auto_shard_warnings = [str(w.message) for w in caught if "tf_gulp:" in str(w.message)]
+            ds.map(to_example).map(lambda k, x, y: (x, y)).batch(per_replica_batch))
+    result["auto_shard_warnings"] = [str(w.message) for w in caught if "tf_gulp:" in str(w.message)]
 
-    # This worker's share of one epoch, read alone: which elements, and how long, against one
-    # reader of the whole epoch in the same process (timed after a first pass has paid for tracing
-    # and opening; each pass is the next epoch: a new order, the same number of elements).
+    # This worker's share of an epoch, read alone, against one reader of the whole epoch in the
+    # same process (each timed after a first pass has paid for tracing and opening).
     (num_shards, index), = set(contexts)
+    result.update(num_shards=num_shards, index=index)
 
     def timed(shard: bool):
         ds, to_example = source(fmt, path)
         if shard:
             ds = ds.shard(num_shards, index)
         ds = ds.map(to_example)
-        keys = [key_text(fmt, k) for k, _, _ in ds]
+        # Counted inside the graph: no Python per element in the timing.
+        count = lambda: int(ds.reduce(tf.constant(0, tf.int64), lambda n, *_: n + 1))  # noqa: E731
+        n = count()
         best = float("inf")
         for _ in range(2):  # the faster of two passes: less noise from a busy machine
             start = time.perf_counter()
-            # Counted inside the graph: no Python per element in the timing.
-            count = int(ds.reduce(tf.constant(0, tf.int64), lambda n, *_: n + 1))
+            assert count() == n
             best = min(best, time.perf_counter() - start)
-            assert count == len(keys)
-        return keys, best
+        return n, best
 
-    keys, seconds = timed(True)
-    whole_keys, whole_seconds = timed(False)
+    result["share"], result["seconds"] = timed(True)
+    result["whole"], result["whole_seconds"] = timed(False)
     with open(out, "w") as f:
-        json.dump({"num_shards": num_shards, "index": index, "keys": keys, "seconds": seconds,
-                   "auto_shard_warnings": auto_shard_warnings, "whole": len(whole_keys),
-                   "whole_seconds": whole_seconds,
-                   "losses": losses,
-                   "weights": weights}, f)
+        json.dump(result, f)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:6])
