@@ -1,4 +1,12 @@
-"""Writing gulp directories from an adapter: :class:`ChunkWriter` and :class:`GulpIngestor`.
+"""Writing gulp directories from an adapter: :class:`GulpIngestor` plans an ingest and runs it.
+
+The ingest is split by job: :mod:`~tf_gulp.gulp.chunk_writer` writes one chunk
+(:class:`ChunkWriter`), :mod:`~tf_gulp.gulp.ingest_workers` writes chunks in a process pool,
+:mod:`~tf_gulp.gulp.ingest_progress` shows progress, :mod:`~tf_gulp.gulp.ingest_record` reads and
+writes the ingest record, :mod:`~tf_gulp.gulp.directory_lock` keeps other ingests out, and
+:mod:`~tf_gulp.gulp.ingest_results` holds the errors and results. This module decides what to
+write (new chunks, resumed ones, append / overwrite) and keeps the record up to date; the names
+above are re-exported here.
 
 Safety rules (what ``tf-gulp ingest`` relies on):
 
@@ -24,351 +32,35 @@ Safety rules (what ``tf-gulp ingest`` relies on):
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import dataclasses
-import datetime
-import errno
-import hashlib
 import json
-import multiprocessing
 import os
-import queue as queue_module
 import shutil
-import signal
-import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from tqdm import tqdm
 
-from tf_gulp._files import loads_json, read_regular
 from tf_gulp.gulp.adapters import AbstractDatasetAdapter
 from tf_gulp.gulp.chunk import GulpChunk, GulpDataError, fsync_dir, load_meta_file, normalize_id
+from tf_gulp.gulp.chunk_writer import ChunkWriter, chunk_slices
 from tf_gulp.gulp.directory import (GulpDirectory, chunk_file_names, list_chunk_files,
                                     next_chunk_number)
-from tf_gulp.gulp.video import InputError
+from tf_gulp.gulp.directory_lock import DirectoryLock
+from tf_gulp.gulp.ingest_progress import Meter
+from tf_gulp.gulp.ingest_record import (INGEST_RECORD, ids_digest, new_record, now,
+                                        read_ingest_record, write_ingest_record, write_json_atomic)
+from tf_gulp.gulp.ingest_results import (ChunkResult, IngestError, IngestStateError,
+                                         IngestSummary, SkippedItem)
+from tf_gulp.gulp.ingest_workers import write_chunks_in_pool
 
 __all__ = ["ChunkWriter", "GulpIngestor", "IngestError", "IngestStateError", "IngestSummary",
            "SkippedItem", "chunk_slices", "INGEST_RECORD", "read_ingest_record"]
 
 _IF_EXISTS = ("error", "append", "overwrite")
 
-#: Name of the ingest record kept in the output folder by resumable ingests.
-INGEST_RECORD = ".tf_gulp_ingest.json"
-_RECORD_FORMAT = "tf_gulp ingest record"
 LABEL2IDX = "label2idx.json"
-
-
-def chunk_slices(videos_per_chunk: int, num_videos: int) -> List[slice]:
-    """Split ``range(num_videos)`` into consecutive slices of ``videos_per_chunk`` (the last one
-    may be shorter)."""
-    if videos_per_chunk < 1:
-        raise ValueError(f"videos_per_chunk must be >= 1, got {videos_per_chunk}")
-    return [slice(start, min(start + videos_per_chunk, num_videos))
-            for start in range(0, num_videos, videos_per_chunk)]
-
-
-# --------------------------------------------------------------------------------------------------
-# Errors and results
-
-
-class IngestError(RuntimeError):
-    """One item of the adapter could not be ingested.
-
-    Attributes: ``index`` (the item's index in the adapter), ``id`` (None when the adapter failed
-    before yielding it), ``source`` (its file, when known), ``reason``.
-    """
-
-    def __init__(self, index: int, id_: Optional[str], source: Optional[str],
-                 reason: str) -> None:
-        self.index = index
-        self.id = id_
-        self.source = source
-        self.reason = reason
-        what = f"item {index}" + (f" (id {id_!r})" if id_ is not None else "")
-        super().__init__(f"{source}: {reason} [{what}]" if source else f"{what}: {reason}")
-
-    def __reduce__(self) -> Tuple[Any, ...]:
-        return (IngestError, (self.index, self.id, self.source, self.reason))
-
-
-class IngestStateError(Exception):
-    """The output folder's state does not allow this ingest (another ingest's leftovers, a
-    different interrupted ingest, ids already present, a lock held by another process)."""
-
-
-@dataclasses.dataclass
-class SkippedItem:
-    """An item left out by ``skip_bad``."""
-
-    index: int
-    id: Optional[str]
-    source: Optional[str]
-    reason: str
-
-    def to_json(self) -> Dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, d: Dict[str, Any]) -> "SkippedItem":
-        return cls(int(d["index"]), d.get("id"), d.get("source"), str(d.get("reason", "")))
-
-
-@dataclasses.dataclass
-class ChunkResult:
-    """What :meth:`ChunkWriter.write` put into one chunk."""
-
-    items: int = 0
-    frames: int = 0
-    bytes: int = 0
-    skipped: List[SkippedItem] = dataclasses.field(default_factory=list)
-
-
-@dataclasses.dataclass
-class IngestSummary:
-    """The outcome of :class:`GulpIngestor` (returned by calling it)."""
-
-    output_folder: str
-    status: str                 # "complete" or "already complete"
-    items: int = 0              # written by this call
-    frames: int = 0
-    bytes: int = 0
-    chunks_written: int = 0
-    chunks_total: int = 0       # chunks of this ingest run
-    chunks_resumed: int = 0     # chunks that were already complete when this call started
-    first_chunk: int = 0
-    seconds: float = 0.0
-    skipped: List[SkippedItem] = dataclasses.field(default_factory=list)
-
-    @property
-    def frames_per_second(self) -> float:
-        return self.frames / self.seconds if self.seconds > 0 else 0.0
-
-
-class _Cancelled(Exception):
-    """Raised inside a worker to drop its chunk when the ingest is stopping."""
-
-
-# --------------------------------------------------------------------------------------------------
-# ChunkWriter
-
-
-class ChunkWriter:
-    """Writes the adapter items of one slice into one chunk.
-
-    Args:
-        adapter: the source of items.
-        skip_bad: leave out items that fail (recorded in :attr:`ChunkResult.skipped`) instead of
-            raising :class:`IngestError`. An adapter whose ``iter_data`` raises is restarted at the
-            next index (``iter_data(slice(next, stop))``), so this needs an adapter that yields one
-            item per index, as the contract says.
-        on_item: called as ``on_item(frames, bytes)`` after each item is written.
-        stop_event: an ``Event``; when set, the chunk being written is dropped at the next item.
-    """
-
-    def __init__(self, adapter: AbstractDatasetAdapter, skip_bad: bool = False,
-                 on_item: Optional[Callable[[int, int], None]] = None,
-                 stop_event: Any = None) -> None:
-        self.adapter = adapter
-        self.skip_bad = skip_bad
-        self.on_item = on_item
-        self.stop_event = stop_event
-
-    def write_chunk(self, output_chunk: GulpChunk, input_slice: Optional[slice]) -> int:
-        """Write ``adapter.iter_data(input_slice)`` into ``output_chunk`` (replacing it if it
-        exists; published only once complete, see :class:`GulpChunk`). Returns the number of
-        items written."""
-        return self.write(output_chunk, input_slice).items
-
-    def _source(self, index: int, error: BaseException) -> Optional[str]:
-        path = getattr(error, "path", None)
-        if isinstance(error, InputError) or path:
-            return path
-        item_source = getattr(self.adapter, "item_source", None)
-        if item_source is not None:
-            with contextlib.suppress(Exception):
-                return item_source(index)
-        return None
-
-    def _bad(self, result: ChunkResult, index: int, id_: Optional[str],
-             error: BaseException) -> None:
-        reason = error.reason if isinstance(error, InputError) else (
-            str(error) or type(error).__name__)
-        if not isinstance(error, (InputError, IngestError)):
-            reason = f"{type(error).__name__}: {reason}"
-        if id_ is None:
-            with contextlib.suppress(Exception):
-                if hasattr(self.adapter, "item_id"):
-                    id_ = normalize_id(self.adapter.item_id(index))
-                elif hasattr(self.adapter, "item_ids"):
-                    id_ = normalize_id(self.adapter.item_ids()[index])
-        skipped = SkippedItem(index, id_, self._source(index, error), reason)
-        if not self.skip_bad:
-            raise IngestError(skipped.index, skipped.id, skipped.source, skipped.reason) \
-                from error
-        result.skipped.append(skipped)
-
-    def write(self, output_chunk: GulpChunk, input_slice: Optional[slice]) -> ChunkResult:
-        """Like :meth:`write_chunk`, returning a :class:`ChunkResult`."""
-        result = ChunkResult()
-        indices = range(len(self.adapter))[input_slice or slice(None)]
-        with output_chunk.open("wb"):
-            position = 0  # within indices
-            items = iter(self.adapter.iter_data(input_slice))
-            while True:
-                if self.stop_event is not None and self.stop_event.is_set():
-                    raise _Cancelled()
-                index = indices[position] if position < len(indices) else \
-                    (indices.start + position * indices.step)
-                try:
-                    item = next(items)
-                except StopIteration:
-                    break
-                except Exception as e:  # the adapter failed to produce item `index`
-                    self._bad(result, index, None, e)
-                    position += 1
-                    if position >= len(indices) or indices.step != 1:
-                        break
-                    items = iter(self.adapter.iter_data(slice(indices[position], indices.stop)))
-                    continue
-                position += 1
-                id_ = None
-                try:
-                    id_ = normalize_id(item["id"])
-                    if id_ in output_chunk.meta_dict:
-                        raise ValueError(f"id {id_!r} appears twice")
-                    frames = list(item["frames"])
-                    if not frames:
-                        raise ValueError("no frames")
-                    output_chunk.append(id_, item["meta"], frames)
-                except Exception as e:
-                    self._bad(result, index, id_, e)
-                    continue
-                infos = output_chunk.meta_dict[id_]["frame_info"]
-                size = sum(info[2] for info in infos)
-                result.items += 1
-                result.frames += len(frames)
-                result.bytes += size
-                if self.on_item is not None:
-                    self.on_item(len(frames), size)
-        return result
-
-
-# Worker-process state: the adapter is sent once per worker, not once per chunk.
-_worker: Dict[str, Any] = {}
-
-
-def _die_with_parent(parent_pid: int) -> None:
-    """Linux: have the kernel SIGKILL this worker when the ingest process dies, so a killed
-    ingest leaves no process writing behind it."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # pragma: no cover
-        return
-    if os.getppid() != parent_pid:  # the parent died before prctl
-        os._exit(1)
-
-
-def _init_worker(adapter: AbstractDatasetAdapter, skip_bad: bool, progress: Any, stop: Any,
-                 parent_pid: int) -> None:
-    _die_with_parent(parent_pid)
-    # Ctrl-C reaches the whole process group: the main process decides, via `stop`.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def on_item(frames: int, size: int) -> None:
-        progress.put((frames, size))
-
-    _worker["writer"] = ChunkWriter(adapter, skip_bad=skip_bad, on_item=on_item, stop_event=stop)
-
-
-def _write_in_worker(chunk: GulpChunk, input_slice: slice) -> Optional[ChunkResult]:
-    try:
-        return _worker["writer"].write(chunk, input_slice)
-    except _Cancelled:
-        return None
-
-
-# --------------------------------------------------------------------------------------------------
-# Ingest record
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def write_json_atomic(path: str, obj: Any) -> None:
-    """Write ``obj`` as JSON to ``path`` via a fsynced temporary file and a rename."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(os.path.dirname(path))
-
-
-def read_ingest_record(folder: str) -> Optional[Dict[str, Any]]:
-    """The ingest record of ``folder`` (``.tf_gulp_ingest.json``), None if there is none.
-    Raises :class:`IngestStateError` if it exists but is not a valid record."""
-    path = os.path.join(folder, INGEST_RECORD)
-    try:
-        record = loads_json(read_regular(path))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
-        raise IngestStateError(f"{path}: unreadable ingest record ({e}); delete it, or use "
-                               "overwrite") from e
-    if (not isinstance(record, dict) or record.get("format") != _RECORD_FORMAT
-            or not isinstance(record.get("runs"), list)):
-        raise IngestStateError(f"{path}: not a tf_gulp ingest record")
-    return record
-
-
-def _ids_digest(ids: Sequence[Any]) -> str:
-    h = hashlib.sha256()
-    for id_ in ids:
-        h.update(normalize_id(id_).encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-class _DirectoryLock:
-    """An exclusive ``flock`` on the output folder for the duration of an ingest."""
-
-    def __init__(self, folder: str) -> None:
-        self.folder = folder
-        self.fd: Optional[int] = None
-
-    def __enter__(self) -> "_DirectoryLock":
-        import fcntl
-        self.fd = os.open(self.folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
-                          | getattr(os, "O_CLOEXEC", 0))
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            os.close(self.fd)
-            self.fd = None
-            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise IngestStateError(f"{self.folder}: another ingest is writing to this folder "
-                                       "right now") from None
-            raise
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # releases the lock
-            self.fd = None
-
-
-# --------------------------------------------------------------------------------------------------
-# GulpIngestor
 
 
 @dataclasses.dataclass
@@ -454,7 +146,7 @@ class GulpIngestor:
             description = describe() if describe is not None else (
                 f"{type(self.adapter).__module__}.{type(self.adapter).__qualname__}")
         return {"input": json.loads(json.dumps(description)), "num_items": len(self.adapter),
-                "ids_sha256": None if ids is None else _ids_digest(ids),
+                "ids_sha256": None if ids is None else ids_digest(ids),
                 "videos_per_chunk": self.videos_per_chunk, "jpeg_quality": self.jpeg_quality,
                 "jpeg_subsampling": self.jpeg_subsampling}
 
@@ -537,16 +229,16 @@ class GulpIngestor:
         if existing and ids is not None:
             self._refuse_present_ids(ids)
         if record is None or not existing:
-            record = {"format": _RECORD_FORMAT, "version": 1, "runs": []}
+            record = new_record()
         slices = chunk_slices(self.videos_per_chunk, len(self.adapter))
         first = next_chunk_number(folder)
         run = {"signature": signature, "first_chunk": first, "num_chunks": len(slices),
                "num_items": len(self.adapter), "videos_per_chunk": self.videos_per_chunk,
-               "complete": False, "started": _now(), "finished": None, "skipped": []}
+               "complete": False, "started": now(), "finished": None, "skipped": []}
         record["runs"].append(run)
         self._record = record
         if self.resumable:
-            write_json_atomic(os.path.join(folder, INGEST_RECORD), record)
+            write_ingest_record(folder, record)
         return _Plan(run, [(first + k, s) for k, s in enumerate(slices)], [], [])
 
     def _describe_mismatch(self, last: Dict[str, Any], signature: Dict[str, Any]) -> str:
@@ -639,7 +331,7 @@ class GulpIngestor:
         else:
             os.makedirs(final, exist_ok=True)
         try:
-            with _DirectoryLock(self.output_folder):
+            with DirectoryLock(self.output_folder):
                 plan = self._plan()
                 if self._labels and not plan.run.get("complete"):
                     write_json_atomic(os.path.join(self.output_folder, LABEL2IDX), self._labels)
@@ -690,7 +382,7 @@ class GulpIngestor:
         total_items = sum(len(range(len(self.adapter))[s]) for _n, s in plan.todo)
         bar = tqdm(total=total_items, unit="item", desc="ingest", dynamic_ncols=True,
                    disable=not self.progress, smoothing=0.05)
-        meter = _Meter(bar)
+        meter = Meter(bar)
         try:
             if self.num_workers <= 1 or len(plan.todo) <= 1:
                 self._run_serial(plan, summary, meter)
@@ -699,11 +391,11 @@ class GulpIngestor:
         finally:
             meter.close()
         plan.run["complete"] = True
-        plan.run["finished"] = _now()
+        plan.run["finished"] = now()
         plan.run["skipped"] = [s.to_json() for s in
                                sorted(summary.skipped, key=lambda s: s.index)]
         if self.resumable:
-            write_json_atomic(os.path.join(self.output_folder, INGEST_RECORD), self._record)
+            write_ingest_record(self.output_folder, self._record)
         summary.skipped.sort(key=lambda s: s.index)
         summary.seconds = time.monotonic() - started
         return summary
@@ -717,89 +409,16 @@ class GulpIngestor:
             summary.skipped.extend(result.skipped)
             if self.resumable:  # keep the reasons if this run is interrupted later
                 plan.run["skipped"] = [s.to_json() for s in summary.skipped]
-                write_json_atomic(os.path.join(self.output_folder, INGEST_RECORD), self._record)
+                write_ingest_record(self.output_folder, self._record)
 
-    def _run_serial(self, plan: _Plan, summary: IngestSummary, meter: "_Meter") -> None:
+    def _run_serial(self, plan: _Plan, summary: IngestSummary, meter: "Meter") -> None:
         writer = ChunkWriter(self.adapter, skip_bad=self.skip_bad, on_item=meter.item)
         for n, input_slice in plan.todo:
             result = writer.write(self._chunk(n), input_slice)
             self._chunk_done(plan, summary, result)
 
-    def _run_pool(self, plan: _Plan, summary: IngestSummary, meter: "_Meter") -> None:
-        context = self.mp_context
-        if isinstance(context, str):
-            context = multiprocessing.get_context(context)
-        elif context is None:
-            context = multiprocessing.get_context()
-        progress = context.Queue()
-        stop = context.Event()
-        workers = max(1, min(self.num_workers, len(plan.todo)))
-        pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_init_worker,
-            initargs=(self.adapter, self.skip_bad, progress, stop, os.getpid()))
-        pending = set()
-        try:
-            pending = {pool.submit(_write_in_worker, self._chunk(n), s) for n, s in plan.todo}
-            while pending:
-                done, pending = concurrent.futures.wait(
-                    pending, timeout=0.2, return_when=concurrent.futures.FIRST_COMPLETED)
-                meter.drain(progress)
-                for future in done:
-                    try:
-                        result = future.result()
-                    except concurrent.futures.process.BrokenProcessPool:
-                        raise RuntimeError(
-                            "an ingest worker process died (killed, or out of memory?); the "
-                            "complete chunks are kept: run the same ingest again to resume"
-                        ) from None
-                    if result is not None:
-                        self._chunk_done(plan, summary, result)
-        except BaseException:
-            stop.set()  # the other workers drop their chunk at the next item
-            for future in pending:
-                future.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        finally:
-            meter.drain(progress)
-        pool.shutdown(wait=True)
-
-
-class _Meter:
-    """Progress: items on the bar, frames/s as its postfix."""
-
-    def __init__(self, bar: tqdm) -> None:
-        self.bar = bar
-        self.frames = 0
-        self.started = time.monotonic()
-        self.last_postfix = 0.0
-
-    def item(self, frames: int, size: int) -> None:
-        self.frames += frames
-        self.bar.update(1)
-        self._postfix()
-
-    def _postfix(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if self.bar.disable or (not force and now - self.last_postfix < 0.5):
-            return
-        self.last_postfix = now
-        rate = self.frames / max(now - self.started, 1e-9)
-        self.bar.set_postfix_str(f"{rate:,.0f} frames/s", refresh=False)
-
-    def drain(self, progress: Any) -> None:
-        items = 0
-        while True:
-            try:
-                frames, _size = progress.get_nowait()
-            except (queue_module.Empty, OSError, ValueError, EOFError):
-                break
-            items += 1
-            self.frames += frames
-        if items:
-            self.bar.update(items)
-            self._postfix()
-
-    def close(self) -> None:
-        self._postfix(force=True)
-        self.bar.close()
+    def _run_pool(self, plan: _Plan, summary: IngestSummary, meter: Meter) -> None:
+        write_chunks_in_pool(
+            self.adapter, [(self._chunk(n), s) for n, s in plan.todo],
+            num_workers=self.num_workers, skip_bad=self.skip_bad, mp_context=self.mp_context,
+            meter=meter, on_result=lambda result: self._chunk_done(plan, summary, result))

@@ -1,0 +1,76 @@
+"""The ingest record (``.tf_gulp_ingest.json``): what a resumable ingest planned and has finished.
+
+Its format, reading (:func:`read_ingest_record`, also used by ``tf-gulp check``) and writing
+(:func:`write_ingest_record`, the one function that writes it), and the digest of item ids that
+identifies "the same ingest". :class:`~tf_gulp.gulp.ingest.GulpIngestor` decides what goes in it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+from typing import Any, Dict, Optional, Sequence
+
+from tf_gulp._files import loads_json, read_regular
+from tf_gulp.gulp.chunk import fsync_dir, normalize_id
+from tf_gulp.gulp.ingest_results import IngestStateError
+
+__all__ = ["INGEST_RECORD", "RECORD_FORMAT", "ids_digest", "new_record", "now",
+           "read_ingest_record", "write_ingest_record", "write_json_atomic"]
+
+#: Name of the ingest record kept in the output folder by resumable ingests.
+INGEST_RECORD = ".tf_gulp_ingest.json"
+RECORD_FORMAT = "tf_gulp ingest record"
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_json_atomic(path: str, obj: Any) -> None:
+    """Write ``obj`` as JSON to ``path`` via a fsynced temporary file and a rename."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(os.path.dirname(path))
+
+
+def read_ingest_record(folder: str) -> Optional[Dict[str, Any]]:
+    """The ingest record of ``folder`` (``.tf_gulp_ingest.json``), None if there is none.
+    Raises :class:`IngestStateError` if it exists but is not a valid record."""
+    path = os.path.join(folder, INGEST_RECORD)
+    try:
+        record = loads_json(read_regular(path))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise IngestStateError(f"{path}: unreadable ingest record ({e}); delete it, or use "
+                               "overwrite") from e
+    if (not isinstance(record, dict) or record.get("format") != RECORD_FORMAT
+            or not isinstance(record.get("runs"), list)):
+        raise IngestStateError(f"{path}: not a tf_gulp ingest record")
+    return record
+
+
+def ids_digest(ids: Sequence[Any]) -> str:
+    h = hashlib.sha256()
+    for id_ in ids:
+        h.update(normalize_id(id_).encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def new_record() -> Dict[str, Any]:
+    """An ingest record without runs (:meth:`GulpIngestor` appends one run per ingest)."""
+    return {"format": RECORD_FORMAT, "version": 1, "runs": []}
+
+
+def write_ingest_record(folder: str, record: Dict[str, Any]) -> None:
+    """Write ``record`` as ``folder``'s ingest record, atomically (a kill leaves the old or the new)."""
+    write_json_atomic(os.path.join(folder, INGEST_RECORD), record)
