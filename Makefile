@@ -25,27 +25,29 @@ BAZEL ?= bazel
 PYTEST_ARGS ?=
 BAZEL_ARGS ?=
 
-TF_REQUIREMENT := tensorflow-cpu==2.21.0
+# The TensorFlow pin is build_config.bzl's TENSORFLOW_VERSION (read with sed: python3 may not be
+# installed yet when `make setup` starts).
+TENSORFLOW_VERSION := $(shell sed -n 's/^TENSORFLOW_VERSION = "\(.*\)"$$/\1/p' build_config.bzl)
+TF_REQUIREMENT := tensorflow-cpu==$(TENSORFLOW_VERSION)
 GULPIO2_REQUIREMENT := gulpio2==0.0.4
 # Keras 2 for TensorFlow 2.21 (tests/test_multi_worker.py: model.fit under MultiWorkerMirroredStrategy,
 # which Keras 3 cannot run). --no-deps: it requires the `tensorflow` package, which pip would
-# otherwise install over tensorflow-cpu.
-TF_KERAS_REQUIREMENT := tf-keras==2.21.0
+# otherwise install over tensorflow-cpu. tf-keras is released with TensorFlow's version numbers.
+TF_KERAS_REQUIREMENT := tf-keras==$(TENSORFLOW_VERSION)
 
-# Everything the builds and tests need from Debian 12 (see docs/building.md for why each is there).
-# libavcodec-dev: FFmpeg's HEVC decoder behind tf_gulp.ops.decode_hevc (Benzina datasets).
-# clang + libclang-rt-14-dev: libFuzzer and the sanitizer runtimes for the fuzz targets (cc/fuzz).
-APT_PACKAGES := build-essential g++ make git ca-certificates python3 python3-venv python3-dev \
-	bazel-bootstrap bazel-rules-java libturbojpeg0-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
-	liburing-dev libdeflate-dev ffmpeg fio \
-	libavcodec-dev clang libclang-rt-14-dev
+# Everything the builds and tests need from Debian 12, listed once in tools/apt-packages.txt (which
+# tools/bootstrap.sh installs too; docs/building.md says why each is there). Read with sed for the
+# same reason as above.
+APT_PACKAGES := $(shell sed -e 's/\#.*//' tools/apt-packages.txt)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VPY := $(VENV)/bin/python
 DEPS_STAMP := $(VENV)/.tf_gulp-deps
 BUILD_STAMP := $(VENV)/.tf_gulp-build
 OPS_LIBRARY := tf_gulp/ops/_tf_gulp_ops.so
-OPS_SOURCES := $(shell find cc tf_gulp/ops tf_gulp/pybind \( -name '*.cc' -o -name '*.h' \) -not -name '*_test.cc' -not -path 'cc/fuzz/*' 2>/dev/null)
+# The sources the op library and _core are built from (build_config.bzl's globs). Empty before
+# python3 is installed, which only `make setup` meets, and it does not build.
+OPS_SOURCES := $(shell python3 tools/build_settings.py sources 2>/dev/null)
 
 .PHONY: setup apt venv build test pytest demo bench bench-ingest bench-ffrecord gpu-harness fuzz clean FORCE
 
@@ -66,7 +68,7 @@ venv: $(VPY)
 $(VPY):
 	$(PYTHON) -m venv $(VENV)
 
-$(DEPS_STAMP): $(VPY) requirements-dev.txt Makefile
+$(DEPS_STAMP): $(VPY) requirements-dev.txt Makefile build_config.bzl
 	$(VPY) -m pip install $(TF_REQUIREMENT) -r requirements-dev.txt
 	$(VPY) -m pip install --no-deps $(GULPIO2_REQUIREMENT) $(TF_KERAS_REQUIREMENT)
 	touch $@
@@ -74,7 +76,7 @@ $(DEPS_STAMP): $(VPY) requirements-dev.txt Makefile
 build: setup $(BUILD_STAMP)
 
 # Rebuilt when a C++ source or a build file changed, or when the library is missing.
-$(BUILD_STAMP): $(DEPS_STAMP) $(OPS_SOURCES) setup.py pyproject.toml build_config.bzl \
+$(BUILD_STAMP): $(DEPS_STAMP) $(OPS_SOURCES) setup.py pyproject.toml build_config.bzl tools/build_settings.py \
 		$(if $(wildcard $(OPS_LIBRARY)),,FORCE)
 	$(VPY) -m pip install --no-build-isolation -e .
 	touch $@

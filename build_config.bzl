@@ -1,7 +1,52 @@
-# Compiler and linker flags shared by both builds of tf_gulp: Bazel (BUILD, cc/BUILD load this file)
-# and pip (setup.py exec()s it as Python). Keep it to plain list assignments of string literals, the
-# subset of Starlark that is also Python. TensorFlow's own flags are not here: both builds take them
-# from tf.sysconfig.get_compile_flags() / get_link_flags() of the installed TensorFlow.
+# Build settings shared by both builds of tf_gulp, defined here once: Bazel (BUILD, cc/BUILD and
+# third_party/tensorflow/tf_configure.bzl load this file) and pip (setup.py, through
+# tools/build_settings.py, exec()s it as Python; the Makefile asks tools/build_settings.py too).
+# Keep it to plain assignments of string literals and lists of them, the subset of Starlark that is
+# also Python. TensorFlow's own flags are not here: both builds take them from
+# tf.sysconfig.get_compile_flags() / get_link_flags() of the installed TensorFlow (TF_QUERY below).
+# The Debian packages both builds need are listed once in tools/apt-packages.txt.
+
+# The TensorFlow release tf_gulp is built and tested against: the Makefile installs
+# tensorflow-cpu (and tf-keras) of this version, and the build errors suggest it.
+TENSORFLOW_VERSION = "2.21.0"
+
+# Run by the target interpreter (setup.py and tf_configure.bzl): what both builds need to know about
+# the installed TensorFlow, printed as the last line of stdout so TensorFlow's own start-up chatter
+# cannot confuse the parser.
+TF_QUERY = """
+import json, sys
+import tensorflow as tf
+print(json.dumps({
+    "python": sys.executable,
+    "version": tf.__version__,
+    "compile_flags": tf.sysconfig.get_compile_flags(),
+    "link_flags": tf.sysconfig.get_link_flags(),
+    "cxx11_abi": int(tf.sysconfig.CXX11_ABI_FLAG),
+}))
+"""
+
+# Which files make which library, as glob patterns (`**` = any number of folders) relative to the
+# repository root. Bazel passes them to glob(); setup.py and the Makefile expand them with Python's
+# glob (tools/build_settings.py), which gives the same files for these patterns.
+# The TensorFlow-free core (Bazel's //cc:core, linked into both the op library and _core).
+# cc/gpu is CUDA code, built by nvcc through its own CMake project (cc/gpu/CMakeLists.txt) until it
+# is proven on a GPU and wired into the ops; cc/fuzz holds libFuzzer targets, built with clang by
+# tools/fuzz.py. Neither is in either build.
+CORE_SRCS = ["cc/**/*.cc"]
+CORE_HDRS = ["cc/**/*.h"]
+CORE_EXCLUDE = ["cc/**/*_test.cc", "cc/gpu/**", "cc/fuzz/**"]
+
+# GoogleTest unit tests of the core, one cc_test each (Bazel only).
+CORE_TESTS = ["cc/**/*_test.cc"]
+CORE_TESTS_EXCLUDE = ["cc/gpu/**"]
+
+# The op library tf_gulp/ops/_tf_gulp_ops.so: these plus the core.
+OPS_SRCS = ["tf_gulp/ops/*.cc"]
+OPS_HDRS = ["tf_gulp/ops/*.h"]
+
+# The pybind11 module tf_gulp._core: these plus the core.
+PYBIND_SRCS = ["tf_gulp/pybind/*.cc"]
+PYBIND_HDRS = ["tf_gulp/pybind/*.h"]
 
 # Every C++ translation unit: the TensorFlow-free core (cc/**), its unit tests and the op kernels.
 CORE_COPTS = [

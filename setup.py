@@ -1,11 +1,12 @@
 """pip build of tf_gulp: compiles tf_gulp/ops/_tf_gulp_ops.so against the installed TensorFlow.
 
-    pip install tensorflow-cpu==2.21.0          # first: the TensorFlow to build against
+    pip install tensorflow-cpu==<TENSORFLOW_VERSION of build_config.bzl>   # first: the TensorFlow to build against
     pip install --no-build-isolation -e .       # development (the .so lands in tf_gulp/ops/)
     pip install --no-build-isolation .          # a regular install
 
-The op library is every tf_gulp/ops/*.cc plus every non-test cc/**/*.cc, compiled with g++ using the
-flags in build_config.bzl (shared with the Bazel build) and TensorFlow's own
+The op library is every tf_gulp/ops/*.cc plus every non-test cc/**/*.cc (the source globs, flags and
+TensorFlow query of build_config.bzl, shared with the Bazel build and read through
+tools/build_settings.py), compiled with g++ using those flags and TensorFlow's own
 tf.sysconfig.get_compile_flags() / get_link_flags(). `_build_info.json` next to the library records the
 TensorFlow version it was built against; tf_gulp/ops/library.py refuses to load it into another one.
 
@@ -19,6 +20,7 @@ Object files are cached under build/tf_gulp_objects/, so a rebuild only recompil
 
 import concurrent.futures
 import hashlib
+import importlib.util
 import json
 import os
 import shlex
@@ -33,28 +35,20 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 LIBRARY_MODULE = "tf_gulp.ops._tf_gulp_ops"
 CORE_MODULE = "tf_gulp._core"
 BUILD_INFO_FILE = os.path.join("tf_gulp", "ops", "_build_info.json")
-TENSORFLOW_HINT = "pip install tensorflow-cpu==2.21.0"
 
 
-def load_build_config() -> Dict[str, List[str]]:
-    """The flag lists of build_config.bzl (plain list assignments, so valid Python)."""
-    namespace: Dict[str, object] = {}
-    path = os.path.join(ROOT, "build_config.bzl")
-    with open(path, encoding="utf-8") as f:
-        exec(compile(f.read(), path, "exec"), namespace)  # noqa: S102 - our own config file
-    return {k: v for k, v in namespace.items() if k.isupper() and isinstance(v, list)}
+def _load_build_settings():
+    """tools/build_settings.py, by path: setup.py runs as a script, tools/ is no package."""
+    path = os.path.join(ROOT, "tools", "build_settings.py")
+    spec = importlib.util.spec_from_file_location("_tf_gulp_build_settings", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-_TF_QUERY = """
-import json, sys
-import tensorflow as tf
-print(json.dumps({
-    "version": tf.__version__,
-    "compile_flags": tf.sysconfig.get_compile_flags(),
-    "link_flags": tf.sysconfig.get_link_flags(),
-    "cxx11_abi": int(tf.sysconfig.CXX11_ABI_FLAG),
-}))
-"""
+build_settings = _load_build_settings()
+BUILD_CONFIG = build_settings.load_build_config(ROOT)
+TENSORFLOW_HINT = f"pip install tensorflow-cpu=={BUILD_CONFIG['TENSORFLOW_VERSION']}"
 
 
 def query_tensorflow() -> Dict[str, object]:
@@ -72,7 +66,7 @@ def query_tensorflow() -> Dict[str, object]:
     errors = []
     for attempt in attempts:
         proc = subprocess.run(
-            [sys.executable, "-c", _TF_QUERY], env=attempt, capture_output=True, text=True
+            [sys.executable, "-c", BUILD_CONFIG["TF_QUERY"]], env=attempt, capture_output=True, text=True
         )
         lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
         if proc.returncode == 0 and lines:
@@ -84,34 +78,6 @@ def query_tensorflow() -> Dict[str, object]:
         f"    {TENSORFLOW_HINT}\n"
         f"then build with:  pip install --no-build-isolation -e .   (or: make build)"
     )
-
-
-def _sources() -> Dict[str, List[str]]:
-    """Repo-relative sources: {"core": [...], "ops": [...], "pybind": [...]}, sorted."""
-    core = []
-    # cc/gpu is CUDA code, built by nvcc through its own CMake project (see cc/gpu/CMakeLists.txt)
-    # until it is proven on a GPU and wired into the ops. cc/fuzz holds libFuzzer targets, built
-    # with clang by tools/fuzz.py.
-    skipped = [os.path.join(ROOT, "cc", "gpu"), os.path.join(ROOT, "cc", "fuzz")]
-    for directory, _, files in os.walk(os.path.join(ROOT, "cc")):
-        if any(os.path.commonpath([directory, d]) == d for d in skipped):
-            continue
-        for name in files:
-            if name.endswith(".cc") and not name.endswith("_test.cc"):
-                core.append(os.path.relpath(os.path.join(directory, name), ROOT))
-    ops_dir = os.path.join(ROOT, "tf_gulp", "ops")
-    ops = [
-        os.path.join("tf_gulp", "ops", name)
-        for name in os.listdir(ops_dir)
-        if name.endswith(".cc")
-    ]
-    pybind_dir = os.path.join(ROOT, "tf_gulp", "pybind")
-    pybind = [
-        os.path.join("tf_gulp", "pybind", name)
-        for name in (os.listdir(pybind_dir) if os.path.isdir(pybind_dir) else [])
-        if name.endswith(".cc")
-    ]
-    return {"core": sorted(core), "ops": sorted(ops), "pybind": sorted(pybind)}
 
 
 def _pybind_include_flags() -> List[str]:
@@ -164,7 +130,7 @@ class BuildTfGulpOps(build_ext):
         if ext.name not in (LIBRARY_MODULE, CORE_MODULE):
             super().build_extension(ext)
             return
-        config = load_build_config()
+        config = BUILD_CONFIG
         if getattr(self, "_tf_info", None) is None:
             self._tf_info = query_tensorflow()
         tf_info = self._tf_info
@@ -175,7 +141,7 @@ class BuildTfGulpOps(build_ext):
             )
         cxx = shlex.split(os.environ.get("CXX", "g++"))
         jobs = max(1, int(os.environ.get("TF_GULP_BUILD_JOBS", "2")))
-        sources = _sources()
+        sources = build_settings.library_sources(config, ROOT)
         if not sources["ops"]:
             raise SystemExit("tf_gulp: no tf_gulp/ops/*.cc sources to build")
 

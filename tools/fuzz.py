@@ -21,6 +21,7 @@ Standard library only: it runs before any virtual environment exists.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -70,10 +71,13 @@ def clang_missing() -> Optional[str]:
 # Building
 
 def core_sources() -> List[Path]:
-    """The core's non-test sources (cc/gpu is CUDA, cc/fuzz the targets themselves)."""
-    skip = {FUZZ_DIR, REPO / "cc" / "gpu"}
-    return sorted(p for p in (REPO / "cc").rglob("*.cc")
-                  if not p.name.endswith("_test.cc") and not any(d in p.parents for d in skip))
+    """The core's non-test sources, as both builds take them (build_config.bzl's CORE_SRCS)."""
+    spec = importlib.util.spec_from_file_location(
+        "_tf_gulp_build_settings", REPO / "tools" / "build_settings.py")
+    settings = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(settings)
+    config = settings.load_build_config(str(REPO))
+    return [REPO / src for src in settings.library_sources(config, str(REPO))["core"]]
 
 
 def _newest_header() -> float:

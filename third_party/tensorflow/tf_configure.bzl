@@ -23,20 +23,10 @@ Both rules run again when TF_GULP_PYTHON changes, when the Bazel server restarts
 check reminds you).
 """
 
-_PYTHON_ENV = "TF_GULP_PYTHON"
+# The query and the TensorFlow pin are shared with setup.py (build_config.bzl).
+load("//:build_config.bzl", "TENSORFLOW_VERSION", "TF_QUERY")
 
-# Printed as the last line of stdout, so TensorFlow's own start-up chatter cannot confuse the parser.
-_QUERY = """
-import json, sys
-import tensorflow as tf
-print(json.dumps({
-    "python": sys.executable,
-    "version": tf.__version__,
-    "compile_flags": tf.sysconfig.get_compile_flags(),
-    "link_flags": tf.sysconfig.get_link_flags(),
-    "cxx11_abi": int(tf.sysconfig.CXX11_ABI_FLAG),
-}))
-"""
+_PYTHON_ENV = "TF_GULP_PYTHON"
 
 # Header-like files of the wheel's include folder. Eigen's public headers have no extension, so
 # the glob takes every file and leaves out only what is surely not included by C++ code.
@@ -108,14 +98,15 @@ def _find_python(ctx):
 
 def _query_tensorflow(ctx, python):
     result = ctx.execute(
-        [python, "-c", _QUERY],
+        [python, "-c", TF_QUERY],
         environment = {"TF_CPP_MIN_LOG_LEVEL": "3"},
         timeout = 300,
     )
     if result.return_code != 0:
         _fail(("could not import TensorFlow with %s (from %s, default python3 on PATH).\n" +
-               "Install it (pip install tensorflow-cpu==2.21.0) or point %s at the right interpreter " +
-               "(make test does that for .venv).\n%s") % (python, _PYTHON_ENV, _PYTHON_ENV, result.stderr))
+               "Install it (pip install tensorflow-cpu==%s) or point %s at the right interpreter " +
+               "(make test does that for .venv).\n%s") %
+              (python, _PYTHON_ENV, TENSORFLOW_VERSION, _PYTHON_ENV, result.stderr))
     lines = [line for line in result.stdout.strip().split("\n") if line.startswith("{")]
     if not lines:
         _fail("unexpected output from %s:\n%s" % (python, result.stdout))

@@ -1,0 +1,118 @@
+"""The build settings are defined once (build_config.bzl, tools/apt-packages.txt) and read by the rest.
+
+These tests pin that the readers really read them: setup.py's sources and TensorFlow query, the
+Makefile's TensorFlow pin and Debian packages, and the docs that quote the pin.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _load_build_settings():
+    spec = importlib.util.spec_from_file_location(
+        "_tf_gulp_build_settings_test", REPO_ROOT / "tools" / "build_settings.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+settings = _load_build_settings()
+CONFIG = settings.load_build_config(str(REPO_ROOT))
+
+
+def test_config_defines_the_shared_settings():
+    assert re.fullmatch(r"\d+\.\d+\.\d+", CONFIG["TENSORFLOW_VERSION"])
+    assert "tf.sysconfig.get_compile_flags()" in CONFIG["TF_QUERY"]
+    for name in ("CORE_SRCS", "CORE_EXCLUDE", "OPS_SRCS", "PYBIND_SRCS", "CORE_COPTS"):
+        assert CONFIG[name] and all(isinstance(v, str) for v in CONFIG[name]), name
+
+
+def test_sources_follow_the_globs():
+    sources = settings.library_sources(CONFIG, str(REPO_ROOT))
+    core = sources["core"]
+    assert "cc/gulp/chunk_index.cc" in core
+    assert not [s for s in core if s.endswith("_test.cc")]
+    assert not [s for s in core if s.startswith(("cc/gpu/", "cc/fuzz/"))]
+    assert "tf_gulp/ops/gulp_dataset_op.cc" in sources["ops"]
+    assert "tf_gulp/pybind/core_module.cc" in sources["pybind"]
+    inputs = settings.library_inputs(CONFIG, str(REPO_ROOT))
+    assert "cc/util/status.h" in inputs and "tf_gulp/ops/core_status.h" in inputs
+    assert set(core) <= set(inputs)
+
+
+def test_expand_globs_matches_nested_folders_and_excludes(tmp_path):
+    for name in ("cc/a.cc", "cc/x/b.cc", "cc/x/b_test.cc", "cc/gpu/k.cc", "cc/x/y/c.cc"):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+    found = settings.expand_globs(
+        ["cc/**/*.cc"], ["cc/**/*_test.cc", "cc/gpu/**"], root=str(tmp_path)
+    )
+    assert found == ["cc/a.cc", "cc/x/b.cc", "cc/x/y/c.cc"]
+
+
+def test_apt_packages_strip_comments(tmp_path):
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "apt-packages.txt").write_text("# header\na b   # why\n\nc\n")
+    assert settings.apt_packages(str(tmp_path)) == ["a", "b", "c"]
+    real = settings.apt_packages()
+    assert "libturbojpeg0-dev" in real and len(real) == len(set(real))
+
+
+def test_command_line():
+    run = lambda *args: subprocess.run(  # noqa: E731
+        [sys.executable, str(REPO_ROOT / "tools" / "build_settings.py"), *args],
+        capture_output=True, text=True,
+    )
+    got = run("get", "TENSORFLOW_VERSION")
+    assert got.returncode == 0 and got.stdout.strip() == CONFIG["TENSORFLOW_VERSION"]
+    missing = run("get", "NO_SUCH_SETTING")
+    assert missing.returncode == 1 and "NO_SUCH_SETTING" in missing.stderr
+    assert run("bogus").returncode == 2
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_makefile_reads_the_pin_and_the_packages():
+    # `make -p -n` prints the variables as make expanded them, without running any rule.
+    proc = subprocess.run(
+        ["make", "-p", "-n", "-C", str(REPO_ROOT), "--no-print-directory", "FORCE"],
+        capture_output=True, text=True, env=dict(os.environ, MAKEFLAGS=""),
+    )
+    assert proc.returncode == 0, proc.stderr
+    variables = {}
+    for line in proc.stdout.splitlines():
+        match = re.match(r"^(\w+) :?= (.*)$", line)
+        if match:
+            variables.setdefault(match.group(1), match.group(2))
+    version = CONFIG["TENSORFLOW_VERSION"]
+    assert variables["TF_REQUIREMENT"] == f"tensorflow-cpu=={version}"
+    assert variables["TF_KERAS_REQUIREMENT"] == f"tf-keras=={version}"
+    assert variables["APT_PACKAGES"].split() == settings.apt_packages()
+
+
+def test_docs_quote_the_pin():
+    # Docs cannot read build_config.bzl: every TensorFlow version they give as the one to install
+    # must be the pin.
+    version = CONFIG["TENSORFLOW_VERSION"]
+    pattern = re.compile(r"(?:tensorflow(?:-cpu)?|tf-keras)==(\d+\.\d+\.\d+)")
+    files = [REPO_ROOT / "README.md", REPO_ROOT / "requirements-dev.txt",
+             REPO_ROOT / "pyproject.toml"] + sorted((REPO_ROOT / "docs").glob("*.md"))
+    stale = [
+        f"{path.relative_to(REPO_ROOT)}: {m.group(0)}"
+        for path in files if path.exists()
+        for m in pattern.finditer(path.read_text(encoding="utf-8"))
+        if m.group(1) != version
+    ]
+    assert not stale, f"pin is {version} (build_config.bzl), but: {stale}"
