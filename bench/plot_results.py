@@ -1,0 +1,257 @@
+"""Plots of the benchmarks' JSON results, as the PNGs the docs show next to their tables.
+
+    python bench/plot_results.py [--results bench/results] [--out docs/images] [--only NAME ...]
+
+Reads what each benchmark writes (its --output, by default in bench/results/) and draws one PNG per
+benchmark whose JSON is there:
+
+    gulp_read.json  (bench/bench_gulp_read.py)  -> gulp_read.png  (docs/benchmarks.md)
+    ffrecord.json   (bench/bench_ffrecord.py)   -> ffrecord.png   (docs/ffrecord.md)
+    bzna.json       (bench/bench_bzna.py)       -> bzna.png       (docs/benzina.md)
+    ingest.json     (bench/bench_ingest.py)     -> ingest.png     (docs/ingest.md)
+
+The JSON files committed in bench/results/ are the runs the docs' tables quote (some transcribed
+from those tables, which their "provenance" says); after a new run, regenerate the plots and update
+the tables together. Needs matplotlib (requirements-dev.txt; not a dependency of tf_gulp).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Our readers/writers in one colour, the others in another, bounds and baselines in grey.
+OURS = "#1f77b4"
+OTHERS = "#ff7f0e"
+BOUND = "#9e9e9e"
+
+
+def _pyplot():
+    """matplotlib's pyplot with a file-only backend (no display needed)."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise SystemExit("plot_results.py needs matplotlib: pip install -r requirements-dev.txt") \
+            from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _source_note(report: Dict[str, Any]) -> str:
+    """A one-line footnote: where the figures come from."""
+    provenance = report.get("provenance") or {}
+    date = provenance.get("date") or report.get("date") or "date not recorded"
+    if provenance.get("transcribed"):
+        return f"{date}; figures transcribed from {provenance.get('source', 'the docs')}"
+    return f"{date}; {report.get('command') or report.get('benchmark') or 'benchmark run'}"
+
+
+def _colour(name: str, ours: Sequence[str], bounds: Sequence[str]) -> str:
+    if any(name.startswith(b) for b in bounds):
+        return BOUND
+    return OURS if any(name.startswith(o) for o in ours) else OTHERS
+
+
+def _run_range(result: Dict[str, Any], key: str) -> Optional[Tuple[float, float]]:
+    """(lowest, highest) per-run rate: stored as `<key>_range`, or from the runs' seconds."""
+    if f"{key}_range" in result:
+        lo, hi = result[f"{key}_range"]
+        return float(lo), float(hi)
+    runs = result.get("runs")
+    if runs and "median_seconds" in result:
+        total = result[key] * result["median_seconds"]
+        rates = [total / run["seconds"] for run in runs if run.get("seconds")]
+        if rates:
+            return min(rates), max(rates)
+    return None
+
+
+def plot_gulp_read(report: Dict[str, Any], path: str) -> None:
+    """Frames/s per reader (median, whiskers: slowest to fastest run); diagnostics left out."""
+    plt = _pyplot()
+    rows = [(name, r) for name, r in report["results"].items() if not name.startswith("diag")]
+    names = [name for name, _ in rows]
+    values = [r["frames_per_s"] for _, r in rows]
+    errors = [[0.0, 0.0] for _ in rows]
+    for k, (_, r) in enumerate(rows):
+        span = _run_range(r, "frames_per_s")
+        if span is not None:
+            errors[k] = [r["frames_per_s"] - span[0], span[1] - r["frames_per_s"]]
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.6))
+    y = list(range(len(rows)))[::-1]
+    ax.barh(y, values, xerr=list(zip(*errors)) if rows else None, capsize=3,
+            color=[_colour(n, ("GulpDataset",), ("bound",)) for n in names])
+    ax.set_yticks(y, names)
+    for yy, v, err in zip(y, values, errors):
+        ax.text(v + err[1], yy, f"  {v:,.0f}", va="center", ha="left", fontsize=8)
+    ax.set_xlabel("frames/s (median; whiskers: slowest to fastest run)")
+    ax.set_title("Reading a gulp directory: decoded frames/s")
+    ax.set_xlim(0, max(v + e[1] for v, e in zip(values, errors)) * 1.2 if values else 1)
+    fig.text(0.01, 0.01, _source_note(report), fontsize=7, color="#555555")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_ffrecord(report: Dict[str, Any], path: str) -> None:
+    """Records/s of each reader, one panel per record size and page-cache state."""
+    plt = _pyplot()
+    results = [r for r in report["results"] if r["reader"] != "tf.data floor"]
+    readers: List[str] = []
+    for r in results:
+        if r["reader"] not in readers:
+            readers.append(r["reader"])
+    sizes = sorted({r["record_bytes"] for r in results})
+    caches = [c for c in ("warm", "cold") if any(r["cache"] == c for r in results)]
+    batches = sorted({r["batch"] for r in results})
+    fig, axes = plt.subplots(len(sizes), len(caches), figsize=(11, 3.4 * len(sizes) + 0.8),
+                             squeeze=False)
+    width = 0.8 / max(1, len(readers))
+    for i, size in enumerate(sizes):
+        for j, cache in enumerate(caches):
+            ax = axes[i][j]
+            for k, reader in enumerate(readers):
+                xs, ys = [], []
+                for b, batch in enumerate(batches):
+                    match = [r for r in results if (r["reader"], r["record_bytes"], r["batch"],
+                                                    r["cache"]) == (reader, size, batch, cache)]
+                    if match:
+                        xs.append(b + (k - (len(readers) - 1) / 2) * width)
+                        ys.append(match[0]["records_per_s"] / 1e3)
+                ax.bar(xs, ys, width, label=reader,
+                       color=plt.get_cmap("tab10")(k % 10),
+                       hatch="//" if reader.startswith(("fio", "reference", "TFRecord")) else None,
+                       edgecolor="white")
+            ax.set_xticks(range(len(batches)), [f"batch {b}" for b in batches])
+            ax.set_ylabel("thousand records/s")
+            ax.set_title(f"{size // 1024} KiB records, {cache} page cache", fontsize=10)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.suptitle("FFRecord random batched reads (hatched: baselines; tf.data floor left out)",
+                 fontsize=11)
+    fig.legend(handles, labels, loc="lower center", ncol=min(5, len(labels)), fontsize=8,
+               frameon=False, bbox_to_anchor=(0.5, 0.02))
+    fig.text(0.01, 0.005, _source_note(report), fontsize=7, color="#555555")
+    fig.tight_layout(rect=(0, 0.08, 1, 0.97))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_bzna(report: Dict[str, Any], path: str) -> None:
+    """Images/s of the Benzina DataLoader against the TF JPEG pipeline, per run."""
+    plt = _pyplot()
+    runs = [dict(report, label=report.get("label") or f"{report.get('rounds', '?')} rounds")]
+    runs += report.get("earlier_runs", [])
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    width = 0.38
+    for k, (key, name, colour) in enumerate((("bzna", "bzna DataLoader (HEVC)", OURS),
+                                             ("jpeg", "TF JPEG pipeline", OTHERS))):
+        xs = [i + (k - 0.5) * width for i in range(len(runs))]
+        ys = [run["images_per_s"][key] for run in runs]
+        err = [[0.0] * len(runs), [0.0] * len(runs)]
+        for i, run in enumerate(runs):
+            span = (run.get("images_per_s_range") or {}).get(key)
+            if span is None and run.get("all_rounds"):
+                span = (min(run["all_rounds"][key]), max(run["all_rounds"][key]))
+            if span is not None:
+                err[0][i], err[1][i] = ys[i] - span[0], span[1] - ys[i]
+        ax.bar(xs, ys, width, yerr=err, capsize=3, label=name, color=colour)
+        for x, v in zip(xs, ys):
+            ax.text(x, v / 2, f"{v:.0f}", ha="center", va="center", fontsize=8, color="white")
+    ax.set_xticks(range(len(runs)), [run["label"] for run in runs])
+    ax.set_ylabel("images/s (median; whiskers: run range)")
+    ax.set_title("Benzina vs JPEG on the CPU: 224x224 augmented batches")
+    ax.legend(fontsize=8)
+    fig.text(0.01, 0.01, _source_note(report), fontsize=7, color="#555555")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_ingest(report: Dict[str, Any], path: str) -> None:
+    """Frames/s written per run (median bar, each round a dot), videos and images side by side."""
+    plt = _pyplot()
+    from matplotlib import ticker
+    kinds = [k for k in ("videos", "images") if k in report["results"]]
+    fig, axes = plt.subplots(1, len(kinds), figsize=(12, 4), squeeze=False)
+    for ax, kind in zip(axes[0], kinds):
+        rows = list(report["results"][kind]["rows"].items())
+        y = list(range(len(rows)))[::-1]
+        names = [name for name, _ in rows]
+        values = [row["frames_per_s"] for _, row in rows]
+        ax.barh(y, values, color=[_colour(n, ("tf-gulp",), ("bound",)) for n in names])
+        for yy, (_, row) in zip(y, rows):
+            per_run = [row["frames"] / s for s in row.get("all_seconds", []) if s]
+            ax.plot(per_run, [yy] * len(per_run), "k.", markersize=4)
+            ax.text(max([row["frames_per_s"]] + per_run), yy, f"  {row['frames_per_s']:,.0f}",
+                    va="center", fontsize=8)
+        ax.set_yticks(y, names, fontsize=8)
+        scale = "linear"
+        if values and min(values) > 0 and max(values) / min(values) > 20:  # a bound far ahead
+            scale = "log"
+            ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+            ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+        ax.set_xlabel(f"frames/s written ({scale}; bar: median, dots: each round)")
+        ax.set_title(f"{kind}: {rows[0][1]['frames']:,} frames" if rows else kind, fontsize=10)
+    fig.suptitle("tf-gulp ingest vs gulpio2 (blue: tf-gulp, orange: gulpio2, grey: bound)",
+                 fontsize=11)
+    fig.text(0.01, 0.01, _source_note(report), fontsize=7, color="#555555")
+    fig.tight_layout(rect=(0, 0.04, 1, 0.95))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# name -> (JSON file in --results, PNG file in --out, plotter)
+PLOTS: Dict[str, Tuple[str, str, Callable[[Dict[str, Any], str], None]]] = {
+    "gulp_read": ("gulp_read.json", "gulp_read.png", plot_gulp_read),
+    "ffrecord": ("ffrecord.json", "ffrecord.png", plot_ffrecord),
+    "bzna": ("bzna.json", "bzna.png", plot_bzna),
+    "ingest": ("ingest.json", "ingest.png", plot_ingest),
+}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--results", default=os.path.join(_REPO_ROOT, "bench", "results"),
+                        help="folder of the benchmarks' JSON (default: bench/results)")
+    parser.add_argument("--out", default=os.path.join(_REPO_ROOT, "docs", "images"),
+                        help="folder for the PNGs (default: docs/images)")
+    parser.add_argument("--only", nargs="+", choices=sorted(PLOTS), help="plot only these")
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    written = 0
+    for name in args.only or list(PLOTS):
+        json_name, png_name, plot = PLOTS[name]
+        source = os.path.join(args.results, json_name)
+        if not os.path.exists(source):
+            print(f"{name}: no {source}, skipped (run bench/bench_{name}.py first)",
+                  file=sys.stderr)
+            continue
+        with open(source, encoding="utf-8") as f:
+            try:
+                report = json.load(f)
+            except ValueError as e:
+                raise SystemExit(f"{source}: not valid JSON ({e})") from None
+        target = os.path.join(args.out, png_name)
+        try:
+            plot(report, target)
+        except (KeyError, TypeError, ValueError) as e:
+            raise SystemExit(f"{source}: not the JSON bench/bench_{name}.py writes "
+                             f"({type(e).__name__}: {e})") from None
+        print(f"wrote {target}")
+        written += 1
+    if not written:
+        print(f"no results in {args.results}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
