@@ -6,6 +6,11 @@
 //     sample tables are validated against the file). It runs inside the
 //     dataset graph, so the index is read where the data is and never becomes
 //     a graph constant.
+//   BznaEntryIndex(path) -> (offsets, sizes, target_offsets): per entry of a
+//     Benzina container, the byte range of its per-image MP4 (bzna_input) and
+//     the offset of its 8-byte target (-1: none), judged by
+//     cc/mp4/bzna_container (the same code tf_gulp._core gives the Python
+//     readers and `tf-gulp bzna info`).
 //   ReadFileRange(path, offset, size) -> contents: one exact pread of a
 //     sample, checked against the file's size first.
 //
@@ -20,6 +25,7 @@
 #include "cc/io/file_cache.h"
 #include "cc/io/file_system.h"
 #include "cc/io/random_access_file.h"
+#include "cc/mp4/bzna_container.h"
 #include "cc/mp4/mp4_reader.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
@@ -71,6 +77,35 @@ class BznaTrackIndexOp : public OpKernel {
 
  private:
   std::string track_;
+};
+
+class BznaEntryIndexOp : public OpKernel {
+ public:
+  explicit BznaEntryIndexOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& path_t = ctx->input(0);
+    OP_REQUIRES(ctx, path_t.dims() == 0,
+                absl::InvalidArgumentError("bzna_entry_index: path must be a scalar"));
+    const std::string path(path_t.scalar<tstring>()());
+    std::unique_ptr<tfg::RandomAccessFile> file;
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::RandomAccessFile::Open(path, &file)));
+    tfg::mp4::EntryIndex index;
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::mp4::ReadEntryIndex(*file, &index)));
+    const int64_t n = static_cast<int64_t>(index.entries);
+    Tensor* out[3] = {nullptr, nullptr, nullptr};
+    for (int k = 0; k < 3; ++k) {
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(k, TensorShape({n}), &out[k]));
+    }
+    auto o = out[0]->vec<int64_t>();
+    auto s = out[1]->vec<int64_t>();
+    auto t = out[2]->vec<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      o(i) = static_cast<int64_t>(index.offsets[i]);
+      s(i) = static_cast<int64_t>(index.sizes[i]);
+      t(i) = index.target_offsets[i];
+    }
+  }
 };
 
 class ReadFileRangeOp : public OpKernel {
@@ -127,6 +162,19 @@ REGISTER_OP("BznaTrackIndex")
     })
     .Doc("Byte ranges of the samples of an MP4 track found by its hdlr name.");
 
+REGISTER_OP("BznaEntryIndex")
+    .Input("path: string")
+    .Output("offsets: int64")
+    .Output("sizes: int64")
+    .Output("target_offsets: int64")
+    .SetShapeFn([](InferenceContext* c) {
+      ShapeHandle unused;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
+      for (int k = 0; k < 3; ++k) c->set_output(k, c->Vector(c->UnknownDim()));
+      return absl::OkStatus();
+    })
+    .Doc("Per entry of a Benzina container: image sample range and target offset (-1: none).");
+
 REGISTER_OP("ReadFileRange")
     .Input("path: string")
     .Input("offset: int64")
@@ -139,6 +187,7 @@ REGISTER_OP("ReadFileRange")
     .Doc("Reads exactly `size` bytes at `offset` of a file.");
 
 REGISTER_KERNEL_BUILDER(Name("BznaTrackIndex").Device(tensorflow::DEVICE_CPU), BznaTrackIndexOp);
+REGISTER_KERNEL_BUILDER(Name("BznaEntryIndex").Device(tensorflow::DEVICE_CPU), BznaEntryIndexOp);
 REGISTER_KERNEL_BUILDER(Name("ReadFileRange").Device(tensorflow::DEVICE_CPU), ReadFileRangeOp);
 
 }  // namespace
