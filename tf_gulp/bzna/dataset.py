@@ -220,8 +220,9 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
       split_per_entry: how tf.data service dynamic sharding (``distributed_epoch``) splits a
         pass. True (default): each entry is one split, so the workers share every pass entry by
         entry (each reads and decodes only the entries it is handed; every entry exactly once
-        per pass); each entry's split re-reads the file's index on the worker. False: a pass is
-        one split (one worker reads it whole, the index read once). Plain iteration is the same.
+        per pass); a worker process reads the file's index once and keeps it for the splits that
+        follow (read again when the file's size or modification time changes). False: a pass
+        is one split (one worker reads it whole). Plain iteration is the same.
 
     Elements: "image" uint8 [H, W, 3] (sizes vary), "label" int64, "index" int64 (the entry's
     position in the file, the key for per-element randomness). The label is -1 for entries past

@@ -10,7 +10,11 @@
 //     Benzina container, the byte range of its per-image MP4 (bzna_input) and
 //     the offset of its 8-byte target (-1: none), judged by
 //     cc/mp4/bzna_container (the same code tf_gulp._core gives the Python
-//     readers and `tf-gulp bzna info`).
+//     readers and `tf-gulp bzna info`). Indexes are kept per process
+//     (cc/mp4/entry_index_cache.h): under tf.data service every entry is a
+//     split that asks for the index again, and a worker reads it once.
+//   BznaIndexCacheStats() -> [reads, hits] of that cache, for tests and
+//     benchmarks.
 //   ReadFileRange(path, offset, size) -> contents: one exact pread of a
 //     sample, checked against the file's size first.
 //
@@ -26,6 +30,7 @@
 #include "cc/io/file_system.h"
 #include "cc/io/random_access_file.h"
 #include "cc/mp4/bzna_container.h"
+#include "cc/mp4/entry_index_cache.h"
 #include "cc/mp4/mp4_reader.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
@@ -88,10 +93,9 @@ class BznaEntryIndexOp : public OpKernel {
     OP_REQUIRES(ctx, path_t.dims() == 0,
                 absl::InvalidArgumentError("bzna_entry_index: path must be a scalar"));
     const std::string path(path_t.scalar<tstring>()());
-    std::unique_ptr<tfg::RandomAccessFile> file;
-    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::RandomAccessFile::Open(path, &file)));
-    tfg::mp4::EntryIndex index;
-    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::mp4::ReadEntryIndex(*file, &index)));
+    std::shared_ptr<const tfg::mp4::EntryIndex> cached;
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::mp4::EntryIndexCache::Global()->Get(path, &cached)));
+    const tfg::mp4::EntryIndex& index = *cached;
     const int64_t n = static_cast<int64_t>(index.entries);
     Tensor* out[3] = {nullptr, nullptr, nullptr};
     for (int k = 0; k < 3; ++k) {
@@ -105,6 +109,19 @@ class BznaEntryIndexOp : public OpKernel {
       s(i) = static_cast<int64_t>(index.sizes[i]);
       t(i) = index.target_offsets[i];
     }
+  }
+};
+
+class BznaIndexCacheStatsOp : public OpKernel {
+ public:
+  explicit BznaIndexCacheStatsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({2}), &out));
+    const tfg::mp4::EntryIndexCache* cache = tfg::mp4::EntryIndexCache::Global();
+    out->vec<int64_t>()(0) = static_cast<int64_t>(cache->reads());
+    out->vec<int64_t>()(1) = static_cast<int64_t>(cache->hits());
   }
 };
 
@@ -175,6 +192,15 @@ REGISTER_OP("BznaEntryIndex")
     })
     .Doc("Per entry of a Benzina container: image sample range and target offset (-1: none).");
 
+REGISTER_OP("BznaIndexCacheStats")
+    .Output("reads_and_hits: int64")
+    .SetIsStateful()  // its value changes between calls: never constant-folded
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->Vector(2));
+      return absl::OkStatus();
+    })
+    .Doc("[reads, hits] of this process's Benzina entry index cache.");
+
 REGISTER_OP("ReadFileRange")
     .Input("path: string")
     .Input("offset: int64")
@@ -188,6 +214,8 @@ REGISTER_OP("ReadFileRange")
 
 REGISTER_KERNEL_BUILDER(Name("BznaTrackIndex").Device(tensorflow::DEVICE_CPU), BznaTrackIndexOp);
 REGISTER_KERNEL_BUILDER(Name("BznaEntryIndex").Device(tensorflow::DEVICE_CPU), BznaEntryIndexOp);
+REGISTER_KERNEL_BUILDER(Name("BznaIndexCacheStats").Device(tensorflow::DEVICE_CPU),
+                        BznaIndexCacheStatsOp);
 REGISTER_KERNEL_BUILDER(Name("ReadFileRange").Device(tensorflow::DEVICE_CPU), ReadFileRangeOp);
 
 }  // namespace
