@@ -1,13 +1,14 @@
 """One suite of malformed Benzina containers that every entry point must judge the same way.
 
-The container is parsed and judged once, in C++ (``cc/mp4/mp4_reader``, ``cc/mp4/bzna_container``):
-by the dataset op (``BznaEntryIndex``) inside ``BenzinaDataset`` / ``DataLoader`` graphs, and through
-``tf_gulp._core`` by the Python container reader (``tf_gulp.bzna.container.read_container``), by
-``BenzinaDataset`` / ``DataLoader`` when they are built, and by ``tf-gulp bzna info``. Each case below
-is a small container (samples are stand-in bytes: nothing here decodes) with the verdict every entry
-point must reach: accepted, or refused with the same kind of error and the same message, naming the
-file (and the byte offset or sample where there is one). Local files and ``ram://`` copies (read by
-the C++ reader through ``tf.io.gfile``) are judged alike.
+The container is parsed and judged once, in C++ (``cc/mp4/mp4_reader``,
+``cc/mp4/bzna_container``): by the dataset op (``BznaEntryIndex``) inside ``BenzinaDataset`` /
+``DataLoader`` graphs, and through ``tf_gulp._core`` by the Python container reader
+(``tf_gulp.bzna.container.read_container``), by ``BenzinaDataset`` / ``DataLoader`` when they are
+built, and by ``tf-gulp bzna info``. Each case below is a small container (samples are stand-in
+bytes: nothing here decodes) with the verdict every entry point must reach: accepted, or refused
+with the same kind of error and the same message, naming the file (and the byte offset or sample
+where there is one). Local files and ``ram://`` copies (read by the C++ reader through
+``tf.io.gfile``) are judged alike.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ Reading is never done in Python: :func:`read_movie`, :func:`describe`, :func:`re
 from __future__ import annotations
 
 import json
-import os
 import struct
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
