@@ -2,7 +2,7 @@
 the DataLoader helper.
 
 Everything per element runs in C++ kernels inside the tf.data graph: the container's index is
-parsed by an op (``BznaTrackIndex``, cc/mp4) when the dataset is iterated, each sample is one
+parsed by an op (``BznaEntryIndex``, cc/mp4) when the dataset is iterated, each sample is one
 ``pread`` (``ReadFileRange``), decoding is ``tf_gulp.ops.decode_hevc`` and augmentation
 ``tf_gulp.ops.similarity_warp`` with matrices from ``tf_gulp.bzna.transforms``. Python only builds
 the graph; when it is built, the container is read and judged once by the same C++ code
