@@ -245,3 +245,13 @@ def write_container(path: str, mp4s: Sequence[bytes], targets: Sequence[Optional
         f.write(b"".join(struct.pack("<q", t) for t in stored_targets))
         f.write(b"".join(fnames))
         f.write(moov)
+
+
+def read_moov(path) -> Tuple[bytes, int, int]:
+    """(moov box bytes, its byte offset, file size) of a well-formed file, the moov located by
+    cc/mp4 (tf_gulp._core): tests rebuild a file's moov to make bad variants of it."""
+    movie = C.read_movie(str(path))
+    at, size = movie.moov
+    with open(path, "rb") as f:
+        f.seek(at)
+        return f.read(size), at, movie.size

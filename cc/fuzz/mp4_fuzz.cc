@@ -1,7 +1,8 @@
 // Fuzz target: the MP4 box reader (cc/mp4/mp4_reader.h), both entry points
 // (ParseMovie on a buffer, as decode_hevc does with a per-image sample;
 // ReadMovie on a file, as bzna_track_index does with a container), then the
-// HEVC sample -> Annex-B conversion of each HEVC track's first samples.
+// HEVC sample -> Annex-B conversion of each HEVC track's first samples, and
+// the Benzina entry index (cc/mp4/bzna_container.h) of what was read.
 //
 // Input: an MP4 file. Seeds: tests/data/hevc/*.mp4.
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "cc/fuzz/fuzz_common.h"
 #include "cc/io/random_access_file.h"
+#include "cc/mp4/bzna_container.h"
 #include "cc/mp4/mp4_reader.h"
 
 namespace {
@@ -58,6 +60,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::unique_ptr<RandomAccessFile> file;
   FUZZ_CHECK(RandomAccessFile::Open(path, &file).ok());
   Movie from_file;
-  if (ReadMovie(*file, &from_file).ok()) CheckMovie(from_file, size);
+  if (ReadMovie(*file, &from_file).ok()) {
+    CheckMovie(from_file, size);
+    EntryIndex index;
+    if (BuildEntryIndex(from_file, &index).ok()) {
+      // One range per entry, a target (8 bytes inside the file) or -1 for each.
+      FUZZ_CHECK(index.offsets.size() == index.entries && index.sizes.size() == index.entries);
+      FUZZ_CHECK(index.target_offsets.size() == index.entries && index.targets <= index.entries);
+      for (uint64_t i = 0; i < index.entries; ++i) {
+        const int64_t t = index.target_offsets[i];
+        FUZZ_CHECK((i < index.targets) == (t >= 0));
+        FUZZ_CHECK(t < 0 || (static_cast<uint64_t>(t) <= size && size - t >= kTargetBytes));
+      }
+    }
+  }
   return 0;
 }

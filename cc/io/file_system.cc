@@ -50,6 +50,7 @@ class Local : public FileSystem {
     info->is_directory = S_ISDIR(st.st_mode);
     info->is_regular = S_ISREG(st.st_mode);
     info->size = static_cast<uint64_t>(st.st_size);
+    info->mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
     info->kind = FileKind(st.st_mode);
     return Status::Ok();
   }

@@ -30,6 +30,10 @@ struct FileInfo {
   // False for directories and for local FIFOs, devices and sockets.
   bool is_regular = false;
   uint64_t size = 0;
+  // Last modification, in nanoseconds since the epoch; 0 when the file system
+  // reports none (TensorFlow's ram:// does not), so callers caching what they
+  // read from a file (cc/mp4/entry_index_cache.h) can tell it was rewritten.
+  int64_t mtime_ns = 0;
   // For errors about local files that are not regular: "a FIFO (named pipe)".
   const char* kind = "a regular file";
 };

@@ -5,6 +5,8 @@
 #include <functional>
 #include <utility>
 
+#include "cc/util/json_text.h"
+
 namespace tfg {
 namespace mp4 {
 namespace {
@@ -121,12 +123,13 @@ class Parser {
     return Status::Ok();
   }
 
-  Status ParseMoov(const Box& moov, std::vector<Track>* tracks) {
+  Status ParseMoov(const Box& moov, Movie* movie) {
     return ForEachChild(moov.payload, moov.end, [&](const Box& b) -> Status {
+      if (b.type == "udta") return ParseUdta(b, movie);
       if (b.type != "trak") return Status::Ok();
       Track t;
       TFG_RETURN_IF_ERROR(ParseTrak(b, &t));
-      tracks->push_back(std::move(t));
+      movie->tracks.push_back(std::move(t));
       return Status::Ok();
     });
   }
@@ -136,7 +139,35 @@ class Parser {
     return Cursor(data_, b.payload, b.end, base_, &file_, name);
   }
 
+  // moov/udta/bzsp: tf_gulp's split table, a JSON object.
+  Status ParseUdta(const Box& udta, Movie* movie) {
+    return ForEachChild(udta.payload, udta.end, [&](const Box& b) -> Status {
+      if (b.type != "bzsp") return Status::Ok();
+      const std::string where =
+          " (bzsp box at byte offset " + std::to_string(base_ + b.payload) + ")";
+      if (movie->has_split_table) {
+        return DataLossError(file_, ": a second split table", where);
+      }
+      movie->has_split_table = true;
+      movie->split_table.assign(reinterpret_cast<const char*>(data_ + b.payload),
+                                b.end - b.payload);
+      movie->split_table_offset = base_ + b.payload;
+      nlohmann::json table;
+      const Status parsed = ParseJson(movie->split_table, "", &table);
+      if (!parsed.ok()) {
+        std::string detail = parsed.message();
+        if (detail.compare(0, 2, ": ") == 0) detail.erase(0, 2);
+        return DataLossError(file_, ": the split table", where, " is not valid JSON: ", detail);
+      }
+      if (!table.is_object()) {
+        return DataLossError(file_, ": the split table", where, " is not a JSON object");
+      }
+      return Status::Ok();
+    });
+  }
+
   Status ParseTrak(const Box& trak, Track* t) {
+    t->trak_offset = base_ + trak.begin;
     bool have_stsz = false, have_offsets = false;
     std::vector<uint64_t> chunk_offsets;
     std::vector<std::pair<uint32_t, uint32_t>> stsc;  // first chunk, samples per chunk
@@ -274,6 +305,8 @@ class Parser {
     return ForEachChild(v.pos(), entry.end, [&](const Box& child) -> Status {
       if (child.type == "hvcC") {
         t->has_hevc_config = true;
+        t->hvcc_offset = base_ + child.begin;
+        t->hvcc_size = child.end - child.begin;
         return ParseHvcC(child, &t->hevc);
       }
       if (child.type == "clap") return ParseClap(child, &t->clap);
@@ -394,6 +427,16 @@ class Parser {
 
 }  // namespace
 
+Status ListBoxes(const uint8_t* data, uint64_t begin, uint64_t end, const std::string& name,
+                 std::vector<BoxRange>* boxes) {
+  boxes->clear();
+  Parser parser(data, 0, end, name);
+  return parser.ForEachChild(begin, end, [&](const Box& b) -> Status {
+    boxes->push_back(BoxRange{b.type, b.begin, b.payload, b.end});
+    return Status::Ok();
+  });
+}
+
 const Track* Movie::FindTrack(const std::string& track_name) const {
   for (const Track& t : tracks) {
     if (t.name == track_name) return &t;
@@ -415,13 +458,17 @@ Status ParseMovie(const uint8_t* data, uint64_t size, const std::string& name,
   movie->name = name;
   movie->size = size;
   movie->tracks.clear();
+  movie->has_split_table = false;
+  movie->split_table.clear();
   Parser parser(data, 0, size, movie->name);
   bool have_moov = false;
   TFG_RETURN_IF_ERROR(parser.ForEachChild(0, size, [&](const Box& b) -> Status {
     if (b.type != "moov") return Status::Ok();
     if (have_moov) return DataLossError(name, ": a second moov box at byte offset ", b.begin);
     have_moov = true;
-    return parser.ParseMoov(b, &movie->tracks);
+    movie->moov_offset = b.begin;
+    movie->moov_size = b.end - b.begin;
+    return parser.ParseMoov(b, movie);
   }));
   if (!have_moov) return DataLossError(name, ": no moov box (not an MP4 file?)");
   return Status::Ok();
@@ -431,6 +478,8 @@ Status ReadMovie(const RandomAccessFile& file, Movie* movie) {
   movie->name = file.path();
   movie->size = file.size();
   movie->tracks.clear();
+  movie->has_split_table = false;
+  movie->split_table.clear();
   const uint64_t size = file.size();
   uint64_t pos = 0;
   bool have_moov = false;
@@ -445,6 +494,8 @@ Status ReadMovie(const RandomAccessFile& file, Movie* movie) {
       if (have_moov) return DataLossError(file.path(), ": a second moov box at byte offset ", pos);
       have_moov = true;
       const uint64_t len = box.end;
+      movie->moov_offset = pos;
+      movie->moov_size = len;
       if (len > (uint64_t{1} << 32)) {
         return DataLossError(file.path(), ": moov box at byte offset ", pos, " is ", len,
                              " bytes, more than this reader accepts");
@@ -453,7 +504,7 @@ Status ReadMovie(const RandomAccessFile& file, Movie* movie) {
       TFG_RETURN_IF_ERROR(file.ReadAt(pos, len, moov.data()));
       Parser parser(reinterpret_cast<const uint8_t*>(moov.data()), pos, size, movie->name);
       Box local = box;  // offsets relative to the moov buffer
-      TFG_RETURN_IF_ERROR(parser.ParseMoov(local, &movie->tracks));
+      TFG_RETURN_IF_ERROR(parser.ParseMoov(local, movie));
     }
     pos += box.end;
   }

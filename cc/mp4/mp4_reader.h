@@ -47,6 +47,10 @@ struct Track {
   int coded_width = 0, coded_height = 0;  // of a visual sample entry
   bool has_hevc_config = false;
   HevcConfig hevc;
+  // The whole hvcC box (header included) as a byte range of the file (or
+  // buffer), for writers that copy it into another file; 0/0 without one.
+  uint64_t hvcc_offset = 0, hvcc_size = 0;
+  uint64_t trak_offset = 0;  // of the trak box, for messages
   CleanAperture clap;
   // Absolute byte ranges of the samples in the file (or buffer).
   std::vector<uint64_t> sample_offsets;
@@ -59,12 +63,32 @@ struct Movie {
   std::string name;  // the file (or "<what> in <file>") for messages
   uint64_t size = 0;
   std::vector<Track> tracks;
+  uint64_t moov_offset = 0, moov_size = 0;  // the moov box (header included)
+  // The payload of moov/udta/bzsp (tf_gulp's split table, JSON), when the
+  // file has one, and its byte offset. Checked to be a JSON object.
+  bool has_split_table = false;
+  std::string split_table;
+  uint64_t split_table_offset = 0;
 
   // The first track whose hdlr name is `name`; nullptr when none.
   const Track* FindTrack(const std::string& name) const;
   // Same, but NotFound naming the file and the tracks it has.
   Status GetTrack(const std::string& name, const Track** track) const;
 };
+
+// A box found by ListBoxes: its type and byte ranges (offsets into the buffer).
+struct BoxRange {
+  std::string type;
+  uint64_t begin = 0;    // the header
+  uint64_t payload = 0;  // the first byte after the header
+  uint64_t end = 0;
+};
+
+// The boxes one after the other in data[begin, end) (children of a box, or
+// the top level of a file): every size checked against `end`. DataLoss naming
+// `name` and the byte offset otherwise.
+Status ListBoxes(const uint8_t* data, uint64_t begin, uint64_t end,
+                 const std::string& name, std::vector<BoxRange>* boxes);
 
 // Parses an MP4 held in memory (e.g. one per-image sample). `name` is used in
 // error messages. Sample ranges are offsets into `data`.

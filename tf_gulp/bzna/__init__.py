@@ -2,7 +2,9 @@
 
 - :func:`create_dataset` (also ``tf-gulp bzna create``): write a .bzna file from an image folder or
   list (needs PyAV; no TensorFlow);
-- :func:`describe` (``tf-gulp bzna info``): tracks, counts, sizes, splits;
+- :func:`describe`: tracks, counts, sizes and split table of any MP4; :func:`read_container`
+  (``tf-gulp bzna info``): a container judged as the datasets judge it (entries, targets,
+  splits); both parse with the C++ reader (``tf_gulp._core``);
 - :func:`BenzinaDataset`, :func:`ClassificationDataset`, :func:`ImageNet`, :func:`DataLoader`:
   reading with tf.data (imported on first use);
 - :mod:`tf_gulp.bzna.transforms`: warp / bias / norm transforms for
@@ -13,11 +15,11 @@ See docs/benzina.md.
 
 from typing import Any
 
-from tf_gulp.bzna.container import describe
+from tf_gulp.bzna.container import describe, read_container
 from tf_gulp.bzna.create import create_dataset
 
 __all__ = ["BenzinaDataset", "ClassificationDataset", "DataLoader", "ImageNet", "create_dataset",
-           "describe"]
+           "describe", "read_container"]
 
 _DATASET_NAMES = ("BenzinaDataset", "ClassificationDataset", "DataLoader", "ImageNet")
 

@@ -1,24 +1,30 @@
-"""ISO-BMFF boxes for Benzina-style files: a small writer and a small reader (pure Python).
+"""ISO-BMFF boxes for Benzina-style files: a small writer (pure Python), and reading through the
+C++ reader (cc/mp4, via ``tf_gulp._core``).
 
-Why not pymp4: it would need its `collections` names patched back in on Python 3.11, it keeps
-`hvc1`/`hvcC`/`clap` as opaque bytes anyway, and it has no 64-bit `mdat` size in the form needed
-here; the boxes this format needs are few and fixed, so they are written here field by field and
-tested by reading them back with tf_gulp's C++ reader (cc/mp4), FFmpeg's ffprobe and PyAV.
+Why not pymp4 for writing: it would need its `collections` names patched back in on Python 3.11, it
+keeps `hvc1`/`hvcC`/`clap` as opaque bytes anyway, and it has no 64-bit `mdat` size in the form
+needed here; the boxes this format needs are few and fixed, so they are written here field by field
+and tested by reading them back with tf_gulp's C++ reader (cc/mp4), FFmpeg's ffprobe and PyAV.
 
-The reader is for `tf-gulp bzna info` and the dataset's split table (a few numbers); the samples
-themselves are located by the C++ reader inside the tf.data graph.
+Reading is never done in Python: :func:`read_movie`, :func:`describe`, :func:`read_container` and
+:func:`iter_boxes` call the same C++ code as the dataset ops (``cc/mp4/mp4_reader``,
+``cc/mp4/bzna_container``), so every entry point accepts and refuses the same files.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import struct
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from tf_gulp._files import loads_json, open_binary
+from tf_gulp import _core
+from tf_gulp._files import is_remote, open_binary
 
 TIMESCALE = 20
+# The reference ImageNet file's splits: test = the last 100000 entries, val = the 50000 before,
+# train = the rest.
+IMAGENET_TEST = 100_000
+IMAGENET_VAL = 50_000
 SPLIT_BOX = b"bzsp"  # JSON {"splits": {name: [start, stop]}, "classes": [...]} under moov/udta
 _UNITY_MATRIX = struct.pack(">9I", 0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000)
 
@@ -114,140 +120,116 @@ def moov(tracks: Sequence[TrackSpec], metadata: Optional[dict] = None) -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------
-# Reading (small files or the moov box of large ones)
+# Reading: the C++ reader through tf_gulp._core
 
-def iter_boxes(data: bytes, start: int = 0, end: Optional[int] = None) -> Iterator[Tuple[bytes, int, int]]:
-    """(type, payload start, box end) of each box in data[start:end]; ValueError when sizes lie."""
-    end = len(data) if end is None else end
-    pos = start
-    while pos < end:
-        if end - pos < 8:
-            raise ValueError(f"truncated box header at byte offset {pos}")
-        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        header = 8
-        if size == 1:
-            if end - pos < 16:
-                raise ValueError(f"truncated box header at byte offset {pos}")
-            size = struct.unpack(">Q", data[pos + 8:pos + 16])[0]
-            header = 16
-        elif size == 0:
-            size = end - pos
-        if size < header or size > end - pos:
-            raise ValueError(f"box {kind!r} at byte offset {pos} has a bad size {size}")
-        yield kind, pos + header, pos + size
-        pos += size
+def iter_boxes(data: bytes, start: int = 0,
+               end: Optional[int] = None) -> Iterator[Tuple[bytes, int, int]]:
+    """(type, payload start, box end) of each box in data[start:end] (cc/mp4's box walk);
+    ``_core.DataLossError`` (a ValueError) naming the byte offset when a size lies."""
+    return iter(_core.mp4_boxes(data, start, end))
 
 
-def read_moov(path: str) -> Tuple[bytes, int, int]:
-    """(moov box bytes, its file offset, file size), reading only box headers and the moov."""
-    with open_binary(path) as f:  # local: a FIFO is refused, never blocks; or tf.io.gfile
-        f.seek(0, 2)
-        file_size = f.tell()
-        pos = 0
-        while pos < file_size:
-            f.seek(pos)
-            head = f.read(16)
-            if len(head) < 8:
-                raise ValueError(f"{path}: truncated box header at byte offset {pos}")
-            size, kind = struct.unpack(">I4s", head[:8])
-            if size == 1:
-                size = struct.unpack(">Q", head[8:16])[0]
-            elif size == 0:
-                size = file_size - pos
-            if size < 8 or size > file_size - pos:
-                raise ValueError(f"{path}: box {kind!r} at byte offset {pos} has a bad size {size}")
-            if kind == b"moov":
-                f.seek(pos)
-                return f.read(size), pos, file_size
-            pos += size
-    raise ValueError(f"{path}: no moov box")
+def read_movie(path: str) -> "_core.Mp4Movie":
+    """The MP4 file `path` parsed by cc/mp4 (only its box headers and its moov box are read).
+
+    Local files are opened by the C++ reader (a FIFO is refused without blocking). ``_core`` has
+    no TensorFlow, so a path of TensorFlow's file systems (``gs://``, ``ram://``, ...) is opened
+    here with ``tf.io.gfile`` and the C++ reader pulls the bytes it needs through it.
+
+    Raises FileNotFoundError (no such file), ValueError (not a regular file), or
+    ``_core.DataLossError`` (a ValueError naming the file and the byte offset) for bad boxes.
+    """
+    if not is_remote(path):
+        return _core.read_mp4(path)
+    with open_binary(path) as f:
+        size = f.size()
+
+        def read(offset: int, n: int) -> bytes:
+            f.seek(offset)
+            return f.read(n)
+
+        return _core.read_mp4(read, size, path)
 
 
-def _split_table(payload: bytes, path: str, offset: int) -> dict:
-    """The JSON object of a split box, or ValueError naming the file and the byte offset."""
-    try:
-        table = loads_json(payload.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: the split table ({SPLIT_BOX.decode()} box at byte offset "
-                         f"{offset}) is not valid JSON: {e}") from None
-    if not isinstance(table, dict):
-        raise ValueError(f"{path}: the split table ({SPLIT_BOX.decode()} box at byte offset "
-                         f"{offset}) is not a JSON object")
-    return table
+def _metadata(movie: "_core.Mp4Movie") -> Optional[dict]:
+    table = movie.split_table
+    if table is None:
+        return None
+    # cc/mp4 checked it is a JSON object (with bounded nesting), naming the box's offset if not.
+    return json.loads(table[0].decode("utf-8"))
+
+
+def _track_summary(t: dict, sample_bytes: bool) -> dict:
+    return {"name": t["name"], "handler": t["handler"], "samples": t["samples"],
+            "bytes": t["bytes"] if sample_bytes else 0, "entry": t["entry"],
+            "width": int(t["width"]), "height": int(t["height"])}
 
 
 def describe(path: str, sample_bytes: bool = True) -> Dict[str, object]:
     """Tracks (name, handler, sample count, total bytes unless not `sample_bytes`, sample entry,
-    tkhd size) and the split table (None for files without one)."""
-    data, moov_offset, file_size = read_moov(path)
-    try:
-        tracks, metadata = _describe_moov(data, path, moov_offset, sample_bytes)
-    except (ValueError, struct.error) as e:
-        if str(e).startswith(path):
-            raise
-        # Offsets in `e` count from the start of the moov box.
-        raise ValueError(f"{path}: bad moov box at byte offset {moov_offset} (offsets relative "
-                         f"to it): {e}") from None
-    return {"path": path, "file_bytes": file_size, "tracks": tracks, "metadata": metadata}
+    tkhd size) and the split table (None for files without one) of any MP4 (a container or a
+    per-image MP4), as cc/mp4 reads them: every sample's range is checked against the file."""
+    movie = read_movie(path)
+    return {"path": path, "file_bytes": movie.size,
+            "tracks": [_track_summary(t, sample_bytes) for t in movie.tracks],
+            "metadata": _metadata(movie)}
 
 
-def _describe_moov(data: bytes, path: str, moov_offset: int,
-                   sample_bytes: bool) -> Tuple[List[dict], Optional[dict]]:
-    tracks: List[dict] = []
-    metadata = None
-    for kind, p, e in iter_boxes(data):
-        for k2, p2, e2 in iter_boxes(data, p, e):
-            if k2 == b"udta":
-                for k3, p3, e3 in iter_boxes(data, p2, e2):
-                    if k3 == SPLIT_BOX:
-                        metadata = _split_table(data[p3:e3], path, moov_offset + p3)
-            if k2 != b"trak":
-                continue
-            info = {"name": "", "handler": "", "samples": 0, "bytes": 0, "entry": "",
-                    "width": 0, "height": 0}
-            stack = [(p2, e2)]
-            while stack:
-                a, b = stack.pop()
-                for k, q, r in iter_boxes(data, a, b):
-                    if k in (b"mdia", b"minf", b"stbl"):
-                        stack.append((q, r))
-                    elif k == b"hdlr":
-                        info["handler"] = data[q + 8:q + 12].decode("latin1")
-                        info["name"] = data[q + 24:r].split(b"\0")[0].decode("utf-8", "replace")
-                    elif k == b"tkhd":
-                        if r - q < 84:  # version 0 is 84 bytes, version 1 96; size at the end
-                            raise ValueError(f"tkhd box at byte offset {q} is too short "
-                                             f"({r - q} bytes)")
-                        w, h = struct.unpack(">II", data[r - 8:r])
-                        info["width"], info["height"] = w >> 16, h >> 16
-                    elif k == b"stsd" and r - q >= 16:
-                        info["entry"] = data[q + 12:q + 16].decode("latin1")
-                    elif k == b"stsz":
-                        const, n = struct.unpack(">II", data[q + 4:q + 12])
-                        if not const and 12 + 4 * n > r - q:
-                            raise ValueError(f"stsz box at byte offset {q} lists {n} sample sizes "
-                                             f"but holds {r - q} bytes")
-                        info["samples"] = n
-                        if const:
-                            info["bytes"] = const * n
-                        elif sample_bytes:
-                            info["bytes"] = sum(struct.unpack(f">{n}I", data[q + 12:q + 12 + 4 * n]))
-            tracks.append(info)
-    return tracks, metadata
+class Container:
+    """A Benzina container as the datasets read it (:func:`read_container`)."""
+
+    def __init__(self, path: str, movie: "_core.Mp4Movie") -> None:
+        index = movie.entry_index()  # raises for a container the datasets refuse
+        self.path = path
+        self.file_bytes: int = movie.size
+        self.tracks: List[dict] = [_track_summary(t, True) for t in movie.tracks]
+        self.metadata: Optional[dict] = _metadata(movie)
+        self.entries: int = index["entries"]  # samples of bzna_input
+        self.targets: int = index["targets"]  # entries [targets, entries) have no target
+
+    def describe(self) -> Dict[str, object]:
+        """The :func:`describe` dict of the file."""
+        return {"path": self.path, "file_bytes": self.file_bytes, "tracks": list(self.tracks),
+                "metadata": self.metadata}
+
+    def split_range(self, split: Optional[str],
+                    splits: Optional[Mapping[str, Sequence[int]]] = None) -> Tuple[int, int]:
+        """[start, stop) of `split` (None: every entry): from `splits` when given, else the file's
+        split table (files written by tf_gulp), else the reference ImageNet ranges (files of
+        150000 entries or more without a table, like Benzina's ilsvrc2012.bzna). ValueError
+        naming the file for an unknown split or a range outside the file."""
+        path, n = self.path, self.entries
+        if split is None:
+            return 0, n
+        if splits is None:
+            splits = (self.metadata or {}).get("splits")
+        if splits is None:  # the reference's ImageNet layout
+            if n < IMAGENET_TEST + IMAGENET_VAL:
+                raise ValueError(f"{path}: {n} entries and no split table: too few for the "
+                                 f"reference ImageNet splits; pass splits={{name: (start, stop)}} "
+                                 f"(see docs/benzina.md)")
+            splits = {"train": [0, n - IMAGENET_TEST - IMAGENET_VAL],
+                      "val": [n - IMAGENET_TEST - IMAGENET_VAL, n - IMAGENET_TEST],
+                      "test": [n - IMAGENET_TEST, n]}
+        if split not in splits:
+            raise ValueError(f"{path}: no split {split!r} (splits: {sorted(splits)})")
+        try:
+            start, stop = (int(v) for v in splits[split])
+        except (TypeError, ValueError):
+            raise ValueError(f"{path}: split {split!r} must be a (start, stop) pair of entry "
+                             f"indices, got {splits[split]!r}") from None
+        if not 0 <= start <= stop <= n:
+            raise ValueError(f"{path}: split {split!r} = [{start}, {stop}) is not within the "
+                             f"file's {n} entries")
+        return start, stop
 
 
-def target_count(info: Dict[str, object]) -> Optional[int]:
-    """The number of entries with a target in a :func:`describe` result: the bzna_target track's
-    sample count (None without that track).
+def read_container(path: str) -> Container:
+    """`path` read and judged by cc/mp4/bzna_container, as ``BenzinaDataset`` judges it.
 
-    Benzina's toolchain stops writing targets at the first entry without one, so a target track
-    may be shorter than the input track: entries from this count on have no target (label -1).
-    ValueError (naming the file) when the target track is longer than the input track.
+    Raises FileNotFoundError (no such file, or no bzna_input / bzna_target track),
+    ValueError for a file the datasets refuse (``_core.DataLossError`` for damaged boxes or
+    samples past the end of the file; a bzna_target track longer than the bzna_input track), each
+    naming the file.
     """
-    counts = {t["name"]: t["samples"] for t in info["tracks"]}
-    targets = counts.get("bzna_target")
-    n = counts.get("bzna_input")
-    if targets is not None and n is not None and targets > n:
-        raise ValueError(f"{info['path']}: the bzna_target track has {targets} samples, more than "
-                         f"the {n} of the bzna_input track")
-    return targets
+    return Container(path, read_movie(path))

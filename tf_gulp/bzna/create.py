@@ -32,6 +32,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tf_gulp import _core
 from tf_gulp.bzna import container as C
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".ppm")
@@ -146,27 +147,14 @@ def encode_hevc(rgb: np.ndarray, crf: int = 10, preset: str = "medium") -> Tuple
             packet.dts = packet.pts
             out.mux(packet)
     data = buf.getvalue()
-    hvcc = sample = None
-    offsets, sizes = [], []
-    stack = [(0, len(data))]
-    while stack:
-        a, b = stack.pop()
-        for kind, p, e in C.iter_boxes(data, a, b):
-            if kind in (b"moov", b"trak", b"mdia", b"minf", b"stbl"):
-                stack.append((p, e))
-            elif kind == b"stsd":
-                for k2, p2, e2 in C.iter_boxes(data, p + 8, e):
-                    for k3, p3, e3 in C.iter_boxes(data, p2 + 78, e2):
-                        if k3 == b"hvcC":
-                            hvcc = data[p3 - 8:e3]
-            elif kind == b"stsz":
-                const, n = struct.unpack(">II", data[p + 4:p + 12])
-                sizes = [const] * n if const else list(struct.unpack(f">{n}I", data[p + 12:p + 12 + 4 * n]))
-            elif kind == b"stco":
-                n = struct.unpack(">I", data[p + 4:p + 8])[0]
-                offsets = list(struct.unpack(f">{n}I", data[p + 8:p + 8 + 4 * n]))
-    if hvcc is None or len(sizes) != 1 or len(offsets) != 1:
+    # FFmpeg's MP4, read by cc/mp4 (the reader the datasets use).
+    tracks = [t for t in _core.parse_mp4(data, "x265/MP4 muxer output").tracks
+              if t["hvcc"] is not None]
+    if len(tracks) != 1 or tracks[0]["samples"] != 1:
         raise RuntimeError("x265/MP4 muxer output without exactly one HEVC sample and an hvcC")
+    at, size = tracks[0]["hvcc"]
+    hvcc = data[at:at + size]
+    offsets, sizes = tracks[0]["offsets"].tolist(), tracks[0]["sizes"].tolist()
     sample = data[offsets[0]:offsets[0] + sizes[0]]
     return hvcc, sample
 
@@ -219,26 +207,15 @@ def image_mp4(rgb: np.ndarray, target: int, filename: str, crf: int = 10,
 
 def _thumb_range(mp4: bytes) -> Tuple[int, int, bytes]:
     """(offset, size, hvcC) of the bzna_thumb sample inside a per-image MP4 we wrote."""
-    offset = size = None
+    movie = _core.parse_mp4(mp4, "per-image MP4")
+    thumb = next((t for t in movie.tracks if t["name"] == "bzna_thumb"), None)
+    if thumb is None or thumb["samples"] != 1:
+        raise ValueError("per-image MP4 without a bzna_thumb track of one sample")
     hvcc = b""
-    for kind, p, e in C.iter_boxes(mp4):
-        if kind != b"moov":
-            continue
-        for k2, p2, e2 in C.iter_boxes(mp4, p, e):
-            if k2 != b"trak":
-                continue
-            blob = mp4[p2:e2]
-            if b"bzna_thumb\0" not in blob:
-                continue
-            i = blob.index(b"stsz")
-            size = struct.unpack(">I", blob[i + 16:i + 20])[0]
-            j = blob.index(b"stco")
-            offset = struct.unpack(">I", blob[j + 12:j + 16])[0]
-            k = blob.index(b"hvcC")
-            hvcc = blob[k - 4:k - 4 + struct.unpack(">I", blob[k - 4:k])[0]]
-    if offset is None:
-        raise ValueError("per-image MP4 without a bzna_thumb track")
-    return offset, size, hvcc
+    if thumb["hvcc"] is not None:
+        at, size = thumb["hvcc"]
+        hvcc = mp4[at:at + size]
+    return int(thumb["offsets"][0]), int(thumb["sizes"][0]), hvcc
 
 
 # ---------------------------------------------------------------------------------------------

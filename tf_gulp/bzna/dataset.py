@@ -2,11 +2,11 @@
 the DataLoader helper.
 
 Everything per element runs in C++ kernels inside the tf.data graph: the container's index is
-parsed by an op (``BznaTrackIndex``, cc/mp4) when the dataset is iterated, each sample is one
+parsed by an op (``BznaEntryIndex``, cc/mp4) when the dataset is iterated, each sample is one
 ``pread`` (``ReadFileRange``), decoding is ``tf_gulp.ops.decode_hevc`` and augmentation
 ``tf_gulp.ops.similarity_warp`` with matrices from ``tf_gulp.bzna.transforms``. Python only builds
-the graph; the only things read in Python are the split table and the sample count (a few numbers
-from the ``moov`` box).
+the graph; when it is built, the container is read and judged once by the same C++ code
+(``tf_gulp._core``, ``cc/mp4/bzna_container``) for the split table and the entry count.
 """
 
 from __future__ import annotations
@@ -17,59 +17,45 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops
 
+from tf_gulp import _core
 from tf_gulp._files import absolute, check_regular_file
 from tf_gulp._sharding import as_int, install_auto_shard_warning
 from tf_gulp.bzna import container
 from tf_gulp.bzna import transforms as T
-from tf_gulp.ops.bzna_ops import bzna_track_index, read_file_range
+from tf_gulp.ops.bzna_ops import bzna_entry_index, read_file_range
 from tf_gulp.ops.cardinality_ops import KnownCardinalityDataset
 from tf_gulp.ops.epoch_ops import EpochDataset, new_epoch_counter
 from tf_gulp.ops.hevc_ops import decode_hevc
 from tf_gulp.ops.warp_ops import similarity_warp
 
-# The reference ImageNet file's splits: test = the last 100000 entries, val = the 50000 before,
-# train = the rest.
-IMAGENET_TEST = 100_000
-IMAGENET_VAL = 50_000
+IMAGENET_TEST = container.IMAGENET_TEST
+IMAGENET_VAL = container.IMAGENET_VAL
 TRACKS = ("bzna_input", "bzna_thumb")
 
 install_auto_shard_warning()
+
+
+def _container(path: str) -> container.Container:
+    """The container judged by cc/mp4 (as the dataset op judges it), errors as tf.errors."""
+    try:
+        return container.read_container(path)
+    except FileNotFoundError as e:  # the file, or one of the tracks the datasets need
+        raise tf.errors.NotFoundError(None, None, str(e)) from None
+    except _core.DataLossError as e:
+        raise tf.errors.DataLossError(None, None, str(e)) from None
+    except ValueError as e:
+        raise tf.errors.InvalidArgumentError(None, None, str(e)) from None
 
 
 def split_range(path: str, split: Optional[str],
                 splits: Optional[Mapping[str, Sequence[int]]] = None) -> Tuple[int, int]:
     """[start, stop) of `split` in the file: from `splits` when given, else the file's split table
     (files written by tf_gulp), else the reference ImageNet ranges (files of 150000 entries or more
-    without a table, like Benzina's ilsvrc2012.bzna)."""
-    info = container.describe(path, sample_bytes=False)
-    counts = {t["name"]: t["samples"] for t in info["tracks"]}
-    if "bzna_input" not in counts:
-        raise tf.errors.NotFoundError(None, None, f"{path}: no bzna_input track "
-                                      f"(tracks: {sorted(counts)})")
-    n = counts["bzna_input"]
-    if split is None:
-        return 0, n
-    if splits is None:
-        splits = (info["metadata"] or {}).get("splits")
-    if splits is None:  # the reference's ImageNet layout
-        if n < IMAGENET_TEST + IMAGENET_VAL:
-            raise ValueError(f"{path}: {n} entries and no split table: too few for the reference "
-                             f"ImageNet splits; pass splits={{name: (start, stop)}} "
-                             f"(see docs/benzina.md)")
-        splits = {"train": [0, n - IMAGENET_TEST - IMAGENET_VAL],
-                  "val": [n - IMAGENET_TEST - IMAGENET_VAL, n - IMAGENET_TEST],
-                  "test": [n - IMAGENET_TEST, n]}
-    if split not in splits:
-        raise ValueError(f"{path}: no split {split!r} (splits: {sorted(splits)})")
-    try:
-        start, stop = (int(v) for v in splits[split])
-    except (TypeError, ValueError):
-        raise ValueError(f"{path}: split {split!r} must be a (start, stop) pair of entry indices, "
-                         f"got {splits[split]!r}") from None
-    if not 0 <= start <= stop <= n:
-        raise ValueError(f"{path}: split {split!r} = [{start}, {stop}) is not within the file's "
-                         f"{n} entries")
-    return start, stop
+    without a table, like Benzina's ilsvrc2012.bzna).
+
+    The container is read and judged by cc/mp4 first: a file the
+    dataset would refuse raises the tf.errors exception the dataset would raise."""
+    return _container(path).split_range(split, splits)
 
 
 # Position selections applied to an epoch's order before anything is read: ("skip", k),
@@ -99,28 +85,15 @@ def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: in
 
     @tf.autograph.experimental.do_not_convert
     def index(p):
-        offsets, sizes = bzna_track_index(p, "bzna_input")
-        t_offsets, t_sizes = bzna_track_index(p, "bzna_target")
+        # The container is judged again where it is read (it may have changed since the dataset
+        # was made), by the same C++ code as at construction (cc/mp4/bzna_container).
+        offsets, sizes, t_offsets = bzna_entry_index(p)
         n = tf.shape(offsets, out_type=tf.int64)[0]
-        t_n = tf.shape(t_offsets, out_type=tf.int64)[0]
-        checks = [
-            tf.debugging.assert_less_equal(
-                t_n, n,
-                message=f"{path}: the bzna_target track has more samples than the bzna_input "
-                        f"track (it may be shorter, never longer)"),
-            tf.debugging.assert_less_equal(
-                tf.constant(stop, tf.int64), n,
-                message=f"{path}: the split [{start}, {stop}) is past the end of the file"),
-            tf.debugging.assert_equal(
-                tf.reduce_all(tf.equal(t_sizes, 8)), True,
-                message=f"{path}: bzna_target samples must be 8 bytes"),
-        ]
-        with tf.control_dependencies(checks):
+        check = tf.debugging.assert_less_equal(
+            tf.constant(stop, tf.int64), n,
+            message=f"{path}: the split [{start}, {stop}) is past the end of the file")
+        with tf.control_dependencies([check]):
             ids = tf.range(start, stop, dtype=tf.int64)
-            # Benzina's toolchain stops writing targets at the first entry without one (ImageNet's
-            # test split): the entries past the end of a shorter target track get offset -1,
-            # which `load` turns into label -1.
-            t_offsets = tf.concat([t_offsets, tf.fill([n - t_n], tf.constant(-1, tf.int64))], 0)
         if shuffle:
             noise = tf.random.stateless_uniform([stop - start], seed=T.element_key(seed, epoch, -1))
             ids = tf.gather(ids, tf.argsort(noise))
@@ -247,8 +220,9 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
       split_per_entry: how tf.data service dynamic sharding (``distributed_epoch``) splits a
         pass. True (default): each entry is one split, so the workers share every pass entry by
         entry (each reads and decodes only the entries it is handed; every entry exactly once
-        per pass); each entry's split re-reads the file's index on the worker. False: a pass is
-        one split (one worker reads it whole, the index read once). Plain iteration is the same.
+        per pass); a worker process reads the file's index once and keeps it for the splits that
+        follow (read again when the file's size or modification time changes). False: a pass
+        is one split (one worker reads it whole). Plain iteration is the same.
 
     Elements: "image" uint8 [H, W, 3] (sizes vary), "label" int64, "index" int64 (the entry's
     position in the file, the key for per-element randomness). The label is -1 for entries past

@@ -70,33 +70,32 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from tf_gulp.bzna.container import describe, target_count
-    from tf_gulp.bzna.dataset import split_range
+    from tf_gulp._files import check_regular_file
+    from tf_gulp.bzna.container import read_container
 
     try:
-        info = describe(args.path)
-    except FileNotFoundError as e:
-        raise UsageError(f"{args.path}: {e.strerror}") from None
-    except (ValueError, OSError) as e:
-        raise CommandError(f"{args.path}: not a readable .bzna file ({e})") from None
-    splits = {}
-    # split_range needs the images' track (it raises tf.errors.NotFoundError without one).
-    if any(t["name"] == "bzna_input" for t in info["tracks"]):
-        for name in ("train", "val", "test"):
-            try:
-                splits[name] = list(split_range(args.path, name))
-            except ValueError:
-                pass
-    info["splits"] = splits
-    try:
-        targets = target_count(info)
+        check_regular_file(args.path)
+    except FileNotFoundError:
+        raise UsageError(f"{args.path}: no such file") from None
     except ValueError as e:
         raise CommandError(str(e)) from None
-    n = next((t["samples"] for t in info["tracks"] if t["name"] == "bzna_input"), 0)
-    if targets is not None:
-        # Entries [targets, n) have no target: Benzina's toolchain stops writing them at the first
-        # entry without one (ImageNet's test split); the datasets yield label -1 for them.
-        info["targets"] = {"count": targets, "missing": [targets, n]}
+    try:
+        # Read and judged by cc/mp4, as BenzinaDataset judges it (same errors, same messages).
+        container = read_container(args.path)
+    except (ValueError, OSError) as e:
+        raise CommandError(f"{args.path}: not a readable .bzna file ({e})") from None
+    info = container.describe()
+    splits = {}
+    for name in ("train", "val", "test"):
+        try:
+            splits[name] = list(container.split_range(name))
+        except ValueError:
+            pass
+    info["splits"] = splits
+    n, targets = container.entries, container.targets
+    # Entries [targets, n) have no target: Benzina's toolchain stops writing them at the first
+    # entry without one (ImageNet's test split); the datasets yield label -1 for them.
+    info["targets"] = {"count": targets, "missing": [targets, n]}
     if args.json:
         echo(json.dumps(info, indent=2))
         return 0
@@ -107,10 +106,10 @@ def run_info(args: argparse.Namespace) -> int:
              f"{t['samples']} samples, {human_bytes(t['bytes'])}")
     if n:
         echo(f"  {human_bytes(info['file_bytes'] / n)} per image")
-    if targets is not None and targets < n:
+    if targets < n:
         echo(f"  targets: {targets} of {n} entries; entries [{targets}, {n}) have none (label -1)")
     for name, (a, b) in splits.items():
-        missing = max(0, b - max(a, targets)) if targets is not None else 0
+        missing = max(0, b - max(a, targets))
         echo(f"  split {name}: entries [{a}, {b}), {b - a} images"
              + (f", {missing} without a target (label -1)" if missing else ""))
     classes = (info["metadata"] or {}).get("classes") or []

@@ -6,6 +6,15 @@
 //     sample tables are validated against the file). It runs inside the
 //     dataset graph, so the index is read where the data is and never becomes
 //     a graph constant.
+//   BznaEntryIndex(path) -> (offsets, sizes, target_offsets): per entry of a
+//     Benzina container, the byte range of its per-image MP4 (bzna_input) and
+//     the offset of its 8-byte target (-1: none), judged by
+//     cc/mp4/bzna_container (the same code tf_gulp._core gives the Python
+//     readers and `tf-gulp bzna info`). Indexes are kept per process
+//     (cc/mp4/entry_index_cache.h): under tf.data service every entry is a
+//     split that asks for the index again, and a worker reads it once.
+//   BznaIndexCacheStats() -> [reads, hits] of that cache, for tests and
+//     benchmarks.
 //   ReadFileRange(path, offset, size) -> contents: one exact pread of a
 //     sample, checked against the file's size first.
 //
@@ -20,6 +29,8 @@
 #include "cc/io/file_cache.h"
 #include "cc/io/file_system.h"
 #include "cc/io/random_access_file.h"
+#include "cc/mp4/bzna_container.h"
+#include "cc/mp4/entry_index_cache.h"
 #include "cc/mp4/mp4_reader.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
@@ -71,6 +82,47 @@ class BznaTrackIndexOp : public OpKernel {
 
  private:
   std::string track_;
+};
+
+class BznaEntryIndexOp : public OpKernel {
+ public:
+  explicit BznaEntryIndexOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& path_t = ctx->input(0);
+    OP_REQUIRES(ctx, path_t.dims() == 0,
+                absl::InvalidArgumentError("bzna_entry_index: path must be a scalar"));
+    const std::string path(path_t.scalar<tstring>()());
+    std::shared_ptr<const tfg::mp4::EntryIndex> cached;
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::mp4::EntryIndexCache::Global()->Get(path, &cached)));
+    const tfg::mp4::EntryIndex& index = *cached;
+    const int64_t n = static_cast<int64_t>(index.entries);
+    Tensor* out[3] = {nullptr, nullptr, nullptr};
+    for (int k = 0; k < 3; ++k) {
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(k, TensorShape({n}), &out[k]));
+    }
+    auto o = out[0]->vec<int64_t>();
+    auto s = out[1]->vec<int64_t>();
+    auto t = out[2]->vec<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      o(i) = static_cast<int64_t>(index.offsets[i]);
+      s(i) = static_cast<int64_t>(index.sizes[i]);
+      t(i) = index.target_offsets[i];
+    }
+  }
+};
+
+class BznaIndexCacheStatsOp : public OpKernel {
+ public:
+  explicit BznaIndexCacheStatsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({2}), &out));
+    const tfg::mp4::EntryIndexCache* cache = tfg::mp4::EntryIndexCache::Global();
+    out->vec<int64_t>()(0) = static_cast<int64_t>(cache->reads());
+    out->vec<int64_t>()(1) = static_cast<int64_t>(cache->hits());
+  }
 };
 
 class ReadFileRangeOp : public OpKernel {
@@ -127,6 +179,28 @@ REGISTER_OP("BznaTrackIndex")
     })
     .Doc("Byte ranges of the samples of an MP4 track found by its hdlr name.");
 
+REGISTER_OP("BznaEntryIndex")
+    .Input("path: string")
+    .Output("offsets: int64")
+    .Output("sizes: int64")
+    .Output("target_offsets: int64")
+    .SetShapeFn([](InferenceContext* c) {
+      ShapeHandle unused;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
+      for (int k = 0; k < 3; ++k) c->set_output(k, c->Vector(c->UnknownDim()));
+      return absl::OkStatus();
+    })
+    .Doc("Per entry of a Benzina container: image sample range and target offset (-1: none).");
+
+REGISTER_OP("BznaIndexCacheStats")
+    .Output("reads_and_hits: int64")
+    .SetIsStateful()  // its value changes between calls: never constant-folded
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->Vector(2));
+      return absl::OkStatus();
+    })
+    .Doc("[reads, hits] of this process's Benzina entry index cache.");
+
 REGISTER_OP("ReadFileRange")
     .Input("path: string")
     .Input("offset: int64")
@@ -139,6 +213,9 @@ REGISTER_OP("ReadFileRange")
     .Doc("Reads exactly `size` bytes at `offset` of a file.");
 
 REGISTER_KERNEL_BUILDER(Name("BznaTrackIndex").Device(tensorflow::DEVICE_CPU), BznaTrackIndexOp);
+REGISTER_KERNEL_BUILDER(Name("BznaEntryIndex").Device(tensorflow::DEVICE_CPU), BznaEntryIndexOp);
+REGISTER_KERNEL_BUILDER(Name("BznaIndexCacheStats").Device(tensorflow::DEVICE_CPU),
+                        BznaIndexCacheStatsOp);
 REGISTER_KERNEL_BUILDER(Name("ReadFileRange").Device(tensorflow::DEVICE_CPU), ReadFileRangeOp);
 
 }  // namespace

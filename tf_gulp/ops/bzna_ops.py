@@ -1,21 +1,41 @@
-"""Python wrappers of BznaTrackIndex and ReadFileRange (registered in bzna_index_op.cc).
+"""Python wrappers of BznaTrackIndex, BznaEntryIndex and ReadFileRange (bzna_index_op.cc).
 
 Used by tf_gulp.bzna.dataset; the index op runs inside the dataset graph.
 """
 
 from __future__ import annotations
 
+from typing import Tuple
+
 import tensorflow as tf
 
 from tf_gulp.ops.library import load_ops
 
 tf.no_gradient("BznaTrackIndex")
+tf.no_gradient("BznaEntryIndex")
+tf.no_gradient("BznaIndexCacheStats")
 tf.no_gradient("ReadFileRange")
 
 
 def bzna_track_index(path, track: str):
     """(offsets, sizes): int64 byte ranges of every sample of the MP4 track named `track`."""
     return load_ops().bzna_track_index(path=tf.convert_to_tensor(path, tf.string), track=str(track))
+
+
+def bzna_entry_index(path):
+    """(offsets, sizes, target_offsets): per entry of a Benzina container, the int64 byte range
+    of its per-image MP4 (bzna_input) and the offset of its 8-byte target (-1 for entries without one).
+    Judged by cc/mp4/bzna_container (as tf_gulp._core judges it for the Python readers)."""
+    return load_ops().bzna_entry_index(path=tf.convert_to_tensor(path, tf.string))
+
+
+def bzna_index_cache_stats() -> Tuple[int, int]:
+    """(reads, hits) of this process's Benzina entry index cache: how many times
+    :func:`bzna_entry_index` read a container's index from its file, and how many times it was
+    served from the cache (a file is read again when its size or modification time changed).
+    For tests and benchmarks."""
+    reads, hits = load_ops().bzna_index_cache_stats().numpy().tolist()
+    return int(reads), int(hits)
 
 
 def read_file_range(path, offset, size) -> tf.Tensor:

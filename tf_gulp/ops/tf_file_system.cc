@@ -119,6 +119,7 @@ class TfFileSystem : public tfg::FileSystem {
     info->is_directory = stat.is_directory;
     info->is_regular = !stat.is_directory;
     info->size = stat.is_directory ? 0 : static_cast<uint64_t>(stat.length);
+    info->mtime_ns = stat.mtime_nsec;
     info->kind = stat.is_directory ? "a directory" : "a regular file";
     return tfg::Status::Ok();
   }

@@ -17,6 +17,7 @@ namespace tf_gulp {
 namespace pybind {
 
 void RegisterFFRecord(py::module_& m);  // ffrecord_bindings.cc
+void RegisterBzna(py::module_& m);      // bzna_bindings.cc
 
 namespace {
 PyObject* g_data_loss_error = nullptr;
@@ -53,7 +54,14 @@ void RaiseStatus(const tfg::Status& status) {
     default:
       break;
   }
-  PyErr_SetString(type, status.message().c_str());
+  // Messages quote file contents (a JSON parser's view of bad bytes, a track name), which need
+  // not be UTF-8: undecodable bytes are escaped, never a UnicodeDecodeError instead of the error.
+  const std::string& message = status.message();
+  PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()),
+                                        "backslashreplace");
+  if (text == nullptr) throw py::error_already_set();
+  PyErr_SetObject(type, text);
+  Py_DECREF(text);
   throw py::error_already_set();
 }
 
@@ -75,4 +83,5 @@ PYBIND11_MODULE(_core, m) {
   m.def("io_uring_available", &tfg::IoUringAvailable,
         "Whether this process can use io_uring (else reads fall back to pread).");
   tf_gulp::pybind::RegisterFFRecord(m);
+  tf_gulp::pybind::RegisterBzna(m);
 }
