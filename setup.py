@@ -1,8 +1,10 @@
 """pip build of tf_gulp: compiles tf_gulp/ops/_tf_gulp_ops.so against the installed TensorFlow.
 
-    pip install tensorflow-cpu==<TENSORFLOW_VERSION of build_config.bzl>   # first: the TensorFlow to build against
+    pip install tensorflow-cpu==2.21.0          # first: the TensorFlow to build against
     pip install --no-build-isolation -e .       # development (the .so lands in tf_gulp/ops/)
     pip install --no-build-isolation .          # a regular install
+
+(2.21.0: build_config.bzl's TENSORFLOW_VERSION; tests/test_build_settings.py keeps this in step.)
 
 The op library is every tf_gulp/ops/*.cc plus every non-test cc/**/*.cc (the source globs, flags and
 TensorFlow query of build_config.bzl, shared with the Bazel build and read through
@@ -66,7 +68,8 @@ def query_tensorflow() -> Dict[str, object]:
     errors = []
     for attempt in attempts:
         proc = subprocess.run(
-            [sys.executable, "-c", BUILD_CONFIG["TF_QUERY"]], env=attempt, capture_output=True, text=True
+            [sys.executable, "-c", BUILD_CONFIG["TF_QUERY"]],
+            env=attempt, capture_output=True, text=True,
         )
         lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
         if proc.returncode == 0 and lines:

@@ -1,4 +1,4 @@
-"""The build settings are defined once (build_config.bzl, tools/apt-packages.txt) and read by the rest.
+"""Build settings are defined once (build_config.bzl, tools/apt-packages.txt), read by the rest.
 
 These tests pin that the readers really read them: setup.py's sources and TensorFlow query, the
 Makefile's TensorFlow pin and Debian packages, and the docs that quote the pin.
@@ -108,7 +108,8 @@ def test_docs_quote_the_pin():
     version = CONFIG["TENSORFLOW_VERSION"]
     pattern = re.compile(r"(?:tensorflow(?:-cpu)?|tf-keras)==(\d+\.\d+\.\d+)")
     files = [REPO_ROOT / "README.md", REPO_ROOT / "requirements-dev.txt",
-             REPO_ROOT / "pyproject.toml"] + sorted((REPO_ROOT / "docs").glob("*.md"))
+             REPO_ROOT / "pyproject.toml", REPO_ROOT / "setup.py"] + sorted(
+                 (REPO_ROOT / "docs").glob("*.md"))
     stale = [
         f"{path.relative_to(REPO_ROOT)}: {m.group(0)}"
         for path in files if path.exists()

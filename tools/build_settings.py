@@ -3,9 +3,9 @@
 build_config.bzl is the one place the builds' shared settings are defined (Bazel load()s it); this
 module reads it for setup.py (which imports it by path) and for the Makefile (which runs it):
 
-    python3 tools/build_settings.py get TENSORFLOW_VERSION   # one setting, a list space-separated
-    python3 tools/build_settings.py sources                  # every file the op library and _core use
-    python3 tools/build_settings.py apt-packages             # tools/apt-packages.txt without comments
+    python3 tools/build_settings.py get TENSORFLOW_VERSION  # one setting (a list: space-separated)
+    python3 tools/build_settings.py sources        # every file the op library and _core use
+    python3 tools/build_settings.py apt-packages   # tools/apt-packages.txt without comments
 
 It needs only the standard library (it runs before the virtual environment exists).
 """
@@ -31,7 +31,8 @@ def load_build_config(root: str = ROOT) -> Dict[str, Setting]:
     return {k: v for k, v in namespace.items() if k.isupper() and isinstance(v, (str, list))}
 
 
-def expand_globs(patterns: Iterable[str], exclude: Iterable[str] = (), root: str = ROOT) -> List[str]:
+def expand_globs(patterns: Iterable[str], exclude: Iterable[str] = (),
+                 root: str = ROOT) -> List[str]:
     """Repo-relative files matching `patterns` but none of `exclude`, sorted, as Bazel's glob()."""
 
     def matches(pattern_list: Iterable[str]) -> set:
@@ -55,7 +56,7 @@ def library_sources(config: Dict[str, Setting], root: str = ROOT) -> Dict[str, L
 
 
 def library_inputs(config: Dict[str, Setting], root: str = ROOT) -> List[str]:
-    """Every source and header the op library and _core are built from (the Makefile's rebuild check)."""
+    """Every source and header of the op library and _core (for make's rebuild check)."""
     core = expand_globs(
         list(config["CORE_SRCS"]) + list(config["CORE_HDRS"]), config["CORE_EXCLUDE"], root
     )
@@ -68,7 +69,7 @@ def library_inputs(config: Dict[str, Setting], root: str = ROOT) -> List[str]:
 
 
 def apt_packages(root: str = ROOT) -> List[str]:
-    """The Debian packages of tools/apt-packages.txt (whitespace-separated, `#` starts a comment)."""
+    """The Debian packages of tools/apt-packages.txt (whitespace-separated; `#` to end of line)."""
     packages = []
     with open(os.path.join(root, APT_PACKAGES_FILE), encoding="utf-8") as f:
         for line in f:

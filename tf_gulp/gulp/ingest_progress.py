@@ -1,4 +1,4 @@
-"""The ingest's progress display: a tqdm bar of items with frames/s, fed in-process or by workers."""
+"""The ingest's progress display: a tqdm bar of items with frames/s, fed here or by workers."""
 
 from __future__ import annotations
 

@@ -72,5 +72,5 @@ def new_record() -> Dict[str, Any]:
 
 
 def write_ingest_record(folder: str, record: Dict[str, Any]) -> None:
-    """Write ``record`` as ``folder``'s ingest record, atomically (a kill leaves the old or the new)."""
+    """Write ``record`` as ``folder``'s ingest record, atomically (a kill leaves old or new)."""
     write_json_atomic(os.path.join(folder, INGEST_RECORD), record)
