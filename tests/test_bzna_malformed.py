@@ -180,7 +180,7 @@ def _message(e: BaseException) -> str:
     if not isinstance(e, tf.errors.OpError):
         return str(e)
     message = re.sub(r"^\{\{function_node [^}]*\}\} ", "", e.message)
-    return re.sub(r" \[Op:\w+\].*$", "", message, flags=re.S)
+    return re.sub(r" \[Op:[\w>]+\].*$", "", message, flags=re.S)
 
 
 def test_the_cases_are_what_they_say():

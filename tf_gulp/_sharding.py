@@ -25,7 +25,7 @@ import tensorflow as tf
 __all__ = ["as_int", "compose_shard", "install_auto_shard_warning"]
 
 # The op types of tf_gulp's sources, as they appear in a dataset's graph.
-SOURCE_OPS = ("GulpDataset", "FFRecordDataset", "BznaEntryIndex")
+SOURCE_OPS = ("TfGulp>GulpDataset", "TfGulp>FFRecordDataset", "TfGulp>BznaEntryIndex")
 
 _log = logging.getLogger("tf_gulp")
 

@@ -2,7 +2,7 @@
 
 A tf.data service dispatcher (for dynamic sharding, it builds the dataset to make its splits) and
 every worker (it runs the dataset's graph) must have tf_gulp's ops registered before the first
-dataset arrives, or the job fails with "Op type not registered 'GulpDataset'". Start the servers with
+dataset arrives, or the job fails with "Op type not registered 'TfGulp>GulpDataset'". Start the servers with
 this module, which loads the op library first::
 
     python -m tf_gulp.service dispatcher --port 5050

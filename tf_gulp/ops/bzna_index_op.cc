@@ -165,7 +165,7 @@ class ReadFileRangeOp : public OpKernel {
   tfg::FileCache remote_files_{8};
 };
 
-REGISTER_OP("BznaTrackIndex")
+REGISTER_OP("TfGulp>BznaTrackIndex")
     .Input("path: string")
     .Output("offsets: int64")
     .Output("sizes: int64")
@@ -179,7 +179,7 @@ REGISTER_OP("BznaTrackIndex")
     })
     .Doc("Byte ranges of the samples of an MP4 track found by its hdlr name.");
 
-REGISTER_OP("BznaEntryIndex")
+REGISTER_OP("TfGulp>BznaEntryIndex")
     .Input("path: string")
     .Output("offsets: int64")
     .Output("sizes: int64")
@@ -192,7 +192,7 @@ REGISTER_OP("BznaEntryIndex")
     })
     .Doc("Per entry of a Benzina container: image sample range and target offset (-1: none).");
 
-REGISTER_OP("BznaIndexCacheStats")
+REGISTER_OP("TfGulp>BznaIndexCacheStats")
     .Output("reads_and_hits: int64")
     .SetIsStateful()  // its value changes between calls: never constant-folded
     .SetShapeFn([](InferenceContext* c) {
@@ -201,7 +201,7 @@ REGISTER_OP("BznaIndexCacheStats")
     })
     .Doc("[reads, hits] of this process's Benzina entry index cache.");
 
-REGISTER_OP("ReadFileRange")
+REGISTER_OP("TfGulp>ReadFileRange")
     .Input("path: string")
     .Input("offset: int64")
     .Input("size: int64")
@@ -212,11 +212,11 @@ REGISTER_OP("ReadFileRange")
     })
     .Doc("Reads exactly `size` bytes at `offset` of a file.");
 
-REGISTER_KERNEL_BUILDER(Name("BznaTrackIndex").Device(tensorflow::DEVICE_CPU), BznaTrackIndexOp);
-REGISTER_KERNEL_BUILDER(Name("BznaEntryIndex").Device(tensorflow::DEVICE_CPU), BznaEntryIndexOp);
-REGISTER_KERNEL_BUILDER(Name("BznaIndexCacheStats").Device(tensorflow::DEVICE_CPU),
+REGISTER_KERNEL_BUILDER(Name("TfGulp>BznaTrackIndex").Device(tensorflow::DEVICE_CPU), BznaTrackIndexOp);
+REGISTER_KERNEL_BUILDER(Name("TfGulp>BznaEntryIndex").Device(tensorflow::DEVICE_CPU), BznaEntryIndexOp);
+REGISTER_KERNEL_BUILDER(Name("TfGulp>BznaIndexCacheStats").Device(tensorflow::DEVICE_CPU),
                         BznaIndexCacheStatsOp);
-REGISTER_KERNEL_BUILDER(Name("ReadFileRange").Device(tensorflow::DEVICE_CPU), ReadFileRangeOp);
+REGISTER_KERNEL_BUILDER(Name("TfGulp>ReadFileRange").Device(tensorflow::DEVICE_CPU), ReadFileRangeOp);
 
 }  // namespace
 }  // namespace tf_gulp

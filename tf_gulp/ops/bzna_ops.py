@@ -11,22 +11,22 @@ import tensorflow as tf
 
 from tf_gulp.ops.library import load_ops
 
-tf.no_gradient("BznaTrackIndex")
-tf.no_gradient("BznaEntryIndex")
-tf.no_gradient("BznaIndexCacheStats")
-tf.no_gradient("ReadFileRange")
+tf.no_gradient("TfGulp>BznaTrackIndex")
+tf.no_gradient("TfGulp>BznaEntryIndex")
+tf.no_gradient("TfGulp>BznaIndexCacheStats")
+tf.no_gradient("TfGulp>ReadFileRange")
 
 
 def bzna_track_index(path, track: str):
     """(offsets, sizes): int64 byte ranges of every sample of the MP4 track named `track`."""
-    return load_ops().bzna_track_index(path=tf.convert_to_tensor(path, tf.string), track=str(track))
+    return load_ops().tf_gulp_bzna_track_index(path=tf.convert_to_tensor(path, tf.string), track=str(track))
 
 
 def bzna_entry_index(path):
     """(offsets, sizes, target_offsets): per entry of a Benzina container, the int64 byte range
     of its per-image MP4 (bzna_input) and the offset of its 8-byte target (-1 for entries without one).
     Judged by cc/mp4/bzna_container (as tf_gulp._core judges it for the Python readers)."""
-    return load_ops().bzna_entry_index(path=tf.convert_to_tensor(path, tf.string))
+    return load_ops().tf_gulp_bzna_entry_index(path=tf.convert_to_tensor(path, tf.string))
 
 
 def bzna_index_cache_stats() -> Tuple[int, int]:
@@ -34,12 +34,12 @@ def bzna_index_cache_stats() -> Tuple[int, int]:
     :func:`bzna_entry_index` read a container's index from its file, and how many times it was
     served from the cache (a file is read again when its size or modification time changed).
     For tests and benchmarks."""
-    reads, hits = load_ops().bzna_index_cache_stats().numpy().tolist()
+    reads, hits = load_ops().tf_gulp_bzna_index_cache_stats().numpy().tolist()
     return int(reads), int(hits)
 
 
 def read_file_range(path, offset, size) -> tf.Tensor:
     """Exactly `size` bytes at `offset` of the file `path` (DataLossError past its end)."""
-    return load_ops().read_file_range(path=tf.convert_to_tensor(path, tf.string),
+    return load_ops().tf_gulp_read_file_range(path=tf.convert_to_tensor(path, tf.string),
                                       offset=tf.cast(offset, tf.int64),
                                       size=tf.cast(size, tf.int64))

@@ -18,7 +18,7 @@ class KnownCardinalityDataset(dataset_ops.UnaryUnchangedStructureDataset):
 
     def __init__(self, input_dataset: tf.data.Dataset, cardinality: int) -> None:
         self._input_dataset = input_dataset
-        variant = load_ops().known_cardinality_dataset(
+        variant = load_ops().tf_gulp_known_cardinality_dataset(
             input_dataset._variant_tensor,  # pylint: disable=protected-access
             tf.constant(int(cardinality), tf.int64),
             **self._flat_structure)

@@ -30,7 +30,7 @@ using ::tensorflow::tstring;
 using ::tensorflow::shape_inference::InferenceContext;
 using ::tensorflow::shape_inference::ShapeHandle;
 
-constexpr char kOpName[] = "DecodeHevc";
+constexpr char kOpName[] = "TfGulp>DecodeHevc";
 constexpr char kTrack[] = "track";
 constexpr char kCrop[] = "crop";
 constexpr char kChromaUpsampling[] = "chroma_upsampling";

@@ -40,7 +40,7 @@ using ::tensorflow::data::IteratorStateWriter;
 using ::tensorflow::data::SerializationContext;
 using ::tensorflow::data::UnaryDatasetOpKernel;
 
-constexpr char kOpName[] = "EpochCountsDataset";
+constexpr char kOpName[] = "TfGulp>EpochCountsDataset";
 constexpr char kCountersAttr[] = "epoch_counters";
 // Iterator state key: how many counters the checkpoint holds.
 constexpr char kNumCounters[] = "num_counters";

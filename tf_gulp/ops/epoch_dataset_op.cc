@@ -56,7 +56,7 @@ using ::tensorflow::data::SerializationContext;
 using ::tensorflow::data::SplitProvider;
 namespace model = ::tensorflow::data::model;
 
-constexpr char kOpName[] = "EpochDataset";
+constexpr char kOpName[] = "TfGulp>EpochDataset";
 constexpr char kKey[] = "key";
 constexpr char kElementsAttr[] = "elements";
 // Iterator state keys.

@@ -63,7 +63,7 @@ class EpochDataset(dataset_ops.DatasetSource):
     def __init__(self, key: str, counter: str | None = None,
                  elements: int | None = None) -> None:
         self._per_position = elements is not None
-        variant = load_ops().epoch_dataset(
+        variant = load_ops().tf_gulp_epoch_dataset(
             key=tf.convert_to_tensor(key, tf.string),
             epoch_counter=counter or new_epoch_counter(),
             elements=-1 if elements is None else int(elements),
@@ -81,7 +81,7 @@ class EpochCountsDataset(dataset_ops.UnaryUnchangedStructureDataset):
 
     def __init__(self, input_dataset: tf.data.Dataset) -> None:
         self._input_dataset = input_dataset
-        variant = load_ops().epoch_counts_dataset(
+        variant = load_ops().tf_gulp_epoch_counts_dataset(
             input_dataset._variant_tensor,  # pylint: disable=protected-access
             epoch_counters=epoch_counters_of(input_dataset),
             **self._flat_structure)

@@ -69,7 +69,7 @@ using ::tensorflow::data::SplitProvider;
 namespace model = ::tensorflow::data::model;
 namespace ffr = ::tfg::ffrecord;
 
-constexpr char kOpName[] = "FFRecordDataset";
+constexpr char kOpName[] = "TfGulp>FFRecordDataset";
 constexpr char kPaths[] = "paths";
 // Attr names, shared by the op registration, the kernel constructor and
 // AsGraphDefInternal.

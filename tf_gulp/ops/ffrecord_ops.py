@@ -31,7 +31,7 @@ def ffrecord_dataset_variant(
 
     `batch_size` 0 means one record per element; `queue_depth` 0 means the batch size.
     """
-    return load_ops().ff_record_dataset(
+    return load_ops().tf_gulp_ff_record_dataset(
         paths=tf.convert_to_tensor(paths, tf.string),
         batch_size=int(batch_size),
         drop_remainder=bool(drop_remainder),

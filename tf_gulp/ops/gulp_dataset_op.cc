@@ -65,7 +65,7 @@ using ::tensorflow::data::SplitProvider;
 namespace model = ::tensorflow::data::model;
 namespace gulp = ::tfg::gulp;
 
-constexpr char kOpName[] = "GulpDataset";
+constexpr char kOpName[] = "TfGulp>GulpDataset";
 constexpr char kDirectory[] = "directory";
 // Attr names, shared by the op registration, the kernel constructor and
 // AsGraphDefInternal.

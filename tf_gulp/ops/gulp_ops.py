@@ -61,7 +61,7 @@ def gulp_dataset_variant(
             label_names=[str(k) for k in label2idx],
             label_values=[int(v) for v in label2idx.values()],
         )
-    return load_ops().gulp_dataset(
+    return load_ops().tf_gulp_gulp_dataset(
         directory=tf.convert_to_tensor(directory, tf.string),
         ids=[str(i) for i in ids],
         label_field=label_field,

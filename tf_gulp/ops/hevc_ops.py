@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from tf_gulp.ops.library import load_ops
 
-tf.no_gradient("DecodeHevc")
+tf.no_gradient("TfGulp>DecodeHevc")
 
 
 def decode_hevc(contents, track: str = "bzna_input", crop: str = "clean",
@@ -39,7 +39,7 @@ def decode_hevc(contents, track: str = "bzna_input", crop: str = "clean",
     unless BT.709 or BT.2020 is signalled).
     """
     with tf.name_scope(name or "decode_hevc"):
-        return load_ops().decode_hevc(
+        return load_ops().tf_gulp_decode_hevc(
             contents=tf.convert_to_tensor(contents, tf.string),
             what=tf.convert_to_tensor(what, tf.string),
             track=str(track), crop=str(crop), chroma_upsampling=str(chroma_upsampling),

@@ -25,7 +25,7 @@ using ::tensorflow::data::DatasetBase;
 using ::tensorflow::data::SerializationContext;
 using ::tensorflow::data::UnaryDatasetOpKernel;
 
-constexpr char kOpName[] = "KnownCardinalityDataset";
+constexpr char kOpName[] = "TfGulp>KnownCardinalityDataset";
 
 class KnownCardinalityDatasetOp : public UnaryDatasetOpKernel {
  public:

@@ -30,7 +30,7 @@ using ::tensorflow::shape_inference::DimensionHandle;
 using ::tensorflow::shape_inference::InferenceContext;
 using ::tensorflow::shape_inference::ShapeHandle;
 
-constexpr char kOpName[] = "SimilarityWarp";
+constexpr char kOpName[] = "TfGulp>SimilarityWarp";
 constexpr char kLayout[] = "layout";
 
 absl::Status SimilarityWarpShape(InferenceContext* c) {

@@ -14,7 +14,7 @@ from tf_gulp.ops.library import load_ops
 
 _LAYOUTS = ("NHWC", "NCHW")
 
-tf.no_gradient("SimilarityWarp")
+tf.no_gradient("TfGulp>SimilarityWarp")
 
 
 def _per_channel(value, channels, name: str) -> tf.Tensor:
@@ -71,7 +71,7 @@ def similarity_warp(
         channel_axis = -1 if layout == "NHWC" else -3
         channels = tf.shape(images)[channel_axis]
         output_shape = tf.cast(tf.convert_to_tensor(output_shape), tf.int32)
-        out = load_ops().similarity_warp(
+        out = load_ops().tf_gulp_similarity_warp(
             images=images,
             matrices=matrices,
             output_shape=output_shape,

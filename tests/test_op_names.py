@@ -1,0 +1,53 @@
+"""Every op of tf_gulp's library is named in the ``TfGulp>`` namespace (as tensorflow-io uses
+``IO>``): dataset graphs (tf.data service, ``Dataset.save`` checkpoints, SavedModels) record op
+names, so a name chosen once must never collide with TensorFlow's or another plugin's."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+from tensorflow.python.framework import op_def_registry
+
+import tf_gulp
+from gulp_testing import make_gulp_dir
+from tf_gulp import _sharding
+from tf_gulp.ops import library
+
+NAMESPACE = "TfGulp>"
+
+
+def registered_op_names() -> list[str]:
+    """The ops the library registers. tf.load_op_library's module holds, for each op, a snake_case
+    wrapper with an ``_eager_fallback`` twin and a raw-op alias named after the op (``>`` as
+    ``_``), so a non-namespaced op would show up as a wrapper without the ``TfGulp_`` alias."""
+    ops = library.load_ops()
+    wrappers = [n[:-len("_eager_fallback")] for n in dir(ops) if n.endswith("_eager_fallback")]
+    aliases = [n for n in dir(ops) if n.startswith("TfGulp_")]
+    assert len(aliases) == len(wrappers), (wrappers, aliases)
+    return [NAMESPACE + n[len("TfGulp_"):] for n in aliases]
+
+
+def test_every_registered_op_is_namespaced():
+    ops = library.load_ops()
+    wrappers = [n for n in dir(ops) if n.endswith("_eager_fallback")]
+    assert len(wrappers) >= 10, wrappers
+    assert [n for n in wrappers if not n.startswith("tf_gulp_")] == []
+    for name in registered_op_names():
+        assert op_def_registry.get(name) is not None, name
+
+
+def test_wrappers_are_the_namespaced_snake_case_names():
+    ops = library.load_ops()
+    for name in ("tf_gulp_gulp_dataset", "tf_gulp_ff_record_dataset", "tf_gulp_epoch_dataset",
+                 "tf_gulp_bzna_entry_index", "tf_gulp_similarity_warp", "tf_gulp_decode_hevc"):
+        assert callable(getattr(ops, name)), name
+
+
+def test_dataset_graphs_record_the_namespaced_names(tmp_path):
+    make_gulp_dir(tmp_path / "g", 4, 2, 8, 8, videos_per_chunk=2)
+    ds = tf_gulp.GulpDataset(str(tmp_path / "g")).apply(tf_gulp.keep_epoch_counts())
+    graph = tf.compat.v1.GraphDef()
+    graph.ParseFromString(ds._as_serialized_graph().numpy())  # pylint: disable=protected-access
+    ops = {node.op for node in graph.node}
+    assert {"TfGulp>GulpDataset", "TfGulp>EpochCountsDataset"} <= ops
+    # The auto-shard check looks for the sources by these names.
+    assert set(_sharding.SOURCE_OPS) <= set(registered_op_names())
