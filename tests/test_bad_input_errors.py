@@ -73,15 +73,15 @@ def test_deeply_nested_gmeta_is_a_gulp_data_error_naming_it(gulp):
     meta = os.path.join(gulp["path"], "meta_1.gmeta")
     with open(meta, "wb") as f:
         f.write(b'{"x": {"frame_info": [], "meta_data": ' + deep_json() + b"}}")
-    with pytest.raises(GulpDataError, match=f"{meta}: not a valid .gmeta file: JSON nested too"):
+    with pytest.raises(GulpDataError, match=f"{meta}: JSON nested deeper than 1000 levels"):
         GulpDirectory(gulp["path"])
     chunk = GulpChunk(os.path.join(gulp["path"], "data_1.gulp"), meta)
     with pytest.raises(GulpDataError, match=meta):
         len(chunk)
-    one_line_error(*run_cli("info", gulp["path"]), meta, "nested too deeply")
+    one_line_error(*run_cli("info", gulp["path"]), meta, "JSON nested deeper than")
     code, out, err = run_cli("check", gulp["path"])
     assert code == 1 and "Traceback" not in err, (out, err)
-    assert "error: meta_1.gmeta: not valid JSON (JSON nested too deeply" in out, out
+    assert "error: meta_1.gmeta: JSON nested deeper than 1000 levels" in out, out
 
 
 def test_deeply_nested_label_map_and_ingest_record(gulp):
@@ -95,7 +95,7 @@ def test_deeply_nested_label_map_and_ingest_record(gulp):
     with pytest.raises(IngestStateError, match=".tf_gulp_ingest.json: unreadable ingest record"):
         read_ingest_record(gulp["path"])
     report = check_directory(gulp["path"])
-    assert any(p.file == "label2idx.json" and "nested too deeply" in p.message
+    assert any(p.file == "label2idx.json" and "JSON nested deeper than" in p.message
                for p in report.errors), report.problems
     one_line_error(*run_cli("info", gulp["path"]), "label2idx.json")
 
@@ -109,7 +109,7 @@ def test_tf_gulp_check_on_an_unreadable_index_reports_it(gulp, make_unreadable):
         expected = "error: meta_0.gmeta: is a directory, expected a regular file"
     else:
         os.symlink(os.path.join(gulp["path"], "nowhere"), meta)
-        expected = "error: meta_0.gmeta: cannot stat: No such file or directory"
+        expected = "error: meta_0.gmeta: cannot open: No such file or directory"
     code, out, err = run_cli("check", gulp["path"])
     assert code == 1 and "Traceback" not in err and not err, (out, err)
     assert expected in out, out

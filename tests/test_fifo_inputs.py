@@ -77,7 +77,7 @@ def test_gulp_readers_refuse_a_fifo(gulp_fifos):
             list(tf_gulp.GulpDataset({data_dir!r}, decode=False))
             """),
     ])
-    gulp_error = {"tf_gulp.gulp.chunk.GulpDataError"}
+    gulp_error = {"tf_gulp.gulp.index.GulpDataError"}
     expect_refused(results, "GulpDirectory .gmeta", meta_fifo, gulp_error)
     expect_refused(results, "GulpDirectory .gulp", data_fifo, gulp_error)
     expect_refused(results, "GulpChunk .gulp", data_fifo, gulp_error)

@@ -46,7 +46,8 @@ def test_gulp_without_gmeta_of_an_unfinished_ingest_is_skipped(gulp):
     # Writers publish the .gmeta last: while an ingest recorded in .tf_gulp_ingest.json runs (or
     # waits to be resumed after a kill), its chunk without a .gmeta is not part of the dataset yet.
     os.remove(os.path.join(gulp["path"], "meta_1.gmeta"))
-    record = {"runs": [{"first_chunk": 0, "num_chunks": 2, "complete": False}]}
+    record = {"format": "tf_gulp ingest record", "version": 1,
+              "runs": [{"first_chunk": 0, "num_chunks": 2, "complete": False}]}
     with open(os.path.join(gulp["path"], ".tf_gulp_ingest.json"), "w") as f:
         json.dump(record, f)
     ids = [e["id"].numpy().decode() for e in tf_gulp.GulpDataset(gulp["path"], decode=False)]
@@ -98,7 +99,7 @@ def test_duplicate_id_across_chunks(gulp, tmp_path):
         shutil.copy(os.path.join(gulp["path"], f"{prefix}_0.{suffix}"),
                     os.path.join(gulp["path"], f"{prefix}_7.{suffix}"))
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match="duplicate id 'vid0000' in .*meta_0.gmeta and .*meta_7.gmeta"):
+                       match="meta_7.gmeta: id 'vid0000': also in .*meta_0.gmeta"):
         tf_gulp.GulpDataset(gulp["path"])
 
 

@@ -359,9 +359,11 @@ def test_failure_between_renames_leaves_no_valid_looking_chunk(tmp_path, monkeyp
             chunk.append("b", {}, rng_frames(30, 1, (8, 8, 3)))
     monkeypatch.undo()
     # The old chunk's .gmeta went first, so no index points into the new data: the chunk is
-    # absent (a reader ignores a .gulp without .gmeta), never old index + new data.
+    # absent, never old index + new data. A .gulp without its .gmeta that no unfinished ingest is
+    # writing is refused by every reader (as GulpDataset refuses it), not read as less data.
     assert "meta_0.gmeta" not in listing(tmp_path)
-    assert GulpDirectory(tmp_path).num_chunks == 0
+    with pytest.raises(FileNotFoundError, match="data_0.gulp: chunk has no index file"):
+        GulpDirectory(tmp_path)
 
 
 def test_fsyncs(tmp_path, monkeypatch):

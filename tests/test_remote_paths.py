@@ -15,6 +15,7 @@ import tf_gulp
 import tf_gulp.ops
 from ffrecord_testing import ffrecord_bytes, sample_records
 from gulp_testing import make_gulp_dir
+from ingest_testing import run_cli
 from tf_gulp._files import absolute, check_regular_file, is_remote, read_regular
 
 
@@ -194,12 +195,54 @@ def test_benzina_remote_equals_local(bzna_files):
         BenzinaDataset(remote_dir)
 
 
-@pytest.mark.parametrize("command", ["info", "check"])
-def test_cli_says_it_reads_local_directories_only(command, capsys):
-    from tf_gulp.cli.main import main
+def test_python_gulp_readers_remote_equals_local(gulp_dirs):
+    """GulpDirectory and GulpChunk read a ram:// directory through tf.io.gfile: same index,
+    same frames as the local copy; writing there is refused with a clear message."""
+    from tf_gulp.gulp import GulpChunk, GulpDirectory
 
-    assert main([command, "gs://bucket/gulp"]) == 2
-    assert "reads local gulp directories only" in capsys.readouterr().err
+    local, remote, info = gulp_dirs
+    with GulpDirectory(local) as here, GulpDirectory(remote) as there:
+        assert there.merged_meta_dict == here.merged_meta_dict
+        assert there.num_chunks == here.num_chunks
+        for key in info["ids"][:3]:
+            ours, meta = there[key, [0, -1]]
+            theirs, their_meta = here[key, [0, -1]]
+            assert meta == their_meta
+            assert all(np.array_equal(a, b) for a, b in zip(ours, theirs))
+            assert there.read_jpegs(key) == here.read_jpegs(key)
+    chunk = GulpChunk(remote + "/data_0.gulp", remote + "/meta_0.gmeta")
+    assert chunk.meta_dict == GulpChunk(os.path.join(local, "data_0.gulp"),
+                                        os.path.join(local, "meta_0.gmeta")).meta_dict
+    with chunk.open("rb"):
+        assert len(chunk.read_jpegs(next(iter(chunk.meta_dict)))[0]) > 0
+    with pytest.raises(ValueError, match="written to local directories only"):
+        with chunk.open("ab"):
+            pass
+
+
+@pytest.mark.parametrize("command", [["check"], ["check", "--decode"], ["info", "--json"]])
+def test_cli_check_and_info_read_remote_directories(gulp_dirs, command):
+    """tf-gulp check/info on a ram:// directory say what they say of the local copy."""
+    local, remote, _ = gulp_dirs
+    here = run_cli(*command, local)
+    there = run_cli(*command, remote)
+    assert here[0] == there[0] == 0, (here, there)
+    assert there[1].replace(remote, "DIR") == here[1].replace(local, "DIR")
+
+
+def test_cli_check_reports_remote_damage(tmp_path):
+    g = make_gulp_dir(tmp_path / "g", num_videos=4, frames_per_video=3, height=8, width=8,
+                      videos_per_chunk=2)["path"]
+    os.unlink(os.path.join(g, "meta_1.gmeta"))
+    remote = fresh_ram_path("damaged")
+    copy_tree_to(g, remote)
+    code, out = run_cli("check", remote)[:2]
+    assert code == 1 and "error: data_1.gulp: chunk has no index file meta_1.gmeta" in out, out
+
+
+def test_ingest_refuses_a_remote_output(tmp_path):
+    code, _out, err = run_cli("ingest", "image-folder", str(tmp_path), "ram://out")
+    assert code == 2 and "writes to local directories only" in err, err
 
 
 def test_remote_paths_on_tf_data_service_workers(gulp_dirs, ffrecord_files, service):

@@ -20,10 +20,13 @@ import json
 import os
 import re
 import stat
-from typing import Any, BinaryIO, Type, Union
+import threading
+from typing import Any, BinaryIO, Optional, Type, Union
 
-__all__ = ["absolute", "check_regular_file", "file_kind", "is_remote", "loads_json",
-           "open_binary", "open_regular", "read_regular"]
+__all__ = ["PositionalReader", "absolute", "check_regular_file", "exists", "file_kind", "isdir",
+           "is_remote", "join",
+           "loads_json", "open_binary", "open_regular", "read_regular",
+           "use_remote_paths_in_core"]
 
 # "scheme://": a letter, then letters, digits, '+', '-' or '.' (RFC 3986), as cc/io/file_system.cc.
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -47,6 +50,33 @@ def absolute(path: Union[str, bytes, os.PathLike]) -> str:
 
 def _local(path: str) -> str:
     return path[len("file://"):] if path.startswith("file://") else path
+
+
+def exists(path: Union[str, bytes, os.PathLike]) -> bool:
+    """Whether ``path`` (local, or on one of TensorFlow's file systems) exists."""
+    path = os.fsdecode(path)
+    if is_remote(path):
+        import tensorflow as tf
+
+        return bool(tf.io.gfile.exists(path))
+    return os.path.exists(_local(path))
+
+
+def isdir(path: Union[str, bytes, os.PathLike]) -> bool:
+    """Whether ``path`` (local or remote) is a directory."""
+    path = os.fsdecode(path)
+    if is_remote(path):
+        import tensorflow as tf
+
+        return bool(tf.io.gfile.isdir(path))
+    return os.path.isdir(_local(path))
+
+
+def join(directory: str, name: str) -> str:
+    """``directory/name`` for local and remote directories alike."""
+    if is_remote(directory):
+        return directory.rstrip("/") + "/" + name
+    return os.path.join(directory, name)
 
 
 def check_regular_file(path: str, error: Type[Exception] = ValueError) -> None:
@@ -124,3 +154,103 @@ def loads_json(data: Any, **kwargs: Any) -> Any:
     except RecursionError:
         raise ValueError("JSON nested too deeply (more levels than Python's recursion limit "
                          "allows)") from None
+
+
+class _GFileSystem:
+    """The file-system object ``tf_gulp._core`` reads non-local paths through
+    (``tf_gulp/pybind/python_file_system.h``): TensorFlow's file systems via ``tf.io.gfile``."""
+
+    def stat(self, path: str) -> "tuple[bool, int, int]":
+        import tensorflow as tf
+
+        try:
+            st = tf.io.gfile.stat(path)
+        except tf.errors.NotFoundError:
+            # Some stores (ram://) know directories only by what is in them.
+            if tf.io.gfile.isdir(path):
+                return True, 0, 0
+            raise FileNotFoundError(f"{path}: no such file or directory") from None
+        return bool(st.is_directory), int(st.length), int(st.mtime_nsec)
+
+    def listdir(self, path: str) -> "list[str]":
+        import tensorflow as tf
+
+        return [name.rstrip("/") for name in tf.io.gfile.listdir(path)]
+
+    def read(self, path: str, offset: int, size: int) -> bytes:
+        import tensorflow as tf
+
+        with tf.io.gfile.GFile(path, "rb") as f:
+            f.seek(offset)
+            return f.read(size)
+
+
+_core_file_system_lock = threading.Lock()
+_core_file_system_set = False
+
+
+def use_remote_paths_in_core(path: Union[str, bytes, os.PathLike]) -> None:
+    """Lets ``tf_gulp._core`` (which has no TensorFlow) read ``path`` when it is remote, by handing
+    it :class:`_GFileSystem` once per process. Local paths need nothing."""
+    global _core_file_system_set
+    if _core_file_system_set or not is_remote(path):
+        return
+    with _core_file_system_lock:
+        if not _core_file_system_set:
+            from tf_gulp import _core
+
+            _core.set_remote_file_system(_GFileSystem())
+            _core_file_system_set = True
+
+
+class PositionalReader:
+    """Byte ranges of one regular file, local or remote, safe to share between threads.
+
+    A local file is opened once (:func:`open_regular`: never a FIFO) and read with ``os.pread``,
+    which keeps no file position; a remote one (``gs://``, ``ram://``, ...) through one
+    ``tf.io.gfile.GFile``, a read at a time.
+    """
+
+    def __init__(self, path: str, error: Type[Exception] = ValueError) -> None:
+        self.path = path
+        self._fd: Optional[int] = None
+        self._file: Any = None
+        self._lock = threading.Lock()
+        if is_remote(path):
+            check_regular_file(path, error)
+            import tensorflow as tf
+
+            self._file = tf.io.gfile.GFile(path, "rb")
+            self._size = int(tf.io.gfile.stat(path).length)
+        else:
+            self._fd = open_regular(_local(path), error)
+
+    def size(self) -> int:
+        """The file's size now (local) or when it was opened (remote)."""
+        if self._fd is not None:
+            return os.fstat(self._fd).st_size
+        return self._size
+
+    def pread(self, size: int, offset: int) -> bytes:
+        """Up to ``size`` bytes at ``offset`` (fewer only at the end of the file)."""
+        if self._fd is not None:
+            return os.pread(self._fd, size, offset)
+        if self._file is None:
+            raise ValueError(f"{self.path}: reader is closed")
+        with self._lock:
+            self._file.seek(offset)
+            return self._file.read(size)
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+        f, self._file = self._file, None
+        if f is not None:
+            f.close()
+
+    def __enter__(self) -> "PositionalReader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -16,7 +18,12 @@ namespace tfg {
 namespace gulp {
 namespace {
 
-constexpr char kIngestRecord[] = ".tf_gulp_ingest.json";
+constexpr char kLabelMapName[] = "label2idx.json";
+// Findings of one kind listed one by one before a summary line.
+constexpr int64_t kMaxListed = 20;
+// Findings kept per chunk index while the indexes are checked in parallel (a
+// damaged index of a million bad entries must not hold a million messages).
+constexpr size_t kMaxProblemsPerChunk = 1000;
 
 // Parses the N of `<prefix><N><suffix>`; false for any other name.
 bool ChunkNumber(const std::string& name, const std::string& prefix,
@@ -37,151 +44,300 @@ bool ChunkNumber(const std::string& name, const std::string& prefix,
   return true;
 }
 
-// The chunk numbers [first, first + count) that an ingest recorded in
-// `.tf_gulp_ingest.json` as planned but has not finished (tf_gulp.gulp.
-// GulpIngestor writes the record; its last run is the current one). Kept as a
-// range, not a set: the count is a number from a file, and a damaged record
-// claiming 10^15 chunks must not allocate anything.
-struct ChunkRange {
-  int64_t first = 0;
-  int64_t count = 0;  // 0: no unfinished ingest, or no readable record
-  bool Contains(int64_t n) const {
-    return count > 0 && n >= first && n - first < count;
+bool IsTemporaryChunkFile(const std::string& name) {
+  const std::string tmp = ".tmp";
+  if (name.size() <= tmp.size() ||
+      name.compare(name.size() - tmp.size(), tmp.size(), tmp) != 0) {
+    return false;
   }
-};
+  const std::string base = name.substr(0, name.size() - tmp.size());
+  int64_t n;
+  return ChunkNumber(base, "data_", ".gulp", &n) ||
+         ChunkNumber(base, "meta_", ".gmeta", &n);
+}
 
-ChunkRange UnfinishedIngestChunks(const std::string& directory) {
-  ChunkRange chunks;
-  std::string text;
-  if (!ReadFileToString(JoinPath(directory, kIngestRecord), &text, 1 << 26).ok()) {
-    return chunks;
+Problem Finding(bool error, StatusCode code, std::string file,
+                std::string message) {
+  Problem p;
+  p.error = error;
+  p.code = code;
+  p.file = std::move(file);
+  p.message = std::move(message);
+  return p;
+}
+
+// Chunks that finished runs of the ingest record planned and that have no
+// index now: the directory lost data. False when the sink says stop.
+bool CheckFinishedRuns(const std::string& directory, const IngestRecord& record,
+                       const std::set<int64_t>& indexed, const ProblemSink& sink) {
+  const std::string record_path = JoinPath(directory, kIngestRecordName);
+  for (size_t r = 0; r < record.runs.size(); ++r) {
+    const IngestRun& run = record.runs[r];
+    if (!run.valid || !run.complete) continue;
+    int64_t present = 0;
+    for (int64_t n : indexed) present += run.Contains(n) ? 1 : 0;
+    const int64_t missing = run.num_chunks - present;
+    if (missing == 0) continue;
+    // Walks at most indexed.size() + kMaxListed numbers, whatever the count.
+    int64_t listed = 0;
+    for (int64_t n = run.first_chunk;
+         listed < std::min(kMaxListed, missing) && run.Contains(n); ++n) {
+      if (indexed.count(n)) continue;
+      ++listed;
+      if (!sink(Finding(true, StatusCode::kDataLoss,
+                        JoinPath(directory, internal::StrCat("meta_", n, ".gmeta")),
+                        internal::StrCat("missing: the ingest that wrote this "
+                                         "directory (run ", r, " of ", kIngestRecordName,
+                                         ") finished this chunk")))) {
+        return false;
+      }
+    }
+    if (missing > listed &&
+        !sink(Finding(true, StatusCode::kDataLoss, record_path,
+                      internal::StrCat("run ", r, ": ... and ", missing - listed,
+                                       " more of its ", run.num_chunks,
+                                       " chunks (from ", run.first_chunk,
+                                       ") are missing")))) {
+      return false;
+    }
   }
-  // A record too deep or with out-of-range numbers is as unreadable as one
-  // that does not parse.
-  if (!CheckJsonLimits(text, kIngestRecord).ok()) return chunks;
-  nlohmann::json record = nlohmann::json::parse(text, nullptr, false);
-  if (!record.is_object() || !record.contains("runs") ||
-      !record["runs"].is_array() || record["runs"].empty()) {
-    return chunks;
-  }
-  const nlohmann::json& run = record["runs"].back();
-  // Types are checked before any get<>(): value()/get<>() throw on a
-  // mismatch ("complete": "no"), and an exception here would end the process.
-  if (!run.is_object()) return chunks;
-  const auto complete = run.find("complete");
-  if (complete == run.end() || !complete->is_boolean() ||
-      complete->get<bool>()) {
-    return chunks;
-  }
-  const auto first = run.find("first_chunk");
-  const auto count = run.find("num_chunks");
-  if (first == run.end() || count == run.end() ||
-      !first->is_number_integer() || !count->is_number_integer()) {
-    return chunks;
-  }
-  if (first->get<int64_t>() < 0 || count->get<int64_t>() < 0) return chunks;
-  chunks.first = first->get<int64_t>();
-  chunks.count = count->get<int64_t>();
-  return chunks;
+  return true;
 }
 
 }  // namespace
 
-Status ListChunkFiles(const std::string& directory,
-                      std::vector<ChunkFiles>* chunks) {
-  chunks->clear();
+void ScanChunkFiles(const std::string& directory, ChunkScan* scan,
+                    const ProblemSink& sink, bool require_chunks) {
+  *scan = ChunkScan();
   FileInfo info;
   const Status found = StatPath(directory, &info);
   if (found.code() == StatusCode::kNotFound) {
-    return NotFoundError(directory, ": gulp directory does not exist");
+    sink(Finding(true, StatusCode::kNotFound, directory, "gulp directory does not exist"));
+    return;
   }
-  TFG_RETURN_IF_ERROR(found);
+  if (!found.ok()) {
+    sink(Finding(true, found.code(), directory, WithoutPath(directory, found.message())));
+    return;
+  }
   if (!info.is_directory) {
-    return InvalidArgumentError(directory,
-                                ": is not a directory (expected a gulp "
-                                "directory of data_N.gulp + meta_N.gmeta)");
+    sink(Finding(true, StatusCode::kInvalidArgument, directory,
+                 "is not a directory (expected a gulp directory of data_N.gulp + "
+                 "meta_N.gmeta)"));
+    return;
   }
   std::vector<std::string> names;
   const Status listed = ListDirectory(directory, &names);
   if (!listed.ok()) {
-    return InvalidArgumentError(directory, ": cannot list: ", listed.message());
+    sink(Finding(true, StatusCode::kInvalidArgument, directory,
+                 "cannot list: " + WithoutPath(directory, listed.message())));
+    return;
   }
-  ChunkRange unfinished_chunks;  // read only when needed
-  const ChunkRange* unfinished = nullptr;
-  // number -> (data path, meta path); std::map keeps numeric order.
-  std::map<int64_t, ChunkFiles> by_number;
+  std::sort(names.begin(), names.end());  // reports in a stable order
+  std::map<int64_t, std::string> data_names, meta_names;  // numeric order
   for (const std::string& name : names) {
     int64_t n;
+    std::map<int64_t, std::string>* found_names = nullptr;
     if (ChunkNumber(name, "data_", ".gulp", &n)) {
-      by_number[n].number = n;
-      by_number[n].data_path = JoinPath(directory, name);
+      found_names = &data_names;
     } else if (ChunkNumber(name, "meta_", ".gmeta", &n)) {
-      by_number[n].number = n;
-      by_number[n].meta_path = JoinPath(directory, name);
-    }
-  }
-  for (auto& [n, files] : by_number) {
-    if (files.meta_path.empty()) {
-      // A chunk is committed when its index appears: writers rename the
-      // .gmeta into place last. A .gulp without one is a chunk an unfinished
-      // ingest is writing (skipped: not part of the dataset yet), or, when no
-      // ingest claims it, a damaged directory (an error, not silently less
-      // data).
-      if (unfinished == nullptr) {
-        unfinished_chunks = UnfinishedIngestChunks(directory);
-        unfinished = &unfinished_chunks;
+      found_names = &meta_names;
+    } else if (IsTemporaryChunkFile(name)) {
+      if (!sink(Finding(false, StatusCode::kOk, JoinPath(directory, name),
+                        "temporary file of an interrupted write (ignored by "
+                        "readers; resuming the ingest or deleting it removes it)"))) {
+        return;
       }
-      if (unfinished->Contains(n)) continue;
-      return NotFoundError(files.data_path, ": chunk has no index file meta_",
-                           n, ".gmeta, and no unfinished ingest in ",
-                           kIngestRecord,
-                           " is writing it; restore the index or remove the "
-                           "chunk");
+      continue;
+    } else {
+      continue;
     }
-    if (files.data_path.empty()) {
-      return NotFoundError(files.meta_path, ": index has no data file data_",
-                           n, ".gulp");
+    auto [it, inserted] = found_names->emplace(n, name);
+    // data_1.gulp and data_01.gulp both claim chunk 1: reading either would
+    // silently drop the other's items.
+    if (!inserted &&
+        !sink(Finding(true, StatusCode::kInvalidArgument, JoinPath(directory, name),
+                      internal::StrCat("same chunk number as ", it->second, " (chunk ",
+                                       n, " has two files); rename or remove one")))) {
+      return;
     }
-    chunks->push_back(files);
   }
-  if (chunks->empty()) {
-    return NotFoundError(directory,
-                         ": no gulp chunks (data_N.gulp + meta_N.gmeta) found");
+
+  ReadIngestRecord(directory, &scan->record);
+  const IngestRecord& record = scan->record;
+  const std::string record_path = JoinPath(directory, kIngestRecordName);
+  if (record.present && !record.valid() &&
+      !sink(Finding(false, StatusCode::kOk, record_path,
+                    internal::StrCat("ignored: ", record.problem)))) {
+    return;
   }
-  return Status::Ok();
+  const IngestRun* unfinished = record.Unfinished();
+  if (record.valid()) {
+    for (size_t r = 0; r < record.runs.size(); ++r) {
+      const IngestRun& run = record.runs[r];
+      if (!run.valid &&
+          !sink(Finding(false, StatusCode::kOk, record_path,
+                        internal::StrCat("run ", r, ": malformed entry (needs integers "
+                                         "first_chunk >= 0 and num_chunks >= 0 and a "
+                                         "boolean complete); ignored")))) {
+        return;
+      }
+      if (run.valid && run.skipped > 0) {
+        scan->notes.push_back(internal::StrCat("ingest ", r + 1, ": ", run.skipped,
+                                               " bad input(s) were skipped (listed in ",
+                                               kIngestRecordName, ")"));
+      }
+    }
+  }
+
+  std::set<int64_t> indexed;
+  for (const auto& [n, meta_name] : meta_names) indexed.insert(n);
+  for (const auto& [n, data_name] : data_names) {
+    if (meta_names.count(n)) continue;
+    const std::string data_path = JoinPath(directory, data_name);
+    if (unfinished != nullptr && unfinished->Contains(n)) {
+      if (!sink(Finding(false, StatusCode::kOk, data_path,
+                        internal::StrCat("data file without its index meta_", n,
+                                         ".gmeta: a chunk the unfinished ingest has not "
+                                         "finished writing, skipped by readers (resuming "
+                                         "the ingest rewrites it)")))) {
+        return;
+      }
+      continue;
+    }
+    if (!sink(Finding(true, StatusCode::kNotFound, data_path,
+                      internal::StrCat("chunk has no index file meta_", n,
+                                       ".gmeta, and no unfinished ingest in ",
+                                       kIngestRecordName,
+                                       " is writing it; restore the index or remove the "
+                                       "chunk")))) {
+      return;
+    }
+  }
+  for (const auto& [n, meta_name] : meta_names) {
+    const auto data = data_names.find(n);
+    const std::string meta_path = JoinPath(directory, meta_name);
+    if (data == data_names.end()) {
+      if (!sink(Finding(true, StatusCode::kNotFound, meta_path,
+                        internal::StrCat("index has no data file data_", n, ".gulp")))) {
+        return;
+      }
+      continue;
+    }
+    scan->chunks.push_back({n, JoinPath(directory, data->second), meta_path});
+  }
+  if (record.valid() && !CheckFinishedRuns(directory, record, indexed, sink)) return;
+  if (unfinished != nullptr) {
+    int64_t written = 0;
+    for (const ChunkFiles& c : scan->chunks) written += unfinished->Contains(c.number);
+    if (!sink(Finding(false, StatusCode::kOk, record_path,
+                      internal::StrCat("unfinished ingest: ", written, " of ",
+                                       unfinished->num_chunks, " chunks written (chunks ",
+                                       unfinished->first_chunk, "..",
+                                       unfinished->first_chunk + unfinished->num_chunks - 1,
+                                       "); run the same tf-gulp ingest command again to "
+                                       "finish it")))) {
+      return;
+    }
+  }
+  if (scan->chunks.empty() && require_chunks) {
+    sink(Finding(true, StatusCode::kNotFound, directory,
+                 unfinished != nullptr
+                     ? "no gulp chunks (data_N.gulp + meta_N.gmeta) found yet: the "
+                       "unfinished ingest has not finished one"
+                     : "no gulp chunks (data_N.gulp + meta_N.gmeta) found"));
+  }
 }
 
-Status LoadGulpDirectory(const std::string& directory,
-                         const std::string& label_field, GulpDirectory* out) {
-  std::vector<ChunkFiles> files;
-  TFG_RETURN_IF_ERROR(ListChunkFiles(directory, &files));
+Status ListChunkFiles(const std::string& directory,
+                      std::vector<ChunkFiles>* chunks) {
+  ChunkScan scan;
+  Status first;
+  ScanChunkFiles(directory, &scan, StopAtFirstError(&first));
+  chunks->clear();
+  if (first.ok()) *chunks = std::move(scan.chunks);
+  return first;
+}
+
+void CheckGulpDirectory(const std::string& directory, const IndexOptions& options,
+                        GulpDirectory* out, ChunkScan* scan_out, const ProblemSink& sink,
+                        const ChunkProgress& progress) {
   out->path = directory;
   out->chunks.clear();
+  ChunkScan local_scan;
+  ChunkScan& scan = scan_out != nullptr ? *scan_out : local_scan;
+  bool stopped = false;
+  bool scan_error = false;
+  ScanChunkFiles(
+      directory, &scan,
+      [&](const Problem& p) {
+        scan_error |= p.error;
+        stopped = !sink(p);
+        return !stopped;
+      },
+      options.require_chunks);
+  if (stopped || scan.chunks.empty()) return;
+  (void)scan_error;  // chunks that exist are still checked: check reports all
+  const std::vector<ChunkFiles>& files = scan.chunks;
   out->chunks.resize(files.size());
   // The indexes are independent: on a remote store (one round trip per file)
   // they are fetched together; locally ReadInParallel runs them in order.
+  // Findings are kept per chunk and replayed in chunk order.
   FileSystem* fs = nullptr;
-  TFG_RETURN_IF_ERROR(FileSystemFor(directory, &fs));
-  std::vector<Status> loaded(files.size());
+  if (!FileSystemFor(directory, &fs).ok()) fs = LocalFileSystem();
+  std::vector<std::vector<Problem>> found(files.size());
+  std::vector<uint64_t> index_bytes(files.size(), 0);
   ReadInParallel(*fs, static_cast<int64_t>(files.size()), [&](int64_t c) {
-    loaded[c] = LoadChunkIndex(files[c].meta_path, files[c].data_path, label_field,
-                               &out->chunks[c]);
+    std::vector<Problem>& mine = found[c];
+    CheckChunkFiles(files[c].meta_path, files[c].data_path, options, &out->chunks[c],
+                    [&mine](const Problem& p) {
+                      if (mine.size() == kMaxProblemsPerChunk) {
+                        Problem more = p;
+                        more.has_id = false;
+                        more.frame = more.offset = -1;
+                        more.message = "... and more problems in this index";
+                        mine.push_back(more);
+                        return false;
+                      }
+                      mine.push_back(p);
+                      return true;
+                    });
+    FileInfo meta;
+    if (StatPath(files[c].meta_path, &meta).ok()) index_bytes[c] = meta.size;
   });
   std::unordered_map<std::string, size_t> chunk_of_id;
   for (size_t c = 0; c < files.size(); ++c) {
-    TFG_RETURN_IF_ERROR(loaded[c]);
-    ChunkIndex& index = out->chunks[c];
+    for (const Problem& p : found[c]) {
+      if (!sink(p)) return;
+    }
+    if (progress) progress(index_bytes[c]);
+    const ChunkIndex& index = out->chunks[c];
     for (const Item& item : index.items) {
       auto [it, inserted] = chunk_of_id.emplace(item.id, c);
-      if (!inserted) {
-        return InvalidArgumentError(
-            "duplicate id '", item.id, "' in ", out->chunks[it->second].meta_path,
-            " and ", index.meta_path,
-            ": ids must be unique across the chunks of a gulp directory");
-      }
+      if (inserted) continue;
+      Problem p = Finding(true, StatusCode::kInvalidArgument, index.meta_path,
+                          internal::StrCat("also in ", out->chunks[it->second].meta_path,
+                                           ": ids must be unique across the chunks of a "
+                                           "gulp directory"));
+      p.id = item.id;
+      p.has_id = true;
+      if (!sink(p)) return;
     }
   }
-  return Status::Ok();
+}
+
+Status LoadGulpDirectory(const std::string& directory, const IndexOptions& options,
+                         GulpDirectory* out) {
+  Status first;
+  CheckGulpDirectory(directory, options, out, nullptr, StopAtFirstError(&first));
+  if (!first.ok()) out->chunks.clear();
+  return first;
+}
+
+Status LoadGulpDirectory(const std::string& directory, const std::string& label_field,
+                         GulpDirectory* out) {
+  IndexOptions options;
+  options.label_field = label_field;
+  return LoadGulpDirectory(directory, options, out);
 }
 
 Status LoadLabelMap(const std::string& path, LabelMap* labels) {
@@ -237,5 +393,46 @@ Status ResolveLabel(const Item& item, const std::string& meta_path,
                               item.label_json);
 }
 
+void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink) {
+  const std::string path = JoinPath(directory.path, kLabelMapName);
+  FileInfo info;
+  if (StatPath(path, &info).code() == StatusCode::kNotFound) return;
+  LabelMap labels;
+  const Status loaded = LoadLabelMap(path, &labels);
+  if (!loaded.ok()) {
+    sink(Finding(true, loaded.code(), path, WithoutPath(path, loaded.message())));
+    return;
+  }
+  std::set<std::string> reported;
+  int64_t unlisted = 0;
+  for (const ChunkIndex& chunk : directory.chunks) {
+    for (const Item& item : chunk.items) {
+      if (item.label_json.empty()) continue;
+      const nlohmann::json label =
+          nlohmann::json::parse(item.label_json, nullptr, /*allow_exceptions=*/false);
+      if (!label.is_string()) continue;
+      const std::string name = label.get<std::string>();
+      if (labels.count(name) || reported.count(name)) continue;
+      reported.insert(name);
+      if (static_cast<int64_t>(reported.size()) > kMaxListed) {
+        ++unlisted;
+        continue;
+      }
+      Problem p = Finding(false, StatusCode::kOk, path,
+                          "has no entry for label '" + name +
+                              "' (used by this id and maybe others); GulpDataset "
+                              "fails on it");
+      p.id = item.id;
+      p.has_id = true;
+      if (!sink(p)) return;
+    }
+  }
+  if (unlisted > 0) {
+    sink(Finding(false, StatusCode::kOk, path,
+                 internal::StrCat("... and ", unlisted, " more labels without an entry")));
+  }
+}
+
 }  // namespace gulp
 }  // namespace tfg
+

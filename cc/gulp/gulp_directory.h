@@ -7,11 +7,14 @@
 #define TF_GULP_CC_GULP_GULP_DIRECTORY_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "cc/gulp/chunk_index.h"
+#include "cc/gulp/ingest_record.h"
+#include "cc/gulp/problem.h"
 #include "cc/util/status.h"
 
 namespace tfg {
@@ -23,12 +26,27 @@ struct ChunkFiles {
   std::string meta_path;
 };
 
-// Lists the chunk pairs of `directory` in numeric order. NotFound when the
-// directory does not exist, has no chunk, or a `.gmeta` lacks its `.gulp`.
-// Writers publish the `.gmeta` last, so a `.gulp` without one is a chunk whose
-// write has not finished: it is skipped when an unfinished ingest recorded in
-// `.tf_gulp_ingest.json` is writing it (running, or interrupted and waiting to
-// be resumed), and is a NotFound error otherwise.
+// What the directory-level rules found: the chunk pairs in numeric order, the
+// ingest record, and notes (facts worth telling, neither errors nor warnings).
+struct ChunkScan {
+  std::vector<ChunkFiles> chunks;
+  IngestRecord record;
+  std::vector<std::string> notes;
+};
+
+// The gulp rules for a directory's files (docs/gulp_dataset.md, "What readers
+// refuse"), each finding reported to `sink`. Errors: no such directory, two
+// files for one chunk number (data_1.gulp and data_01.gulp), a .gmeta without
+// its .gulp, a .gulp without its .gmeta that no unfinished ingest is writing,
+// a chunk that a finished ingest recorded and that is now missing, no chunk at
+// all. Warnings: temporary files, a .gulp an unfinished ingest is writing
+// (skipped), an unfinished ingest, an unreadable ingest record. Writers
+// publish the .gmeta last, so a .gulp without one is a chunk whose write has
+// not finished, or damage.
+void ScanChunkFiles(const std::string& directory, ChunkScan* scan,
+                    const ProblemSink& sink, bool require_chunks = true);
+
+// ScanChunkFiles for readers: the first error as a Status.
 Status ListChunkFiles(const std::string& directory,
                       std::vector<ChunkFiles>* chunks);
 
@@ -37,10 +55,22 @@ struct GulpDirectory {
   std::vector<ChunkIndex> chunks;  // numeric chunk order
 };
 
-// Loads and validates every chunk index. An id that appears in two chunks is
-// an InvalidArgument error naming both files.
+// Called after each chunk's index is checked, with the bytes of that index.
+using ChunkProgress = std::function<void(uint64_t index_bytes)>;
+
+// Every rule: ScanChunkFiles, CheckChunkFiles for each chunk (indexes read in
+// parallel on remote file systems), and ids unique across chunks. `out`
+// receives what parsed; `scan` (may be null) the scan.
+void CheckGulpDirectory(const std::string& directory,
+                        const IndexOptions& options, GulpDirectory* out,
+                        ChunkScan* scan, const ProblemSink& sink,
+                        const ChunkProgress& progress = nullptr);
+
+// CheckGulpDirectory for readers: the first error as a Status.
 Status LoadGulpDirectory(const std::string& directory,
                          const std::string& label_field, GulpDirectory* out);
+Status LoadGulpDirectory(const std::string& directory,
+                         const IndexOptions& options, GulpDirectory* out);
 
 using LabelMap = std::unordered_map<std::string, int64_t>;
 
@@ -52,6 +82,13 @@ Status LoadLabelMap(const std::string& path, LabelMap* labels);
 // entry (or no map at all) is an error rather than a silent -1.
 Status ResolveLabel(const Item& item, const std::string& meta_path,
                     const LabelMap* labels, int64_t* label);
+
+// The label rules `tf-gulp check` adds (the dataset applies them when it maps
+// labels): label2idx.json, when present, must be a JSON object of integers
+// (an error), and each string label of an item (Item::label_json, so load
+// with a label_field) should have an entry (a warning: GulpDataset fails on
+// that item).
+void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink);
 
 }  // namespace gulp
 }  // namespace tfg

@@ -54,7 +54,7 @@ TEST(GulpDirectoryTest, DataWithoutIndexAndNoIngestIsNotFoundNamingTheFile) {
   EXPECT_NE(s.message().find("data_1.gulp"), std::string::npos);
   // A finished ingest does not excuse a missing index either.
   testing::WriteFile(dir.Join(".tf_gulp_ingest.json"),
-                     R"({"runs": [{"first_chunk": 0, "num_chunks": 2, "complete": true}]})");
+                     R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 0, "num_chunks": 2, "complete": true}]})");
   EXPECT_EQ(LoadGulpDirectory(dir.path(), "", &gd).code(), StatusCode::kNotFound);
 }
 
@@ -63,7 +63,7 @@ TEST(GulpDirectoryTest, DataWithoutIndexOfAnUnfinishedIngestIsSkipped) {
   WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
   testing::WriteFile(dir.Join("data_1.gulp"), "partial");
   testing::WriteFile(dir.Join(".tf_gulp_ingest.json"),
-                     R"({"runs": [{"first_chunk": 0, "num_chunks": 2, "complete": false}]})");
+                     R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 0, "num_chunks": 2, "complete": false}]})");
   GulpDirectory gd;
   Status s = LoadGulpDirectory(dir.path(), "", &gd);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -74,7 +74,7 @@ TEST(GulpDirectoryTest, DataWithoutIndexOfAnUnfinishedIngestIsSkipped) {
   TempDir only_data;
   testing::WriteFile(only_data.Join("data_0.gulp"), "partial");
   testing::WriteFile(only_data.Join(".tf_gulp_ingest.json"),
-                     R"({"runs": [{"first_chunk": 0, "num_chunks": 1, "complete": false}]})");
+                     R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 0, "num_chunks": 1, "complete": false}]})");
   s = LoadGulpDirectory(only_data.path(), "", &gd);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find("no gulp chunks"), std::string::npos);
@@ -88,7 +88,7 @@ TEST(GulpDirectoryTest, HugeChunkCountOfAnUnfinishedIngestAllocatesNothing) {
   testing::WriteFile(dir.Join("data_7.gulp"), "partial");
   testing::WriteFile(
       dir.Join(".tf_gulp_ingest.json"),
-      R"({"runs": [{"first_chunk": 5, "num_chunks": 1000000000000000, "complete": false}]})");
+      R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 5, "num_chunks": 1000000000000000, "complete": false}]})");
   GulpDirectory gd;
   Status s = LoadGulpDirectory(dir.path(), "", &gd);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -170,10 +170,10 @@ TEST(GulpDirectoryTest, MalformedIngestRecordIsIgnoredNotACrash) {
   // Wrong types (value() would throw), huge numbers, too deep: each reads as
   // "no unfinished ingest", so the unindexed chunk is an error, not a crash.
   for (const std::string& record :
-       {std::string(R"({"runs": [{"first_chunk": 0, "num_chunks": 2, "complete": "no"}]})"),
-        std::string(R"({"runs": [{"first_chunk": 9223372036854775807, "num_chunks": 2,)"
+       {std::string(R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 0, "num_chunks": 2, "complete": "no"}]})"),
+        std::string(R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 9223372036854775807, "num_chunks": 2,)"
                     R"( "complete": false}]})"),
-        std::string(R"({"runs": [{"first_chunk": 1e400, "num_chunks": 2, "complete": false}]})"),
+        std::string(R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 1e400, "num_chunks": 2, "complete": false}]})"),
         std::string(100000, '[')}) {
     TempDir dir;
     WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
@@ -182,6 +182,60 @@ TEST(GulpDirectoryTest, MalformedIngestRecordIsIgnoredNotACrash) {
     GulpDirectory gd;
     EXPECT_EQ(LoadGulpDirectory(dir.path(), "", &gd).code(), StatusCode::kNotFound) << record;
   }
+}
+
+TEST(GulpDirectoryTest, TwoFilesForOneChunkNumberAreRefused) {
+  // data_1.gulp and data_01.gulp both claim chunk 1: reading either would
+  // silently drop the other's items.
+  TempDir dir;
+  WriteChunk(dir.path(), 1, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+  testing::WriteFile(dir.Join("data_01.gulp"), "other");
+  GulpDirectory gd;
+  Status s = LoadGulpDirectory(dir.path(), "", &gd);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("data_1.gulp: same chunk number as data_01.gulp"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(GulpDirectoryTest, ChunkOfAFinishedIngestThatIsMissingIsDataLoss) {
+  TempDir dir;
+  WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+  testing::WriteFile(dir.Join(".tf_gulp_ingest.json"),
+                     R"({"format": "tf_gulp ingest record", "runs": [)"
+                     R"({"first_chunk": 0, "num_chunks": 2, "complete": true}]})");
+  GulpDirectory gd;
+  Status s = LoadGulpDirectory(dir.path(), "", &gd);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("meta_1.gmeta: missing"), std::string::npos) << s.message();
+}
+
+TEST(GulpDirectoryTest, CheckCollectsWarningsReadersIgnore) {
+  TempDir dir;
+  WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+  testing::WriteFile(dir.Join("data_1.gulp.tmp"), "interrupted");
+  std::vector<Problem> found;
+  GulpDirectory gd;
+  ChunkScan scan;
+  IndexOptions options;
+  CheckGulpDirectory(dir.path(), options, &gd, &scan, [&](const Problem& p) {
+    found.push_back(p);
+    return true;
+  });
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_FALSE(found[0].error);
+  EXPECT_NE(found[0].file.find("data_1.gulp.tmp"), std::string::npos);
+  ASSERT_EQ(gd.chunks.size(), 1u);
+  EXPECT_TRUE(LoadGulpDirectory(dir.path(), "", &gd).ok());
+}
+
+TEST(GulpDirectoryTest, EmptyDirectoryIsFineWhenChunksAreNotRequired) {
+  TempDir dir;
+  GulpDirectory gd;
+  IndexOptions options;
+  options.require_chunks = false;
+  EXPECT_TRUE(LoadGulpDirectory(dir.path(), options, &gd).ok());
+  EXPECT_TRUE(gd.chunks.empty());
 }
 
 }  // namespace

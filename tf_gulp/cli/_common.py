@@ -76,10 +76,10 @@ def echo(*args: Any) -> None:
 
 def require_local(path: str, command: str) -> None:
     """UsageError for a path of one of TensorFlow's file systems (gs://, ram://, ...): the
-    command reads local gulp directories only (the datasets read remote ones)."""
+    command writes local directories only (a crash-safe write needs fsync and rename)."""
     from tf_gulp._files import is_remote
 
     if is_remote(path):
-        raise UsageError(f"{path}: tf-gulp {command} reads local gulp directories only; remote "
-                         f"paths (gs://, s3://, ram://, ...) are read by tf_gulp.GulpDataset "
-                         f"(copy the directory here to check it, see docs/distributed.md)")
+        raise UsageError(f"{path}: tf-gulp {command} writes to local directories only (a "
+                         f"crash-safe write needs fsync and rename); write locally, then copy "
+                         f"the directory (see docs/distributed.md)")

@@ -7,7 +7,7 @@ from typing import Any
 
 from tf_gulp._format import human_bytes
 from tf_gulp.cli._common import (HelpFormatter, UsageError, add_progress_flags, echo, positive_int,
-                                 progress_wanted, require_local, usable_cpus)
+                                 progress_wanted, usable_cpus)
 
 DESCRIPTION = """\
 Check a gulp directory: every index parses, every frame lies inside its data file and the data
@@ -30,8 +30,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("directory", metavar="DIR", help="the gulp directory")
     p.add_argument("--decode", action="store_true", help="also read and decode every frame")
     p.add_argument("--num-workers", type=positive_int, default=None, metavar="N",
-                   help="processes checking chunks in parallel (default: 1, or the usable CPUs "
-                        "with --decode)")
+                   help="processes decoding chunks in parallel with --decode (default: the usable CPUs "
+                        "with --decode, else 1)")
     p.add_argument("--strict", action="store_true", help="warnings fail the check too")
     p.add_argument("--label-field", default="label", metavar="FIELD",
                    help="meta field holding the labels checked against label2idx.json "
@@ -43,7 +43,6 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    require_local(args.directory, "check")
     from tf_gulp.gulp.check import check_directory
     workers = args.num_workers or (usable_cpus() if args.decode else 1)
     try:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
-                                 progress_wanted, require_local)
+                                 progress_wanted)
 
 DESCRIPTION = """\
 Summarize a gulp directory: chunks, items, frames, bytes, frames per item, a histogram of frame
@@ -33,7 +33,6 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    require_local(args.directory, "info")
     from tf_gulp.gulp.chunk import GulpDataError
     from tf_gulp.gulp.info import directory_info, format_info
     try:

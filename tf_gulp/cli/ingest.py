@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from tf_gulp._format import human_bytes
 from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
-                                 positive_int, progress_wanted, usable_cpus)
+                                 positive_int, progress_wanted, require_local, usable_cpus)
 
 ADAPTERS = ("image-folder", "image-list", "video-folder", "20bn", "kinetics")
 
@@ -297,6 +297,7 @@ def run(args: argparse.Namespace) -> int:
         except ImportError:
             raise UsageError(f"the {adapter_name} adapter decodes videos with PyAV, which is "
                              "not installed: pip install av") from None
+    require_local(output, "ingest")
     if os.path.exists(output) and not os.path.isdir(output):
         raise UsageError(f"{output}: exists and is not a folder")
     if os.path.abspath(output) == os.path.abspath(input_path):

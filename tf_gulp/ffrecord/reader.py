@@ -14,6 +14,7 @@ from typing import Iterable, List, Sequence, Union
 
 import numpy as np
 
+from tf_gulp._files import is_remote
 from tf_gulp.ffrecord._native import DataLossError, _core
 
 __all__ = ["DataLossError", "FFRecordWarning", "FileReader", "PathArg"]
@@ -104,6 +105,13 @@ class FileReader:
         access: str = "normal",
     ) -> None:
         paths = normalize_paths(fname)
+        for path in paths:
+            # Said here, not left to the core: once a gulp reader has handed the core a remote
+            # file system (tf_gulp._files), it would open these too, without batched reads.
+            if is_remote(path):
+                raise ValueError(f"{path}: tf_gulp.ffrecord.FileReader reads local files only; "
+                                 "read FFRecord files on TensorFlow's file systems (gs://, "
+                                 "s3://, ram://, ...) with tf_gulp.FFRecordDataset")
         self.check_data = bool(check_data)
         self._options = dict(io_engine=io_engine, queue_depth=int(queue_depth),
                              direct_io=bool(direct_io), access=access)

@@ -36,7 +36,8 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Seq
 import numpy as np
 import simplejpeg
 
-from tf_gulp._files import loads_json, open_regular, read_regular
+from tf_gulp._files import PositionalReader, exists, is_remote
+from tf_gulp.gulp.index import GulpDataError, load_chunk_index, meta_dict
 from tf_gulp.gulp.limits import DEFAULT_MAX_CLIP_BYTES, frame_header_problem
 
 __all__ = ["GulpChunk", "GulpDataError", "encode_frame", "decode_jpeg"]
@@ -50,12 +51,6 @@ JpegDecoder = Callable[[bytes], np.ndarray]
 
 _SUBSAMPLINGS = ("444", "422", "420", "440", "411")
 _TMP_SUFFIX = ".tmp"
-
-
-class GulpDataError(ValueError):
-    """A gulp file's contents are inconsistent (bad index entry, frame past the end of the file,
-    undecodable JPEG, unreadable ``.gmeta``). The message names the file and, where known, the id,
-    the frame and the byte offset."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -105,48 +100,40 @@ def select_frames(frame_info: Sequence[Any], selection: FrameSelection) -> List[
     return out
 
 
-def _check_frame_info(entry: Any, path: str, key: str, index: int) -> Tuple[int, int, int]:
-    if (not isinstance(entry, (list, tuple)) or len(entry) != 3
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)):
-        raise GulpDataError(f"{path}: id {key!r} frame {index}: bad frame_info entry {entry!r} "
-                            "(expected [offset, pad, total_length])")
-    offset, pad, length = entry
-    if offset < 0 or pad < 0 or length < pad:
-        raise GulpDataError(f"{path}: id {key!r} frame {index}: bad frame_info entry {entry!r} "
-                            "(needs offset >= 0 and 0 <= pad <= total_length)")
-    return offset, pad, length
-
-
-def _pread_exact(fd: int, size: int, offset: int, path: str, key: str, index: int) -> bytes:
+def pread_exact(file: PositionalReader, size: int, offset: int, path: str, key: str,
+                index: int) -> bytes:
     """Read exactly ``size`` bytes at ``offset`` (positionless, so safe across threads)."""
-    data = os.pread(fd, size, offset)
+    data = file.pread(size, offset)
     if len(data) == size:
         return data
     parts = [data]
     got = len(data)
     while data and got < size:
-        data = os.pread(fd, size - got, offset + got)
+        data = file.pread(size - got, offset + got)
         parts.append(data)
         got += len(data)
     if got < size:
-        file_size = os.fstat(fd).st_size
+        file_size = file.size()
         raise GulpDataError(
             f"{path}: id {key!r} frame {index}: offset {offset} + length {size} ends past the end "
             f"of the file ({file_size} bytes)")
     return b"".join(parts)
 
 
-def read_jpeg_views(fd: int, path: str, key: str, selected: Sequence[Tuple[int, Any]],
+def read_jpeg_views(file: PositionalReader, path: str, key: str,
+                    selected: Sequence[Tuple[int, Any]],
                     max_bytes: Optional[int] = None) -> List[Tuple[int, int, memoryview]]:
     """Read the selected frames' JPEG bytes (padding stripped) from an open data file.
 
-    Every frame's byte range is checked against the file's size before anything is read, and
+    The entries come from an index the core has judged (:mod:`tf_gulp.gulp.index`). Every
+    frame's byte range is checked against the file's size now (it may have shrunk since) before
+    anything is read, and
     ``max_bytes`` (when given) bounds the selected frames' JPEG bytes (a frame counted each time it
     is selected): numbers from a damaged index never size an allocation. The frames' byte ranges are
     merged, so frames stored back to back are read with one ``pread`` and bytes that several frames
     point at are read once. Returns ``(index, offset, bytes)`` triples in selection order.
     """
-    checked = [(i,) + _check_frame_info(e, path, key, i) for i, e in selected]
+    checked = [(i, int(e[0]), int(e[1]), int(e[2])) for i, e in selected]
     if max_bytes is not None:
         total = sum(length - pad for _i, _offset, pad, length in checked)
         if total > max_bytes:
@@ -154,7 +141,7 @@ def read_jpeg_views(fd: int, path: str, key: str, selected: Sequence[Tuple[int, 
                 f"{path}: id {key!r}: the {len(checked)} selected frames hold {total:,} bytes of "
                 f"JPEG data, over the limit of {max_bytes:,} bytes per clip (max_clip_bytes); "
                 "select fewer frames or raise max_clip_bytes")
-    file_size = os.fstat(fd).st_size
+    file_size = file.size()
     for index, offset, _pad, length in checked:
         if offset + length > file_size:
             raise GulpDataError(
@@ -170,7 +157,7 @@ def read_jpeg_views(fd: int, path: str, key: str, selected: Sequence[Tuple[int, 
             ranges.append([offset, stop])
             first_frame.append(index)
     starts = [start for start, _stop in ranges]
-    buffers = [memoryview(_pread_exact(fd, stop - start, start, path, key, index))
+    buffers = [memoryview(pread_exact(file, stop - start, start, path, key, index))
                for (start, stop), index in zip(ranges, first_frame)]
     out: List[Tuple[int, int, memoryview]] = []
     for index, offset, pad, length in checked:
@@ -256,22 +243,10 @@ def first_meta(entry: Dict[str, Any]) -> Any:
     return meta[0] if meta else None
 
 
-def load_meta_file(path: str) -> Dict[str, Any]:
-    """Parse a ``.gmeta`` file, raising GulpDataError (naming it) if it is not a JSON object."""
-    text = read_regular(path, GulpDataError)  # a FIFO would block forever
-    try:
-        meta = loads_json(text)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise GulpDataError(f"{path}: not a valid .gmeta file: {e}") from e
-    if not isinstance(meta, dict):
-        raise GulpDataError(f"{path}: not a valid .gmeta file: top level is "
-                            f"{type(meta).__name__}, not an object")
-    for key, entry in meta.items():
-        if (not isinstance(entry, dict) or not isinstance(entry.get("frame_info"), list)
-                or not isinstance(entry.get("meta_data", []), list)):
-            raise GulpDataError(f"{path}: id {key!r}: entry needs a 'frame_info' list and a "
-                                "'meta_data' list")
-    return meta
+def load_meta_file(meta_path: str, data_path: str) -> Dict[str, Any]:
+    """The index of the chunk ``meta_path`` + ``data_path`` as gulpio2's dict, judged by the core's
+    rules (:mod:`tf_gulp.gulp.index`): GulpDataError naming the file if it is damaged."""
+    return meta_dict(load_chunk_index(meta_path, data_path))
 
 
 def encode_frame(frame: Frame, quality: int = 90, subsampling: str = "444") -> bytes:
@@ -373,7 +348,7 @@ class GulpChunk:
 
     def _reset_open_state(self) -> None:
         self._mode: Optional[str] = None
-        self._read_fd: Optional[int] = None
+        self._reader: Optional[PositionalReader] = None
         self._data_fp: Any = None
         self._data_size = 0            # offset of the next frame written
         self._orig_data_size = 0       # size of the .gulp before an 'ab' append
@@ -387,8 +362,8 @@ class GulpChunk:
         ``.gmeta`` file on first use; empty if the chunk does not exist yet). While the chunk is
         open for writing it includes what was appended so far."""
         if self._meta_dict is None:
-            if os.path.exists(self.meta_file_path):
-                self._meta_dict = load_meta_file(self.meta_file_path)
+            if exists(self.meta_file_path):
+                self._meta_dict = load_meta_file(self.meta_file_path, self.data_file_path)
             else:
                 self._meta_dict = {}
         return self._meta_dict
@@ -417,7 +392,7 @@ class GulpChunk:
     def __getstate__(self) -> Dict[str, Any]:
         # A pickled chunk (e.g. sent to an ingestion worker) is always closed.
         state = self.__dict__.copy()
-        state.update(_mode=None, _read_fd=None, _data_fp=None, _data_size=0,
+        state.update(_mode=None, _reader=None, _data_fp=None, _data_size=0,
                      _orig_data_size=0, _data_to_publish=False)
         return state
 
@@ -434,6 +409,10 @@ class GulpChunk:
         """
         if flag not in ("rb", "wb", "ab"):
             raise ValueError(f"flag must be 'rb', 'wb' or 'ab', got {flag!r}")
+        if flag != "rb" and (is_remote(self.data_file_path) or is_remote(self.meta_file_path)):
+            raise ValueError(f"{self.data_file_path}: gulp chunks are written to local "
+                             "directories only (a crash-safe write needs fsync and rename); write "
+                             "locally, then copy the files (e.g. with tf.io.gfile.copy)")
         if self._mode is not None:
             raise RuntimeError(f"{self!r} is already open")
         if flag == "rb":
@@ -454,27 +433,21 @@ class GulpChunk:
     def _open_read(self) -> None:
         self._meta_dict = None  # re-read the index: the chunk may have changed since
         self._meta_dict = self.meta_dict
-        self._read_fd = open_regular(self.data_file_path, GulpDataError)
+        self._reader = PositionalReader(self.data_file_path, GulpDataError)
         self._mode = "rb"
 
     def _close_read(self) -> None:
-        fd = self._read_fd
+        reader = self._reader
         self._reset_open_state()
-        if fd is not None:
-            os.close(fd)
+        if reader is not None:
+            reader.close()
 
     def _open_write(self, flag: str) -> None:
         if flag == "ab" and os.path.exists(self.meta_file_path):
-            meta = load_meta_file(self.meta_file_path)
-            size = os.path.getsize(self.data_file_path)  # FileNotFoundError if it is missing
-            for key, entry in meta.items():
-                for index, info in enumerate(entry["frame_info"]):
-                    offset, _pad, length = _check_frame_info(info, self.meta_file_path, key, index)
-                    if offset + length > size:
-                        raise GulpDataError(
-                            f"{self.data_file_path}: id {key!r} frame {index}: offset {offset} + "
-                            f"length {length} ends past the end of the file ({size} bytes); "
-                            "refusing to append to an inconsistent chunk")
+            # The core's rules refuse an inconsistent chunk (a frame past the end of the data
+            # file, frames sharing bytes): nothing is appended to one.
+            meta = load_meta_file(self.meta_file_path, self.data_file_path)
+            size = os.path.getsize(self.data_file_path)
             self._meta_dict = meta
             self._data_fp = open(self.data_file_path, "ab")
             self._data_size = self._orig_data_size = size
@@ -565,23 +538,20 @@ class GulpChunk:
     # -- reading -------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _reading_fd(self) -> Iterator[int]:
+    def _reading_file(self) -> Iterator[PositionalReader]:
         if self._mode == "rb":
-            yield self._read_fd  # type: ignore[misc]
+            yield self._reader  # type: ignore[misc]
         elif self._mode is None:
-            fd = open_regular(self.data_file_path, GulpDataError)
-            try:
-                yield fd
-            finally:
-                os.close(fd)
+            with PositionalReader(self.data_file_path, GulpDataError) as reader:
+                yield reader
         else:
             raise RuntimeError(f"{self!r}: cannot read while open for writing")
 
-    def _read(self, fd: int, key: str, selection: FrameSelection,
+    def _read(self, file: PositionalReader, key: str, selection: FrameSelection,
               decode: bool) -> Tuple[List[Any], Any]:
         entry = self.meta_dict[key]
         selected = select_frames(entry["frame_info"], selection)
-        views = read_jpeg_views(fd, self.data_file_path, key, selected, self.max_clip_bytes)
+        views = read_jpeg_views(file, self.data_file_path, key, selected, self.max_clip_bytes)
         if decode:
             frames: List[Any] = decode_frames(views, self.data_file_path, key, self.jpeg_decoder,
                                               self.max_clip_bytes)
@@ -597,16 +567,16 @@ class GulpChunk:
         key = normalize_id(id_)
         if key not in self.meta_dict:
             raise KeyError(id_)
-        with self._reading_fd() as fd:
-            return self._read(fd, key, slice_, decode=True)
+        with self._reading_file() as file:
+            return self._read(file, key, slice_, decode=True)
 
     def read_jpegs(self, id_: Any, slice_: FrameSelection = None) -> Tuple[List[bytes], Any]:
         """Like :meth:`read_frames` but returns each frame's JPEG bytes (padding stripped)."""
         key = normalize_id(id_)
         if key not in self.meta_dict:
             raise KeyError(id_)
-        with self._reading_fd() as fd:
-            return self._read(fd, key, slice_, decode=False)
+        with self._reading_file() as file:
+            return self._read(file, key, slice_, decode=False)
 
     def iter_all(self, accepted_ids: Optional[Iterable[Any]] = None,
                  shuffle: bool = False) -> Iterator[Tuple[List[np.ndarray], Any]]:
@@ -618,9 +588,9 @@ class GulpChunk:
             ids = [i for i in ids if i in accepted]
         if shuffle:
             random.shuffle(ids)
-        with self._reading_fd() as fd:
+        with self._reading_file() as file:
             for key in ids:
-                yield self._read(fd, key, None, decode=True)
+                yield self._read(file, key, None, decode=True)
 
     def __iter__(self) -> Iterator[Tuple[List[np.ndarray], Any]]:
         return self.iter_all()

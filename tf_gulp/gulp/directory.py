@@ -11,17 +11,15 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
-from tf_gulp._files import open_regular
+from tf_gulp._files import PositionalReader, join
 from tf_gulp.gulp.chunk import (FrameSelection, GulpChunk, GulpDataError, JpegDecoder,
-                                check_max_clip_bytes, decode_frames, first_meta, load_meta_file,
-                                normalize_id, read_jpeg_views, select_frames, split_element)
+                                check_max_clip_bytes, decode_frames, first_meta, normalize_id,
+                                read_jpeg_views, select_frames, split_element)
+from tf_gulp.gulp.index import load_directory_index, meta_dict
 from tf_gulp.gulp.limits import DEFAULT_MAX_CLIP_BYTES
 
-__all__ = ["GulpDirectory", "chunk_file_names", "list_chunk_files", "next_chunk_number",
-           "scan_chunk_files"]
+__all__ = ["GulpDirectory", "chunk_file_names", "list_chunk_files", "next_chunk_number"]
 
-_DATA_RE = re.compile(r"^data_(\d+)\.gulp$")
-_META_RE = re.compile(r"^meta_(\d+)\.gmeta$")
 # Any file name a chunk writer uses, final or temporary (``data_3.gulp.tmp``).
 _ANY_CHUNK_RE = re.compile(r"^(?:data_(\d+)\.gulp|meta_(\d+)\.gmeta)(?:\.tmp)?$")
 
@@ -29,27 +27,6 @@ _ANY_CHUNK_RE = re.compile(r"^(?:data_(\d+)\.gulp|meta_(\d+)\.gmeta)(?:\.tmp)?$"
 def chunk_file_names(n: int) -> Tuple[str, str]:
     """The file names of chunk ``n``: ``("data_<n>.gulp", "meta_<n>.gmeta")``."""
     return f"data_{n}.gulp", f"meta_{n}.gmeta"
-
-
-def scan_chunk_files(output_dir: str) -> Tuple[Dict[int, str], Dict[int, str]]:
-    """Map chunk numbers to the ``data_<N>.gulp`` and ``meta_<N>.gmeta`` paths in ``output_dir``.
-
-    N is any decimal number; two names with the same number (``data_7.gulp`` and
-    ``data_007.gulp``) are an error.
-    """
-    data: Dict[int, str] = {}
-    meta: Dict[int, str] = {}
-    for name in os.listdir(output_dir):
-        for regex, found in ((_DATA_RE, data), (_META_RE, meta)):
-            m = regex.match(name)
-            if m:
-                n = int(m.group(1))
-                path = os.path.join(output_dir, name)
-                if n in found:
-                    raise GulpDataError(f"{output_dir}: chunk {n} has two files: "
-                                        f"{os.path.basename(found[n])} and {name}")
-                found[n] = path
-    return data, meta
 
 
 def list_chunk_files(output_dir: str) -> List[str]:
@@ -81,10 +58,14 @@ class GulpDirectory:
       :class:`GulpChunk`), ``num_chunks``, ``chunks()`` / ``iter(gd)``, ``new_chunks(n)``.
 
     Unlike gulpio2, chunks are taken in numeric order of N (0, 1, 2, ..., 10, not 0, 1, 10, 2), a
-    missing directory raises FileNotFoundError, a data file without its ``.gmeta`` (an unfinished
-    write) is ignored, an id present in two chunks is an error, and one instance may be shared by
-    any number of threads: each data file is opened once and read with ``os.pread`` (no shared file
-    position, no per-call state). The index (all ``.gmeta`` files) is read when the object is built;
+    missing directory raises FileNotFoundError, and the directory is judged by the same rules as
+    :class:`~tf_gulp.GulpDataset` (``tf_gulp.gulp.index``): what the dataset refuses (an id in two
+    chunks, two files for one chunk number, a ``.gulp`` without its ``.gmeta`` that no unfinished
+    ingest is writing, a damaged index) raises the same message here; only a directory without
+    chunks is accepted (an empty reader, to write with :meth:`new_chunks`). ``output_dir`` may be local
+    or on any of TensorFlow's file systems (``gs://``, ``ram://``, ...). One instance may be shared
+    by any number of threads: each data file is opened once and read with ``os.pread`` (no shared
+    file position, no per-call state; remote files with one read at a time). The index (all ``.gmeta`` files) is read when the object is built;
     chunks added later need a new ``GulpDirectory``. Call :meth:`close` (or use ``with``) to close
     the data files early.
 
@@ -96,51 +77,43 @@ class GulpDirectory:
             JPEG headers before anything is decoded, as are the per-frame limits of
             :mod:`tf_gulp.gulp.limits`), or the JPEG bytes with :meth:`read_jpegs`. A read over it
             raises :class:`GulpDataError` naming the id. Default 1 GiB.
+        require_chunks: refuse a directory without chunks (FileNotFoundError), as GulpDataset
+            does; by default it is an empty reader, to write to with :meth:`new_chunks`.
     """
 
     def __init__(self, output_dir: Union[str, os.PathLike],
                  jpeg_decoder: Optional[JpegDecoder] = None, *,
-                 max_clip_bytes: int = DEFAULT_MAX_CLIP_BYTES) -> None:
+                 max_clip_bytes: int = DEFAULT_MAX_CLIP_BYTES,
+                 require_chunks: bool = False) -> None:
         self.output_dir: str = os.fspath(output_dir)
         self.jpeg_decoder = jpeg_decoder
         self.max_clip_bytes = check_max_clip_bytes(max_clip_bytes)
-        if not os.path.isdir(self.output_dir):
-            raise FileNotFoundError(errno.ENOENT, "gulp directory not found", self.output_dir)
-        data_paths, meta_paths = scan_chunk_files(self.output_dir)
-        for n in sorted(meta_paths):
-            if n not in data_paths:
-                raise FileNotFoundError(
-                    errno.ENOENT, f"{meta_paths[n]} has no data file (expected "
-                    f"{chunk_file_names(n)[0]})", os.path.join(self.output_dir,
-                                                               chunk_file_names(n)[0]))
-        numbers = sorted(meta_paths)
-        self._data_paths: Dict[int, str] = {n: data_paths[n] for n in numbers}
+        # The core judges the directory as GulpDataset does (tf_gulp.gulp.index).
+        # An empty directory is one to write to (new_chunks), as in gulpio2.
+        chunks = load_directory_index(self.output_dir, require_chunks=require_chunks)
+        numbers = [int(c["number"]) for c in chunks]
+        self._data_paths: Dict[int, str] = {int(c["number"]): c["data_path"] for c in chunks}
         #: One index per chunk, in chunk order: ``{id: {"frame_info": [...], "meta_data": [...]}}``.
-        self.all_meta_dicts: List[Dict[str, Any]] = [load_meta_file(meta_paths[n])
-                                                     for n in numbers]
+        self.all_meta_dicts: List[Dict[str, Any]] = [meta_dict(c) for c in chunks]
         #: id → chunk number.
         self.chunk_lookup: Dict[str, int] = {}
         #: id → ``{"frame_info": [[offset, pad, total_length], ...], "meta_data": [...]}``.
         self.merged_meta_dict: Dict[str, Dict[str, Any]] = {}
-        for n, meta in zip(numbers, self.all_meta_dicts):
+        for n, meta in zip(numbers, self.all_meta_dicts):  # ids are unique: the core checked
             for key, entry in meta.items():
-                if key in self.chunk_lookup:
-                    first = chunk_file_names(self.chunk_lookup[key])[1]
-                    raise GulpDataError(f"{self.output_dir}: id {key!r} is in two chunks "
-                                        f"({first} and {os.path.basename(meta_paths[n])})")
                 self.chunk_lookup[key] = n
                 self.merged_meta_dict[key] = entry
         #: chunk number → :class:`GulpChunk` (sharing this object's index).
         self.chunk_objs_lookup: "collections.OrderedDict[int, GulpChunk]" = \
             collections.OrderedDict()
-        for n, meta in zip(numbers, self.all_meta_dicts):
-            chunk = GulpChunk(data_paths[n], meta_paths[n], jpeg_decoder=jpeg_decoder,
+        for c, meta in zip(chunks, self.all_meta_dicts):
+            chunk = GulpChunk(c["data_path"], c["meta_path"], jpeg_decoder=jpeg_decoder,
                               max_clip_bytes=self.max_clip_bytes)
             chunk._meta_dict = meta
-            self.chunk_objs_lookup[n] = chunk
+            self.chunk_objs_lookup[int(c["number"])] = chunk
         #: Number of chunks.
         self.num_chunks: int = len(numbers)
-        self._fds: Dict[int, int] = {}
+        self._files: Dict[int, PositionalReader] = {}
         self._closed = False
 
     # -- chunks --------------------------------------------------------------------------------
@@ -170,28 +143,25 @@ class GulpDirectory:
         return normalize_id(id_) in self.chunk_lookup
 
     @contextlib.contextmanager
-    def _data_fd(self, n: int) -> Iterator[int]:
-        fd = self._fds.get(n)
-        if fd is not None:
-            yield fd
+    def _data_file(self, n: int) -> Iterator[PositionalReader]:
+        reader = self._files.get(n)
+        if reader is not None:
+            yield reader
             return
         if self._closed:
             raise ValueError(f"{self!r} is closed")
         try:
-            fd = open_regular(self._data_paths[n], GulpDataError)
+            reader = PositionalReader(self._data_paths[n], GulpDataError)
         except OSError as e:
             if e.errno not in (errno.EMFILE, errno.ENFILE):
                 raise
             # Out of file descriptors: read without caching.
-            fd = open_regular(self._data_paths[n], GulpDataError)
-            try:
-                yield fd
-            finally:
-                os.close(fd)
+            with PositionalReader(self._data_paths[n], GulpDataError) as uncached:
+                yield uncached
             return
-        winner = self._fds.setdefault(n, fd)  # atomic: one fd per file even when threads race
-        if winner != fd:
-            os.close(fd)
+        winner = self._files.setdefault(n, reader)  # atomic: one per file even when threads race
+        if winner is not reader:
+            reader.close()
         yield winner
 
     def _read(self, element: Any, decode: bool) -> Tuple[List[Any], Any]:
@@ -203,8 +173,8 @@ class GulpDirectory:
         entry = self.merged_meta_dict[key]
         selected = select_frames(entry["frame_info"], selection)
         path = self._data_paths[n]
-        with self._data_fd(n) as fd:
-            views = read_jpeg_views(fd, path, key, selected, self.max_clip_bytes)
+        with self._data_file(n) as file:
+            views = read_jpeg_views(file, path, key, selected, self.max_clip_bytes)
         if decode:
             frames: List[Any] = decode_frames(views, path, key, self.jpeg_decoder,
                                               self.max_clip_bytes)
@@ -233,10 +203,10 @@ class GulpDirectory:
         """Close the data files. Reads after this raise ValueError. Do not call it while other
         threads are reading."""
         self._closed = True
-        fds, self._fds = self._fds, {}
-        for fd in fds.values():
+        files, self._files = self._files, {}
+        for reader in files.values():
             with contextlib.suppress(OSError):
-                os.close(fd)
+                reader.close()
 
     def __enter__(self) -> "GulpDirectory":
         return self
@@ -250,7 +220,7 @@ class GulpDirectory:
 
     def __getstate__(self) -> Dict[str, Any]:
         state = self.__dict__.copy()
-        state["_fds"] = {}
+        state["_files"] = {}
         return state
 
     def __repr__(self) -> str:

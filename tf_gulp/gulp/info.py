@@ -18,9 +18,9 @@ from typing import Any, Dict, List, Optional, Tuple
 import simplejpeg
 from tqdm import tqdm
 
-from tf_gulp._files import loads_json, open_regular, read_regular
+from tf_gulp._files import PositionalReader, absolute, exists, join, loads_json, read_regular
 from tf_gulp._format import human_bytes
-from tf_gulp.gulp.chunk import GulpDataError, _check_frame_info, _pread_exact, first_meta
+from tf_gulp.gulp.chunk import GulpDataError, first_meta, pread_exact
 from tf_gulp.gulp.directory import GulpDirectory
 from tf_gulp.gulp.ingest import read_ingest_record
 
@@ -43,7 +43,7 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
     damaged index claims.
 
     Args:
-        path: the directory.
+        path: the directory (local, or on one of TensorFlow's file systems).
         all_frames: read the header of every frame for the size histogram, not only the first
             frame of each item.
         label_field: the meta field that holds labels.
@@ -51,10 +51,11 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
         progress: show a progress bar (items) on stderr when it takes more than a second.
 
     Raises:
-        FileNotFoundError: no such directory. GulpDataError / ValueError: the index cannot be read
-        (``tf-gulp check`` says why).
+        FileNotFoundError: no such directory, or no chunk in it. GulpDataError / ValueError: the
+        directory is one GulpDataset refuses (the same rules and message; ``tf-gulp check`` lists
+        every problem).
     """
-    gd = GulpDirectory(path)
+    gd = GulpDirectory(path, require_chunks=True)  # judged as GulpDataset judges it
     try:
         frames_per_item: List[int] = []
         bytes_per_frame: List[int] = []
@@ -65,16 +66,13 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
                   disable=not progress, dynamic_ncols=True) as bar:
             for chunk in gd.chunks():
                 # Only a regular file: opening a FIFO for reading would wait for a writer forever.
-                data_fd = open_regular(chunk.data_file_path, GulpDataError)
-                try:
-                    _chunk_info(chunk.data_file_path, data_fd, chunk.meta_dict, all_frames,
+                with PositionalReader(chunk.data_file_path, GulpDataError) as data:
+                    _chunk_info(chunk.data_file_path, data, chunk.meta_dict, all_frames,
                                 label_field, frames_per_item, bytes_per_frame, sizes, kinds,
                                 labels, bar)
-                finally:
-                    os.close(data_fd)
         label2idx: Optional[Dict[str, int]] = None
-        label_path = os.path.join(path, "label2idx.json")
-        if os.path.exists(label_path):
+        label_path = join(path, "label2idx.json")
+        if exists(label_path):
             text = read_regular(label_path)
             try:
                 label2idx = loads_json(text)
@@ -83,8 +81,8 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
         label_rows = [{"label": label, "count": count,
                        "index": (label2idx or {}).get(label)}
                       for label, count in labels.most_common(top_labels)]
-        data_bytes = sum(os.path.getsize(c.data_file_path) for c in gd.chunks())
-        meta_bytes = sum(os.path.getsize(c.meta_file_path) for c in gd.chunks())
+        data_bytes = sum(_size(c.data_file_path) for c in gd.chunks())
+        meta_bytes = sum(_size(c.meta_file_path) for c in gd.chunks())
         ingest = None
         try:
             record = read_ingest_record(path)
@@ -93,7 +91,7 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
         if record is not None and record["runs"]:
             ingest = [_run_summary(run) for run in record["runs"] if isinstance(run, dict)]
         return {
-            "path": os.path.abspath(path),
+            "path": absolute(path),
             "chunks": gd.num_chunks,
             "items": len(gd.merged_meta_dict),
             "frames": len(bytes_per_frame),
@@ -114,16 +112,20 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
         gd.close()
 
 
-def _chunk_info(data_path: str, fd: int, meta: Dict[str, Any], all_frames: bool,
+def _size(path: str) -> int:
+    with PositionalReader(path, GulpDataError) as f:
+        return f.size()
+
+
+def _chunk_info(data_path: str, data: PositionalReader, meta: Dict[str, Any], all_frames: bool,
                 label_field: str, frames_per_item: List[int], bytes_per_frame: List[int],
                 sizes: collections.Counter, kinds: collections.Counter,
                 labels: collections.Counter, bar: Any) -> None:
-    """Adds one chunk's items to the counters."""
-    data_size = os.fstat(fd).st_size
+    """Adds one chunk's items to the counters (``meta``: an index the core has judged)."""
+    data_size = data.size()
     headers: Dict[Tuple[int, int], Tuple[str, Optional[str]]] = {}  # (offset, length) -> size, kind
     for key, entry in meta.items():
-        infos = [_check_frame_info(info, data_path, key, i)
-                 for i, info in enumerate(entry["frame_info"])]
+        infos = entry["frame_info"]
         frames_per_item.append(len(infos))
         bytes_per_frame.extend(length - pad for _offset, pad, length in infos)
         meta_0 = first_meta(entry)
@@ -138,7 +140,7 @@ def _chunk_info(data_path: str, fd: int, meta: Dict[str, Any], all_frames: bool,
                                     f"({data_size} bytes)")
             found = headers.get((offset, length - pad))
             if found is None:
-                jpeg = _pread_exact(fd, length - pad, offset, data_path, key, index)
+                jpeg = pread_exact(data, length - pad, offset, data_path, key, index)
                 try:
                     height, width, colorspace, subsampling = simplejpeg.decode_jpeg_header(jpeg)
                     found = (f"{width}x{height}", colorspace if colorspace == "Gray"

@@ -295,7 +295,7 @@ class GulpIngestor:
             if ids is None:
                 continue
             try:
-                present = set(load_meta_file(chunk.meta_file_path))
+                present = set(load_meta_file(chunk.meta_file_path, chunk.data_file_path))
             except GulpDataError as e:
                 raise IngestStateError(str(e)) from e
             expected = ids[input_slice]

@@ -1,6 +1,7 @@
 """The ingest record (``.tf_gulp_ingest.json``): what a resumable ingest planned and has finished.
 
-Its format, reading (:func:`read_ingest_record`, also used by ``tf-gulp check``) and writing
+Its format, reading (:func:`read_ingest_record`, judged by the same code as the readers and
+``tf-gulp check``: ``cc/gulp/ingest_record.h``) and writing
 (:func:`write_ingest_record`, the one function that writes it), and the digest of item ids that
 identifies "the same ingest". :class:`~tf_gulp.gulp.ingest.GulpIngestor` decides what goes in it.
 """
@@ -13,8 +14,9 @@ import json
 import os
 from typing import Any, Dict, Optional, Sequence
 
-from tf_gulp._files import loads_json, read_regular
+from tf_gulp._files import join, loads_json, read_regular
 from tf_gulp.gulp.chunk import fsync_dir, normalize_id
+from tf_gulp.gulp.index import check_ingest_record
 from tf_gulp.gulp.ingest_results import IngestStateError
 
 __all__ = ["INGEST_RECORD", "RECORD_FORMAT", "ids_digest", "new_record", "now",
@@ -44,18 +46,20 @@ def write_json_atomic(path: str, obj: Any) -> None:
 def read_ingest_record(folder: str) -> Optional[Dict[str, Any]]:
     """The ingest record of ``folder`` (``.tf_gulp_ingest.json``), None if there is none.
     Raises :class:`IngestStateError` if it exists but is not a valid record."""
-    path = os.path.join(folder, INGEST_RECORD)
+    path = join(folder, INGEST_RECORD)
     try:
-        record = loads_json(read_regular(path))
+        text = read_regular(path)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
         raise IngestStateError(f"{path}: unreadable ingest record ({e}); delete it, or use "
                                "overwrite") from e
-    if (not isinstance(record, dict) or record.get("format") != RECORD_FORMAT
-            or not isinstance(record.get("runs"), list)):
-        raise IngestStateError(f"{path}: not a tf_gulp ingest record")
-    return record
+    problem = check_ingest_record(text, path)
+    if problem is not None:
+        problem = problem[len(path) + 2:] if problem.startswith(path + ": ") else problem
+        raise IngestStateError(f"{path}: unreadable ingest record ({problem}); delete it, or "
+                               "use overwrite")
+    return loads_json(text)
 
 
 def ids_digest(ids: Sequence[Any]) -> str:

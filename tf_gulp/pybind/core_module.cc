@@ -18,6 +18,7 @@ namespace pybind {
 
 void RegisterFFRecord(py::module_& m);  // ffrecord_bindings.cc
 void RegisterBzna(py::module_& m);      // bzna_bindings.cc
+void RegisterGulp(py::module_& m);      // gulp_bindings.cc
 
 namespace {
 PyObject* g_data_loss_error = nullptr;
@@ -84,4 +85,5 @@ PYBIND11_MODULE(_core, m) {
         "Whether this process can use io_uring (else reads fall back to pread).");
   tf_gulp::pybind::RegisterFFRecord(m);
   tf_gulp::pybind::RegisterBzna(m);
+  tf_gulp::pybind::RegisterGulp(m);
 }

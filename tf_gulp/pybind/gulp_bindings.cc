@@ -1,0 +1,190 @@
+// tf_gulp._core's gulp functions: the gulp rules of cc/gulp for the Python
+// readers (tf_gulp.gulp.GulpDirectory / GulpChunk) and `tf-gulp check/info`,
+// so every entry point parses a gulp directory, and judges it, with the same
+// code as GulpDataset (cc/gulp/problem.h).
+//
+// A chunk comes back compact: ids, frames per id and one (frames, 3) int64
+// array of [offset, pad, total_length], plus the meta_data lists as one JSON
+// text (json.loads once, not once per id); tf_gulp/gulp/index.py turns that
+// into gulpio2's dicts.
+
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cc/gulp/chunk_index.h"
+#include "cc/gulp/gulp_directory.h"
+#include "cc/gulp/ingest_record.h"
+#include "cc/gulp/problem.h"
+#include "tf_gulp/pybind/python_file_system.h"
+#include "tf_gulp/pybind/status.h"
+
+namespace py = pybind11;
+
+namespace tf_gulp {
+namespace pybind {
+namespace {
+
+namespace gulp = ::tfg::gulp;
+
+py::dict ChunkToPython(const gulp::ChunkIndex& chunk, int64_t number) {
+  const size_t n_items = chunk.items.size();
+  size_t n_frames = 0;
+  for (const gulp::Item& item : chunk.items) n_frames += item.frames.size();
+  py::list ids;
+  py::array_t<int64_t> counts(static_cast<py::ssize_t>(n_items));
+  py::array_t<int64_t> frames({static_cast<py::ssize_t>(n_frames), py::ssize_t{3}});
+  auto c = counts.mutable_unchecked<1>();
+  auto f = frames.mutable_unchecked<2>();
+  std::string meta = "[";
+  size_t row = 0;
+  for (size_t i = 0; i < n_items; ++i) {
+    const gulp::Item& item = chunk.items[i];
+    ids.append(py::str(item.id));
+    c(i) = static_cast<int64_t>(item.frames.size());
+    for (const gulp::FrameRef& ref : item.frames) {
+      // Each <= the data file's size (checked): fits an int64.
+      f(row, 0) = static_cast<int64_t>(ref.offset);
+      f(row, 1) = static_cast<int64_t>(ref.pad);
+      f(row, 2) = static_cast<int64_t>(ref.total_length);
+      ++row;
+    }
+    if (i > 0) meta += ',';
+    meta += item.all_meta_json.empty() ? "[]" : item.all_meta_json;
+  }
+  meta += ']';
+  py::dict d;
+  d["number"] = number;
+  d["data_path"] = chunk.data_path;
+  d["meta_path"] = chunk.meta_path;
+  d["data_size"] = chunk.data_size;
+  d["ids"] = std::move(ids);
+  d["frame_counts"] = std::move(counts);
+  d["frames"] = std::move(frames);
+  d["meta_data"] = py::str(meta);
+  return d;
+}
+
+py::list ChunksToPython(const gulp::GulpDirectory& gd,
+                        const std::vector<gulp::ChunkFiles>& files) {
+  py::list out;
+  for (size_t c = 0; c < gd.chunks.size(); ++c) {
+    out.append(ChunkToPython(gd.chunks[c], files[c].number));
+  }
+  return out;
+}
+
+py::object OrNone(bool present, py::object value) {
+  return present ? std::move(value) : py::none();
+}
+
+py::dict ProblemToPython(const gulp::Problem& p) {
+  py::dict d;
+  d["severity"] = p.error ? "error" : "warning";
+  d["file"] = p.file;
+  d["id"] = OrNone(p.has_id, py::str(p.id));
+  d["frame"] = OrNone(p.frame >= 0, py::int_(p.frame));
+  d["offset"] = OrNone(p.offset >= 0, py::int_(p.offset));
+  d["message"] = p.message;
+  return d;
+}
+
+gulp::IndexOptions Options(const std::string& label_field, bool require_chunks = true) {
+  gulp::IndexOptions options;
+  options.label_field = label_field;
+  options.keep_all_meta = true;
+  options.require_chunks = require_chunks;
+  return options;
+}
+
+// The directory's chunks, as GulpDirectory reads them; raises the first error.
+py::list LoadDirectory(const std::string& path, bool require_chunks) {
+  gulp::GulpDirectory gd;
+  gulp::ChunkScan scan;
+  tfg::Status first;
+  {
+    py::gil_scoped_release release;
+    gulp::CheckGulpDirectory(path, Options("", require_chunks), &gd, &scan,
+                             gulp::StopAtFirstError(&first));
+  }
+  ThrowIfError(first);
+  return ChunksToPython(gd, scan.chunks);
+}
+
+py::dict LoadChunk(const std::string& meta_path, const std::string& data_path) {
+  gulp::ChunkIndex index;
+  tfg::Status status;
+  {
+    py::gil_scoped_release release;
+    status = gulp::LoadChunkIndex(meta_path, data_path, Options(""), &index);
+  }
+  ThrowIfError(status);
+  return ChunkToPython(index, -1);
+}
+
+// Every finding, for `tf-gulp check` / `info`.
+py::dict CheckDirectory(const std::string& path, const std::string& label_field,
+                        std::function<void(uint64_t)> progress) {
+  gulp::GulpDirectory gd;
+  gulp::ChunkScan scan;
+  std::vector<gulp::Problem> problems;
+  {
+    py::gil_scoped_release release;
+    auto collect = [&problems](const gulp::Problem& p) {
+      problems.push_back(p);
+      return true;
+    };
+    gulp::ChunkProgress on_chunk;
+    if (progress) {
+      on_chunk = [&progress](uint64_t bytes) {
+        py::gil_scoped_acquire acquire;
+        progress(bytes);
+      };
+    }
+    gulp::CheckGulpDirectory(path, Options(label_field), &gd, &scan, collect, on_chunk);
+    if (!gd.chunks.empty()) gulp::CheckLabels(gd, collect);
+  }
+  py::list found;
+  for (const gulp::Problem& p : problems) found.append(ProblemToPython(p));
+  py::dict d;
+  // Chunks the scan found; those whose index failed hold no items.
+  d["chunks"] = gd.chunks.size() == scan.chunks.size() ? ChunksToPython(gd, scan.chunks)
+                                                        : py::list();
+  d["problems"] = std::move(found);
+  d["notes"] = scan.notes;
+  d["record_valid"] = scan.record.valid();
+  return d;
+}
+
+py::object CheckIngestRecord(py::bytes text, const std::string& path) {
+  gulp::IngestRecord record;
+  gulp::ParseIngestRecord(std::string(text), path, &record);
+  return record.problem.empty() ? py::object(py::none()) : py::object(py::str(record.problem));
+}
+
+}  // namespace
+
+void RegisterGulp(py::module_& m) {
+  m.def("gulp_load_directory", &LoadDirectory, py::arg("path"), py::arg("require_chunks") = true,
+        "The chunks of a gulp directory (any TensorFlow file system once "
+        "set_remote_file_system is called), judged by cc/gulp's rules: raises the "
+        "first error, as GulpDataset does.");
+  m.def("gulp_load_chunk", &LoadChunk, py::arg("meta_path"), py::arg("data_path"),
+        "One chunk's index, judged by cc/gulp's rules; raises the first error.");
+  m.def("gulp_check_directory", &CheckDirectory, py::arg("path"), py::arg("label_field"),
+        py::arg("progress") = nullptr,
+        "Every finding of cc/gulp's rules (errors: what readers refuse; warnings) and the "
+        "chunks that parsed, for tf-gulp check/info.");
+  m.def("gulp_check_ingest_record", &CheckIngestRecord, py::arg("text"), py::arg("path"),
+        "Why `text` is not a valid ingest record (.tf_gulp_ingest.json), or None.");
+  m.def("set_remote_file_system", &SetPythonRemoteFileSystem, py::arg("impl"),
+        "Serves every non-local path of the core through `impl` (stat, listdir, read).");
+}
+
+}  // namespace pybind
+}  // namespace tf_gulp
