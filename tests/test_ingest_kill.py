@@ -164,7 +164,12 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
 
     def check_state(out_dir, frozen, with_cli):
         report = check_directory(str(out_dir))
-        assert report.ok, [str(p) for p in report.errors]
+        # Killed before its first chunk: nothing to read yet, which readers refuse and check
+        # says (the one error allowed here; no chunk can be damaged).
+        errors = [str(p) for p in report.errors
+                  if "found yet: the unfinished ingest has not finished one" not in p.message]
+        assert not errors, errors
+        with_cli = with_cli and report.ok
         if any(p.file.endswith(".tmp") or p.file.endswith(".gulp") for p in report.warnings):
             mid_write[0] += 1
         chunks_seen.append(report.chunks)
