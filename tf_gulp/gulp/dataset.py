@@ -80,8 +80,11 @@ class GulpDataset(dataset_ops.DatasetSource):
     Raises:
       tf.errors.NotFoundError: the directory, a chunk's data or index file, or an id is missing.
       tf.errors.DataLossError: an index is not valid JSON or points past the end of its chunk.
-      tf.errors.InvalidArgumentError: duplicate ids across chunks, bad options; when read, a clip
-        over ``max_clip_bytes`` or a frame over the pixel limit (see docs/gulp_dataset.md).
+      ValueError: an option outside the values it accepts (``colorspace``, ``dct_method``,
+        ``num_frames``, ``shuffle_chunk_window``, ``max_clip_bytes``), naming them.
+      tf.errors.InvalidArgumentError: duplicate ids across chunks, other bad options (``scale``,
+        ``frames``); when read, a clip over ``max_clip_bytes`` or a frame over the pixel limit (see
+        docs/gulp_dataset.md).
     """
 
     def __init__(
