@@ -17,7 +17,6 @@ namespace {
 // where the previous piece stopped (the SQE length field is 32 bits, and
 // Linux caps a single read near 2 GiB anyway).
 constexpr uint64_t kMaxPiece = uint64_t{1} << 30;
-constexpr int kMaxQueueDepth = 4096;
 
 Status EndOfFileError(const ReadRequest& r, uint64_t got) {
   return DataLossError("unexpected end of file at offset ", r.offset + got, " reading ",
@@ -281,17 +280,17 @@ bool ProbeIoUring() {
 }  // namespace
 
 Status ParseIoEngine(const std::string& name, IoEngine* engine) {
-  if (name == "auto") {
-    *engine = IoEngine::kAuto;
-  } else if (name == "io_uring") {
-    *engine = IoEngine::kIoUring;
-  } else if (name == "pread") {
-    *engine = IoEngine::kPread;
-  } else {
-    return InvalidArgumentError("io_engine must be 'auto', 'io_uring' or 'pread', got '",
-                                name, "'");
+  std::string choices;  // 'auto', 'io_uring' or 'pread'
+  const size_t n = sizeof(kIoEngines) / sizeof(kIoEngines[0]);
+  for (size_t i = 0; i < n; ++i) {
+    if (name == IoEngineName(kIoEngines[i])) {
+      *engine = kIoEngines[i];
+      return Status::Ok();
+    }
+    if (i > 0) choices += i + 1 < n ? ", " : " or ";
+    choices += std::string("'") + IoEngineName(kIoEngines[i]) + "'";
   }
-  return Status::Ok();
+  return InvalidArgumentError("io_engine must be ", choices, ", got '", name, "'");
 }
 
 const char* IoEngineName(IoEngine engine) {

@@ -32,7 +32,17 @@ namespace tfg {
 
 enum class IoEngine { kAuto, kIoUring, kPread };
 
-// "auto", "io_uring" or "pread".
+// Every engine, in the order options list them. Their names (IoEngineName)
+// are the one list of io_engine values: ParseIoEngine accepts them and the
+// FFRecordDataset op registers them as its attr's allowed values.
+inline constexpr IoEngine kIoEngines[] = {IoEngine::kAuto, IoEngine::kIoUring,
+                                          IoEngine::kPread};
+
+// The most reads one reader keeps in flight (BatchReaderOptions::queue_depth):
+// an io_uring's submission ring is at most this deep.
+inline constexpr int kMaxQueueDepth = 4096;
+
+// One of IoEngineName's names ("auto", "io_uring" or "pread").
 Status ParseIoEngine(const std::string& name, IoEngine* engine);
 const char* IoEngineName(IoEngine engine);
 

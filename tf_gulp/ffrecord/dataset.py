@@ -54,7 +54,8 @@ class FFRecordDataset(dataset_ops.DatasetSource):
       seed: the shuffle seed; default: a random one.
       check_data: verify metadata and record checksums (a mismatch is ``tf.errors.DataLossError``).
       drop_remainder: drop the last batch when it is short (static batch dimension).
-      queue_depth: most reads in flight at once; default: the batch size (32 without batches).
+      queue_depth: most reads in flight at once, at most 4096; default: the batch size (32 without
+        batches).
       io_engine: ``"auto"`` (io_uring when available, else pread), ``"io_uring"`` or ``"pread"``.
       direct_io: read with ``O_DIRECT``, bypassing the page cache (local files only).
 
@@ -68,7 +69,9 @@ class FFRecordDataset(dataset_ops.DatasetSource):
       tf.errors.DataLossError: a truncated, corrupt or non-FFRecord file (when the dataset is made),
         or a record whose checksum does not match (when it is read); the message names the file, the
         record and the byte offset.
-      tf.errors.InvalidArgumentError: bad options; a path that is not a regular file (a FIFO).
+      ValueError: bad options, naming the option and the values it accepts.
+      tf.errors.InvalidArgumentError: a path that is not a regular file (a FIFO); a
+        ``queue_depth`` over its limit (the C++ core's, checked by the kernel).
     """
 
     def __init__(
@@ -91,10 +94,10 @@ class FFRecordDataset(dataset_ops.DatasetSource):
             batch_size = int(batch_size)
         if drop_remainder and batch_size is None:
             raise ValueError("drop_remainder=True needs a batch_size")
-        if queue_depth is not None and not 1 <= int(queue_depth) <= 4096:
-            raise ValueError(f"queue_depth must be in [1, 4096], got {queue_depth}")
-        if io_engine not in ("auto", "io_uring", "pread"):
-            raise ValueError(f"io_engine must be 'auto', 'io_uring' or 'pread', got {io_engine!r}")
+        # 0 is the op's "the batch size", which None stands for here. The upper limit and
+        # io_engine's allowed values are the op's (checked by ffrecord_dataset_variant).
+        if queue_depth is not None and int(queue_depth) < 1:
+            raise ValueError(f"queue_depth must be a positive integer or None, got {queue_depth}")
         seed_given = seed is not None
         if seed is None:
             seed = secrets.randbits(63) if shuffle else 0

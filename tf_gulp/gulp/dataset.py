@@ -15,7 +15,9 @@ from tf_gulp._sharding import (as_int, compose_shard, install_auto_shard_warning
 from tf_gulp.gulp.limits import DEFAULT_MAX_CLIP_BYTES
 from tf_gulp.ops.gulp_ops import FrameSpec, gulp_dataset_variant
 
-_COLORSPACES = {"rgb": 3, "gray": 1}
+# Channels of each colorspace. The allowed colorspaces are the op's attr (gulp_dataset_op.cc):
+# gulp_dataset_variant checks them before this is looked up.
+_CHANNELS = {"rgb": 3, "gray": 1}
 
 install_auto_shard_warning()
 
@@ -78,8 +80,11 @@ class GulpDataset(dataset_ops.DatasetSource):
     Raises:
       tf.errors.NotFoundError: the directory, a chunk's data or index file, or an id is missing.
       tf.errors.DataLossError: an index is not valid JSON or points past the end of its chunk.
-      tf.errors.InvalidArgumentError: duplicate ids across chunks, bad options; when read, a clip
-        over ``max_clip_bytes`` or a frame over the pixel limit (see docs/gulp_dataset.md).
+      ValueError: an option outside the values it accepts (``colorspace``, ``dct_method``,
+        ``num_frames``, ``shuffle_chunk_window``, ``max_clip_bytes``), naming them.
+      tf.errors.InvalidArgumentError: duplicate ids across chunks, other bad options (``scale``,
+        ``frames``); when read, a clip over ``max_clip_bytes`` or a frame over the pixel limit (see
+        docs/gulp_dataset.md).
     """
 
     def __init__(
@@ -102,11 +107,10 @@ class GulpDataset(dataset_ops.DatasetSource):
         max_clip_bytes: int = DEFAULT_MAX_CLIP_BYTES,
         _shard: Tuple[int, int] = (1, 0),
     ) -> None:
-        if colorspace not in _COLORSPACES:
-            raise ValueError(f"colorspace must be 'rgb' or 'gray', got {colorspace!r}")
         if num_frames is not None and num_frames <= 0:
             raise ValueError(f"num_frames must be positive, got {num_frames}")
-        if isinstance(max_clip_bytes, bool) or int(max_clip_bytes) < 1:
+        # Its minimum is the op's attr (checked by gulp_dataset_variant).
+        if isinstance(max_clip_bytes, bool):
             raise ValueError(f"max_clip_bytes must be a positive number of bytes, "
                              f"got {max_clip_bytes!r}")
         seed_given = seed is not None
@@ -153,7 +157,7 @@ class GulpDataset(dataset_ops.DatasetSource):
             num_selected = len(list(frames))
         if decode:
             frame_spec = tf.TensorSpec(
-                [num_selected, None, None, _COLORSPACES[colorspace]], tf.uint8
+                [num_selected, None, None, _CHANNELS[colorspace]], tf.uint8
             )
         else:
             frame_spec = tf.TensorSpec([num_selected], tf.string)

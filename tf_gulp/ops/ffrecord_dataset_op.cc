@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cc/ffrecord/ffrecord_index.h"
 #include "cc/ffrecord/ffrecord_reader.h"
@@ -96,7 +97,6 @@ constexpr int64_t kUnbatchedGroup = 32;
 // queue does not drain between batches and a warm cache is copied on two
 // cores.
 constexpr int kReadAheadChunks = 2;
-constexpr int64_t kMaxQueueDepth = 4096;
 
 struct Options {
   int64_t batch_size = 0;  // 0: one record per element
@@ -105,7 +105,7 @@ struct Options {
   int64_t seed = 0;
   bool check_data = true;
   int64_t queue_depth = 0;  // 0: the batch size (or the unbatched group)
-  std::string io_engine;
+  std::string io_engine;  // a name of tfg::kIoEngines (the attr's allowed values)
   bool direct_io = false;
   // Only these elements (records, or batches) of each epoch are read
   // (Dataset.shard): the iterator's element e is the epoch's element
@@ -119,22 +119,30 @@ struct Options {
   int64_t group() const { return batched() ? batch_size : kUnbatchedGroup; }
   int EffectiveQueueDepth() const {
     const int64_t q = queue_depth > 0 ? queue_depth : group();
-    return static_cast<int>(std::min(std::max<int64_t>(q, 1), kMaxQueueDepth));
+    return static_cast<int>(std::min<int64_t>(std::max<int64_t>(q, 1), tfg::kMaxQueueDepth));
   }
 };
 
+// The op's attrs hold the checks that fit an attr (allowed strings, minimums);
+// what is left are the limits an attr cannot state and the core's own checks.
 absl::Status ParseOptions(Options* o) {
-  if (o->batch_size < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("batch_size must be >= 1 (or 0 for single records), got ", o->batch_size));
-  }
-  if (o->queue_depth < 0 || o->queue_depth > kMaxQueueDepth) {
+  if (o->queue_depth > tfg::kMaxQueueDepth) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "queue_depth must be in [1, ", kMaxQueueDepth, "] (or 0 for the batch size), got ",
-        o->queue_depth));
+        "queue_depth must be at most ", tfg::kMaxQueueDepth, ", got ", o->queue_depth));
   }
   TF_RETURN_IF_ERROR(ToTfStatus(o->shard.Validate()));
   return ToTfStatus(tfg::ParseIoEngine(o->io_engine, &o->engine));
+}
+
+// "io_engine: {'auto', 'io_uring', 'pread'} = 'auto'": the names are cc/io's
+// one list (tfg::kIoEngines), also what FileReader accepts.
+std::string IoEngineAttr() {
+  std::string names;
+  for (tfg::IoEngine engine : tfg::kIoEngines) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ", "'", tfg::IoEngineName(engine), "'");
+  }
+  return absl::StrCat(kIoEngine, ": {", names, "} = '",
+                      tfg::IoEngineName(tfg::IoEngine::kAuto), "'");
 }
 
 class FFRecordDatasetOp : public DatasetOpKernel {
@@ -588,13 +596,16 @@ void FFRecordDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) 
 REGISTER_OP(kOpName)
     .Input("paths: string")
     .Output("handle: variant")
-    .Attr("batch_size: int = 0")
+    // Python's wrappers read the allowed values, minimums and defaults from
+    // this registration (tf_gulp/ops/op_attrs.py): they are written only here.
+    .Attr("batch_size: int >= 0 = 0")
     .Attr("drop_remainder: bool = false")
     .Attr("shuffle: bool = false")
     .Attr("seed: int = 0")
     .Attr("check_data: bool = true")
-    .Attr("queue_depth: int = 0")
-    .Attr("io_engine: string = 'auto'")
+    // 0: the batch size; at most tfg::kMaxQueueDepth (checked by the kernel).
+    .Attr("queue_depth: int >= 0 = 0")
+    .Attr(IoEngineAttr())
     .Attr("direct_io: bool = false")
     // Dataset.shard(num_shards, shard_index), applied before anything is read.
     .Attr("num_shards: int = 1")

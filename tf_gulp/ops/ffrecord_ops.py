@@ -11,6 +11,9 @@ import tensorflow as tf
 
 from tf_gulp.ops.epoch_ops import new_epoch_counter
 from tf_gulp.ops.library import load_ops
+from tf_gulp.ops.op_attrs import check_attr
+
+OP_NAME = "TfGulp>FFRecordDataset"
 
 
 def ffrecord_dataset_variant(
@@ -30,7 +33,12 @@ def ffrecord_dataset_variant(
     """Creates the variant tensor of an FFRecordDataset (see tf_gulp.FFRecordDataset).
 
     `batch_size` 0 means one record per element; `queue_depth` 0 means the batch size.
+
+    Raises ValueError for an io_engine the op's registration does not allow, naming the allowed
+    values. A queue_depth over the most reads a ring holds (the C++ core's kMaxQueueDepth) is
+    the kernel's tf.errors.InvalidArgumentError, raised when the dataset is made.
     """
+    check_attr(OP_NAME, "io_engine", io_engine)
     return load_ops().tf_gulp_ff_record_dataset(
         paths=tf.convert_to_tensor(paths, tf.string),
         batch_size=int(batch_size),

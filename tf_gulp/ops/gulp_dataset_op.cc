@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "cc/codec/jpeg_decoder.h"
 #include "cc/gulp/clip_reader.h"
 #include "cc/gulp/element_order.h"
@@ -106,16 +107,16 @@ struct Options {
   bool use_label_map = false;  // true: label_names/values, not label2idx.json
   std::vector<std::string> label_names;
   std::vector<int64_t> label_values;
-  std::string frame_mode;  // all | slice | indices | segments
+  std::string frame_mode;  // the attr's allowed values: all, slice, ...
   // Slice bounds; a missing start/stop is passed as INT64_MIN.
   int64_t slice_start = 0, slice_stop = 0, slice_step = 1;
   std::vector<int64_t> frame_indices;
   int64_t num_frames = 0;
   bool training = false;
   bool decode = true;
-  std::string colorspace;  // rgb | gray
+  std::string colorspace;  // rgb or gray (the attr's allowed values)
   int64_t scale = 1;
-  std::string dct_method;  // fast | accurate
+  std::string dct_method;  // fast or accurate (the attr's allowed values)
   bool shuffle = false;
   int64_t seed = 0;
   int64_t shuffle_chunk_window = 4;
@@ -132,6 +133,9 @@ struct Options {
 
 constexpr int64_t kMissingBound = std::numeric_limits<int64_t>::min();
 
+// The op's attrs hold the checks that fit an attr (allowed strings, minimums),
+// so values reaching here are among those; what is left are the checks across
+// attrs and the core's own.
 absl::Status ParseOptions(Options* o) {
   gulp::FrameSelection& s = o->selection;
   if (o->frame_mode == "all") {
@@ -146,26 +150,16 @@ absl::Status ParseOptions(Options* o) {
   } else if (o->frame_mode == "indices") {
     s.mode = gulp::FrameSelection::Mode::kIndices;
     s.indices = o->frame_indices;
-  } else if (o->frame_mode == "segments") {
+  } else {  // "segments"
     s.mode = gulp::FrameSelection::Mode::kSegments;
     s.num_frames = o->num_frames;
     s.random_offsets = o->training;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("frame_mode must be all, slice, indices or segments, got '",
-                     o->frame_mode, "'"));
   }
   TFG_TF_RETURN_IF_ERROR(gulp::ValidateFrameSelection(s));
 
   tfg::jpeg::DecodeOptions& d = o->decode_options;
-  if (o->colorspace == "rgb") {
-    d.color_space = tfg::jpeg::ColorSpace::kRgb;
-  } else if (o->colorspace == "gray") {
-    d.color_space = tfg::jpeg::ColorSpace::kGray;
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "colorspace must be 'rgb' or 'gray', got '", o->colorspace, "'"));
-  }
+  d.color_space = o->colorspace == "gray" ? tfg::jpeg::ColorSpace::kGray
+                                           : tfg::jpeg::ColorSpace::kRgb;
   if (!tfg::jpeg::IsValidScaleDenominator(static_cast<int>(o->scale))) {
     return absl::InvalidArgumentError(
         absl::StrCat("scale must be 1, 2, 4 or 8 (decode at 1/scale of the "
@@ -173,22 +167,11 @@ absl::Status ParseOptions(Options* o) {
                      o->scale));
   }
   d.scale_denominator = static_cast<int>(o->scale);
-  if (o->dct_method != "fast" && o->dct_method != "accurate") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "dct_method must be 'fast' or 'accurate', got '", o->dct_method, "'"));
-  }
   d.fast_dct = o->dct_method == "fast";
   if (o->label_names.size() != o->label_values.size()) {
     return absl::InvalidArgumentError("label_names and label_values differ in length");
   }
-  if (o->shuffle_chunk_window < 1) {
-    return absl::InvalidArgumentError("shuffle_chunk_window must be >= 1");
-  }
   TF_RETURN_IF_ERROR(ToTfStatus(o->shard.Validate()));
-  if (o->max_clip_bytes < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_clip_bytes must be positive, got ", o->max_clip_bytes));
-  }
   return absl::OkStatus();
 }
 
@@ -668,10 +651,6 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
                         std::move(elements), std::move(epochs));
 }
 
-// The attr default below spells out gulp::kDefaultMaxClipBytes.
-static_assert(gulp::kDefaultMaxClipBytes == 1073741824,
-              "keep the max_clip_bytes attr default in sync");
-
 REGISTER_OP(kOpName)
     .Input("directory: string")
     .Output("handle: variant")
@@ -680,7 +659,9 @@ REGISTER_OP(kOpName)
     .Attr("use_label_map: bool = false")
     .Attr("label_names: list(string) = []")
     .Attr("label_values: list(int) = []")
-    .Attr("frame_mode: string = 'all'")
+    // Python's wrappers read the allowed values, minimums and defaults from
+    // this registration (tf_gulp/ops/op_attrs.py): they are written only here.
+    .Attr("frame_mode: {'all', 'slice', 'indices', 'segments'} = 'all'")
     .Attr("slice_start: int = 0")
     .Attr("slice_stop: int = 0")
     .Attr("slice_step: int = 1")
@@ -688,13 +669,13 @@ REGISTER_OP(kOpName)
     .Attr("num_frames: int = 0")
     .Attr("training: bool = false")
     .Attr("decode: bool = true")
-    .Attr("colorspace: string = 'rgb'")
+    .Attr("colorspace: {'rgb', 'gray'} = 'rgb'")
     .Attr("scale: int = 1")
-    .Attr("dct_method: string = 'fast'")
+    .Attr("dct_method: {'fast', 'accurate'} = 'fast'")
     .Attr("shuffle: bool = false")
     .Attr("seed: int = 0")
-    .Attr("shuffle_chunk_window: int = 4")
-    .Attr("max_clip_bytes: int = 1073741824")
+    .Attr("shuffle_chunk_window: int >= 1 = 4")
+    .Attr(absl::StrCat(kMaxClipBytes, ": int >= 1 = ", gulp::kDefaultMaxClipBytes))
     // Dataset.shard(num_shards, shard_index), applied before anything is read.
     .Attr("num_shards: int = 1")
     .Attr("shard_index: int = 0")

@@ -11,6 +11,9 @@ import tensorflow as tf
 
 from tf_gulp.ops.epoch_ops import new_epoch_counter
 from tf_gulp.ops.library import load_ops
+from tf_gulp.ops.op_attrs import check_attr
+
+OP_NAME = "TfGulp>GulpDataset"
 
 # The op encodes a missing slice start/stop as INT64_MIN.
 MISSING_SLICE_BOUND = -(2**63)
@@ -38,7 +41,16 @@ def gulp_dataset_variant(
     num_shards: int = 1,
     shard_index: int = 0,
 ) -> tf.Tensor:
-    """Creates the variant tensor of a GulpDataset (see tf_gulp.GulpDataset)."""
+    """Creates the variant tensor of a GulpDataset (see tf_gulp.GulpDataset).
+
+    Raises ValueError for an option the op's registration does not accept (a colorspace or
+    dct_method outside its allowed values, a shuffle_chunk_window or max_clip_bytes under its
+    minimum), naming the option and what it accepts.
+    """
+    for attr, value in (("colorspace", colorspace), ("dct_method", dct_method),
+                        ("shuffle_chunk_window", int(shuffle_chunk_window)),
+                        ("max_clip_bytes", int(max_clip_bytes))):
+        check_attr(OP_NAME, attr, value)
     if frames is not None and num_frames is not None:
         raise ValueError("pass either frames= (a slice or indices) or num_frames=, not both")
     frame_args = dict(frame_mode="all")

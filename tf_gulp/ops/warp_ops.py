@@ -11,8 +11,7 @@ from typing import Sequence, Union
 import tensorflow as tf
 
 from tf_gulp.ops.library import load_ops
-
-_LAYOUTS = ("NHWC", "NCHW")
+from tf_gulp.ops.op_attrs import check_attr
 
 tf.no_gradient("TfGulp>SimilarityWarp")
 
@@ -57,8 +56,7 @@ def similarity_warp(
     Returns:
       float32 tensor shaped like `images` with the spatial size replaced by `output_shape`.
     """
-    if layout not in _LAYOUTS:
-        raise ValueError(f"similarity_warp: layout must be one of {_LAYOUTS}, got {layout!r}")
+    check_attr("TfGulp>SimilarityWarp", "layout", layout, what="similarity_warp: ")
     with tf.name_scope(name or "similarity_warp"):
         images = tf.convert_to_tensor(images)
         if images.dtype != tf.uint8:

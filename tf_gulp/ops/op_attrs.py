@@ -1,0 +1,77 @@
+"""What the registered ops say about their attrs: allowed strings, minimums and defaults.
+
+Each op's registration (the ``REGISTER_OP`` in its ``*_op.cc``) is the one place an option's
+allowed values, minimum and default are written (``colorspace: {'rgb', 'gray'} = 'rgb'``,
+``shuffle_chunk_window: int >= 1 = 4``). TensorFlow checks attrs against it too, but its message
+differs between eager and graph mode and, in eager mode, carries the whole op signature; so the
+Python wrappers check an option here first, against the same registration, and raise a
+``ValueError`` that names the option and what it accepts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence, Tuple
+
+from tensorflow.core.framework import attr_value_pb2, op_def_pb2
+from tensorflow.python.framework import op_def_registry
+
+from tf_gulp.ops.library import load_ops
+
+__all__ = ["allowed_values", "attr_default", "check_attr", "minimum"]
+
+
+def _attr(op_name: str, attr_name: str) -> op_def_pb2.OpDef.AttrDef:
+    load_ops()  # registers the ops
+    op_def = op_def_registry.get(op_name)
+    if op_def is None:
+        raise KeyError(f"no op named {op_name!r} is registered")
+    for attr in op_def.attr:
+        if attr.name == attr_name:
+            return attr
+    raise KeyError(f"op {op_name!r} has no attr {attr_name!r}")
+
+
+def allowed_values(op_name: str, attr_name: str) -> Tuple[str, ...]:
+    """The strings a string attr allows, in registration order; () when it allows any."""
+    return tuple(v.decode() for v in _attr(op_name, attr_name).allowed_values.list.s)
+
+
+def minimum(op_name: str, attr_name: str) -> Any:
+    """An int attr's minimum; None when it has none."""
+    attr = _attr(op_name, attr_name)
+    return attr.minimum if attr.has_minimum else None
+
+
+def attr_default(op_name: str, attr_name: str) -> Any:
+    """An attr's default, as a Python value (str, int, bool, float or a list of them)."""
+    value = _attr(op_name, attr_name).default_value
+    kind = value.WhichOneof("value")
+    if kind is None:
+        raise KeyError(f"attr {attr_name!r} of op {op_name!r} has no default")
+    if kind == "list":
+        lst: attr_value_pb2.AttrValue.ListValue = value.list
+        for field in ("s", "i", "f", "b"):
+            if getattr(lst, field):
+                items = list(getattr(lst, field))
+                return [v.decode() for v in items] if field == "s" else items
+        return []
+    out = getattr(value, kind)
+    return out.decode() if kind == "s" else out
+
+
+def _one_of(values: Sequence[str]) -> str:
+    quoted = [repr(v) for v in values]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+def check_attr(op_name: str, attr_name: str, value: Any, *, what: str = "") -> Any:
+    """Returns `value` when the op's registration accepts it for `attr_name`; otherwise raises
+    ValueError naming the option (prefixed by `what`, e.g. ``"similarity_warp: "``) and the
+    allowed values or the minimum."""
+    attr = _attr(op_name, attr_name)
+    allowed = [v.decode() for v in attr.allowed_values.list.s]
+    if allowed and value not in allowed:
+        raise ValueError(f"{what}{attr_name} must be {_one_of(allowed)}, got {value!r}")
+    if attr.has_minimum and attr.type == "int" and value < attr.minimum:
+        raise ValueError(f"{what}{attr_name} must be at least {attr.minimum}, got {value!r}")
+    return value
