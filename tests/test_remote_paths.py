@@ -257,3 +257,54 @@ def test_remote_paths_on_tf_data_service_workers(gulp_dirs, ffrecord_files, serv
     ds = tf_gulp.FFRecordDataset(remote_ffr, batch_size=3).apply(
         tf.data.experimental.service.distribute(dynamic, service.target))
     assert sorted(r for batch in ds for r in batch.numpy().tolist()) == sorted(records)
+
+
+def test_python_readers_fetch_chunk_indexes_in_parallel(tmp_path):
+    """A remote store answers each request in a round trip: tf_gulp._core fetches the chunk
+    indexes of a directory together. A file system whose every request takes 20 ms records how
+    many it had in flight at once."""
+    import stat as stat_module
+    import threading
+    import time
+
+    from tf_gulp import _core, _files
+    from tf_gulp.gulp.index import load_directory_index
+
+    g = make_gulp_dir(tmp_path / "g", num_videos=16, frames_per_video=1, height=8, width=8,
+                      videos_per_chunk=1)["path"]
+
+    class SlowFileSystem:
+        def __init__(self):
+            self.lock = threading.Lock()
+            self.in_flight = self.most_in_flight = 0
+
+        def _request(self, path):
+            with self.lock:
+                self.in_flight += 1
+                self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            time.sleep(0.02)
+            with self.lock:
+                self.in_flight -= 1
+            return path[len("slow://"):]
+
+        def stat(self, path):
+            st = os.stat(self._request(path))
+            return stat_module.S_ISDIR(st.st_mode), st.st_size, st.st_mtime_ns
+
+        def listdir(self, path):
+            return os.listdir(self._request(path))
+
+        def read(self, path, offset, size):
+            with open(self._request(path), "rb") as f:
+                f.seek(offset)
+                return f.read(size)
+
+    slow = SlowFileSystem()
+    _files.use_remote_paths_in_core("ram://")  # so nothing replaces it while this test runs
+    _core.set_remote_file_system(slow)
+    try:
+        chunks = load_directory_index("slow://" + g)
+    finally:
+        _core.set_remote_file_system(_files._GFileSystem())
+    assert [len(c["ids"]) for c in chunks] == [1] * 16
+    assert slow.most_in_flight >= 4, slow.most_in_flight

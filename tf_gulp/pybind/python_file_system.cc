@@ -3,8 +3,10 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -60,9 +62,22 @@ class PythonFile : public tfg::RandomAccessFile {
   const py::object* impl_;
 };
 
+// Reads of a remote store are round trips of milliseconds: the core issues
+// this many at once (the indexes of a directory's chunks), each on a thread of
+// its own that takes the GIL only to call into Python; tf.io.gfile releases
+// it while the request is in flight.
+constexpr int kRemoteReadParallelism = 16;
+
 class PythonFileSystem : public tfg::FileSystem {
  public:
   explicit PythonFileSystem(py::object impl) : impl_(std::move(impl)) {}
+
+  int read_parallelism() const override { return kRemoteReadParallelism; }
+  // A thread per helper of tfg::ParallelFor (at most kRemoteReadParallelism - 1
+  // per call, each gone when the call returns its last task).
+  tfg::Scheduler scheduler() const override {
+    return [](std::function<void()> work) { std::thread(std::move(work)).detach(); };
+  }
 
   tfg::Status NewRandomAccessFile(
       const std::string& path, std::unique_ptr<tfg::RandomAccessFile>* file) override {
