@@ -266,17 +266,16 @@ void CheckGulpDirectory(const std::string& directory, const IndexOptions& option
   ChunkScan local_scan;
   ChunkScan& scan = scan_out != nullptr ? *scan_out : local_scan;
   bool stopped = false;
-  bool scan_error = false;
+  // After a scan error the chunks found are still checked (check reports
+  // every finding); a reader's sink has stopped by then.
   ScanChunkFiles(
       directory, &scan,
       [&](const Problem& p) {
-        scan_error |= p.error;
         stopped = !sink(p);
         return !stopped;
       },
       options.require_chunks);
   if (stopped || scan.chunks.empty()) return;
-  (void)scan_error;  // chunks that exist are still checked: check reports all
   const std::vector<ChunkFiles>& files = scan.chunks;
   out->chunks.resize(files.size());
   // The indexes are independent: on a remote store (one round trip per file)

@@ -18,7 +18,7 @@ import struct
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from tf_gulp import _core
-from tf_gulp._files import is_remote, open_binary
+from tf_gulp._files import use_remote_paths_in_core
 
 TIMESCALE = 20
 # The reference ImageNet file's splits: test = the last 100000 entries, val = the 50000 before,
@@ -132,23 +132,15 @@ def iter_boxes(data: bytes, start: int = 0,
 def read_movie(path: str) -> "_core.Mp4Movie":
     """The MP4 file `path` parsed by cc/mp4 (only its box headers and its moov box are read).
 
-    Local files are opened by the C++ reader (a FIFO is refused without blocking). ``_core`` has
-    no TensorFlow, so a path of TensorFlow's file systems (``gs://``, ``ram://``, ...) is opened
-    here with ``tf.io.gfile`` and the C++ reader pulls the bytes it needs through it.
+    Local files are opened by the C++ reader (a FIFO is refused without blocking); a path of
+    TensorFlow's file systems (``gs://``, ``ram://``, ...) through ``tf.io.gfile``, which
+    ``tf_gulp._files`` hands to ``_core`` (it has no TensorFlow of its own).
 
     Raises FileNotFoundError (no such file), ValueError (not a regular file), or
     ``_core.DataLossError`` (a ValueError naming the file and the byte offset) for bad boxes.
     """
-    if not is_remote(path):
-        return _core.read_mp4(path)
-    with open_binary(path) as f:
-        size = f.size()
-
-        def read(offset: int, n: int) -> bytes:
-            f.seek(offset)
-            return f.read(n)
-
-        return _core.read_mp4(read, size, path)
+    use_remote_paths_in_core(path)
+    return _core.read_mp4(path)
 
 
 def _metadata(movie: "_core.Mp4Movie") -> Optional[dict]:

@@ -3,11 +3,10 @@
 // `tf-gulp bzna info` parse and judge a Benzina container with the same code
 // as the dataset op.
 //
-// _core has no TensorFlow, so it cannot open gs:// or ram:// paths itself:
-// for those the Python caller passes a read(offset, size) -> bytes callable
-// (over tf.io.gfile) and the C++ reader pulls exactly the bytes it needs
-// through it (the top-level box headers and the moov box), as it does with
-// pread for local files.
+// Remote paths (gs://, ram://...) are read through the file system that
+// tf_gulp/_files.py hands _core (python_file_system.h): the C++ reader pulls
+// exactly the bytes it needs (the top-level box headers and the moov box), as
+// it does with pread for local files.
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -34,43 +33,6 @@ namespace pybind {
 namespace {
 
 namespace mp4 = ::tfg::mp4;
-
-// A file read through a Python callable read(offset, size) -> bytes. Reads
-// take the GIL; an exception the callable raises is kept and re-raised by the
-// binding once the C++ reader has returned.
-class CallbackFile : public tfg::RandomAccessFile {
- public:
-  CallbackFile(std::string path, uint64_t size, py::function read)
-      : RandomAccessFile(std::move(path), size, tfg::LocalFileSystem()),
-        read_(std::move(read)) {}
-
-  tfg::Status ReadAt(uint64_t offset, size_t n, void* dst) const override {
-    py::gil_scoped_acquire acquire;
-    try {
-      py::object got = read_(offset, n);
-      ByteView bytes(got);
-      if (bytes.size() != n) {
-        return tfg::DataLossError(path(), ": unexpected end of file reading ", n,
-                                  " bytes at byte offset ", offset, " (got ", bytes.size(), ")");
-      }
-      std::memcpy(dst, bytes.data(), n);
-    } catch (py::error_already_set& e) {
-      error_ = std::make_unique<py::error_already_set>(std::move(e));
-      return tfg::UnavailableError(path(), ": read of ", n, " bytes at byte offset ", offset,
-                                   " failed");
-    }
-    return tfg::Status::Ok();
-  }
-
-  // Re-raises what the callable raised, if it raised.
-  void RethrowPythonError() {
-    if (error_ != nullptr) throw py::error_already_set(std::move(*error_));
-  }
-
- private:
-  py::function read_;
-  mutable std::unique_ptr<py::error_already_set> error_;
-};
 
 // Names from the file: UTF-8 with undecodable bytes replaced (hdlr names), or
 // Latin-1 (four-character codes), never a UnicodeDecodeError.
@@ -157,27 +119,15 @@ class PyMovie {
   mp4::Movie movie_;
 };
 
-PyMovie ReadLocal(const std::string& path) {
+PyMovie ReadFile(const std::string& path) {
   mp4::Movie movie;
   tfg::Status status;
   {
     py::gil_scoped_release release;
     std::unique_ptr<tfg::RandomAccessFile> file;
-    status = tfg::IsRemotePath(path)
-                 ? tfg::InvalidArgumentError(path, ": read_mp4(path) reads local files; pass "
-                                                   "a read(offset, size) callable for others")
-                 : tfg::RandomAccessFile::Open(path, &file);
+    status = tfg::RandomAccessFile::Open(path, &file);
     if (status.ok()) status = mp4::ReadMovie(*file, &movie);
   }
-  ThrowIfError(status);
-  return PyMovie(std::move(movie));
-}
-
-PyMovie ReadThrough(py::function read, uint64_t size, const std::string& name) {
-  CallbackFile file(name, size, std::move(read));
-  mp4::Movie movie;
-  const tfg::Status status = mp4::ReadMovie(file, &movie);
-  file.RethrowPythonError();
   ThrowIfError(status);
   return PyMovie(std::move(movie));
 }
@@ -221,11 +171,9 @@ void RegisterBzna(py::module_& m) {
       .def("entry_index", &PyMovie::EntryIndex,
            "The Benzina entry index (cc/mp4/bzna_container.h): per-image MP4 ranges and target "
            "offsets per entry; raises for containers the datasets refuse.");
-  m.def("read_mp4", &ReadLocal, py::arg("path"),
-        "Parses a local MP4 file (top-level box headers, then the moov box).");
-  m.def("read_mp4", &ReadThrough, py::arg("read"), py::arg("size"), py::arg("name"),
-        "Parses an MP4 read through read(offset, size) -> bytes (e.g. tf.io.gfile for remote "
-        "paths); `size` is the file's size, `name` names it in errors.");
+  m.def("read_mp4", &ReadFile, py::arg("path"),
+        "Parses an MP4 file (top-level box headers, then the moov box): local, or remote once "
+        "set_remote_file_system was called.");
   m.def("parse_mp4", &ParseBytes, py::arg("data"), py::arg("name"),
         "Parses an MP4 held in memory (sample ranges are offsets into `data`).");
   m.def("mp4_boxes", &Boxes, py::arg("data"), py::arg("begin") = 0,
