@@ -16,9 +16,6 @@
 // this file only translates options, tensors and errors.
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,24 +30,20 @@
 #include "cc/util/shard.h"
 #include "cc/io/batch_reader.h"
 #include "tensorflow/core/framework/dataset.h"
-#include "tensorflow/core/framework/model.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/partial_tensor_shape.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/logging.h"
-#include "tensorflow/core/platform/mutex.h"
 #include "tf_gulp/ops/core_status.h"
-#include "tf_gulp/ops/element_split_provider.h"
 #include "tf_gulp/ops/epoch_counter.h"
+#include "tf_gulp/ops/positional_source_dataset.h"
 
 namespace tf_gulp {
 namespace {
 
 using ::tensorflow::AttrValue;
 using ::tensorflow::DataTypeVector;
-using ::tensorflow::mutex;
-using ::tensorflow::mutex_lock;
 using ::tensorflow::Node;
 using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
@@ -59,15 +52,9 @@ using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
 using ::tensorflow::tstring;
 using ::tensorflow::data::DatasetBase;
-using ::tensorflow::data::DatasetIterator;
 using ::tensorflow::data::DatasetOpKernel;
-using ::tensorflow::data::IteratorBase;
 using ::tensorflow::data::IteratorContext;
-using ::tensorflow::data::IteratorStateReader;
-using ::tensorflow::data::IteratorStateWriter;
 using ::tensorflow::data::SerializationContext;
-using ::tensorflow::data::SplitProvider;
-namespace model = ::tensorflow::data::model;
 namespace ffr = ::tfg::ffrecord;
 
 constexpr char kOpName[] = "TfGulp>FFRecordDataset";
@@ -82,20 +69,14 @@ constexpr char kCheckData[] = "check_data";
 constexpr char kQueueDepth[] = "queue_depth";
 constexpr char kIoEngine[] = "io_engine";
 constexpr char kDirectIo[] = "direct_io";
-constexpr char kNumShards[] = "num_shards";
-constexpr char kShardIndex[] = "shard_index";
-// Iterator state keys.
-constexpr char kEpoch[] = "epoch";
-constexpr char kPosition[] = "position";
-constexpr char kSplitProvider[] = "split_provider";
 
 // Without batch_size, records are still read in groups of this many per
 // submission (and handed out one by one).
 constexpr int64_t kUnbatchedGroup = 32;
-// Chunks (batches, or groups of records) read ahead of the caller: while one
-// is returned the next is already in flight on another thread, so the device
-// queue does not drain between batches and a warm cache is copied on two
-// cores.
+// Chunks (batches, or groups of records) read ahead of the one being
+// returned: while one is returned the next are already in flight on other
+// threads, so the device queue does not drain between batches and a warm
+// cache is copied on two cores.
 constexpr int kReadAheadChunks = 2;
 
 struct Options {
@@ -107,14 +88,19 @@ struct Options {
   int64_t queue_depth = 0;  // 0: the batch size (or the unbatched group)
   std::string io_engine;  // a name of tfg::kIoEngines (the attr's allowed values)
   bool direct_io = false;
-  // Only these elements (records, or batches) of each epoch are read
-  // (Dataset.shard): the iterator's element e is the epoch's element
+  // Dataset.shard's and the epoch counter's (positional_source_dataset.h):
+  // the iterator's element e (a record, or a batch) is the epoch's element
   // shard.Global(e).
-  tfg::Shard shard;
-  std::string epoch_counter;  // see epoch_counter.h
+  SourceAttrs source;
 
   tfg::IoEngine engine = tfg::IoEngine::kAuto;
   bool batched() const { return batch_size > 0; }
+  // Elements of an epoch of `num_records` records, before sharding.
+  int64_t EpochElements(int64_t num_records) const {
+    if (!batched()) return num_records;
+    return drop_remainder ? num_records / batch_size
+                          : (num_records + batch_size - 1) / batch_size;
+  }
   // Records per read submission.
   int64_t group() const { return batched() ? batch_size : kUnbatchedGroup; }
   int EffectiveQueueDepth() const {
@@ -130,7 +116,6 @@ absl::Status ParseOptions(Options* o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "queue_depth must be at most ", tfg::kMaxQueueDepth, ", got ", o->queue_depth));
   }
-  TF_RETURN_IF_ERROR(ToTfStatus(o->shard.Validate()));
   return ToTfStatus(tfg::ParseIoEngine(o->io_engine, &o->engine));
 }
 
@@ -157,10 +142,8 @@ class FFRecordDatasetOp : public DatasetOpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kQueueDepth, &o.queue_depth));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kIoEngine, &o.io_engine));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kDirectIo, &o.direct_io));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kNumShards, &o.shard.num_shards));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kShardIndex, &o.shard.index));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kEpochCounterAttr, &o.epoch_counter));
     OP_REQUIRES_OK(ctx, ParseOptions(&o));
+    OP_REQUIRES_OK(ctx, o.source.Read(ctx));
   }
 
   void MakeDataset(OpKernelContext* ctx, DatasetBase** output) override;
@@ -170,25 +153,27 @@ class FFRecordDatasetOp : public DatasetOpKernel {
   Options options_;
 };
 
-class FFRecordDatasetOp::Dataset : public DatasetBase {
+// A unit of reading: one batch (batched), or a group of consecutive records
+// (unbatched). Its output tensors are allocated before the read, with each
+// string sized to its record, and the read fills them in place.
+struct Chunk {
+  std::vector<Tensor> tensors;  // batched: one [n] string tensor; else one scalar per record
+  std::vector<tfg::Status> statuses;  // one per record
+};
+
+class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
  public:
   Dataset(OpKernelContext* ctx, std::vector<std::string> paths, const Options& options,
           std::shared_ptr<const ffr::FFRecordReader> reader,
           std::shared_ptr<EpochCounter> epochs)
-      : DatasetBase(tensorflow::data::DatasetContext(ctx)),
+      : PositionalSourceDataset(ctx, "FFRecordDataset", "FFRecord", options.source,
+                                options.EpochElements(reader->num_records()),
+                                // Epochs are counted per path list.
+                                absl::StrJoin(paths, "\n"), std::move(epochs)),
         paths_(std::move(paths)),
         options_(options),
         reader_(std::move(reader)),
-        num_records_(reader_->num_records()),
-        epochs_(std::move(epochs)),
-        epoch_key_(absl::StrJoin(paths_, "\n")) {
-    if (options_.batched()) {
-      const int64_t b = options_.batch_size;
-      num_elements_ = options_.drop_remainder ? num_records_ / b : (num_records_ + b - 1) / b;
-    } else {
-      num_elements_ = num_records_;
-    }
-    num_elements_ = options_.shard.Size(num_elements_);
+        num_records_(reader_->num_records()) {
     dtypes_ = {tensorflow::DT_STRING};
     if (!options_.batched()) {
       shapes_ = {PartialTensorShape({})};
@@ -197,29 +182,16 @@ class FFRecordDatasetOp::Dataset : public DatasetBase {
     }
   }
 
-  std::unique_ptr<IteratorBase> MakeIteratorInternal(const std::string& prefix) const override {
-    return std::make_unique<Iterator>(Iterator::Params{this, absl::StrCat(prefix, "::FFRecord")});
-  }
-
   const DataTypeVector& output_dtypes() const override { return dtypes_; }
   const std::vector<PartialTensorShape>& output_shapes() const override { return shapes_; }
   std::string DebugString() const override { return "FFRecordDatasetOp::Dataset"; }
 
-  int64_t CardinalityInternal(tensorflow::data::CardinalityOptions options) const override {
-    return num_elements_;
-  }
-  absl::Status InputDatasets(std::vector<const DatasetBase*>* inputs) const override {
-    return absl::OkStatus();
-  }
-  absl::Status CheckExternalState() const override { return absl::OkStatus(); }
-
-  absl::Status MakeSplitProviders(
-      std::vector<std::unique_ptr<SplitProvider>>* split_providers) const override {
-    // The provider may outlive this dataset: it keeps its own references.
-    std::shared_ptr<EpochCounter> epochs = epochs_;
-    std::string key = epoch_key_;
-    split_providers->push_back(std::make_unique<ElementSplitProvider>(
-        num_elements_, [epochs, key]() { return epochs->Next(key); }));
+  absl::Status MakeReader(IteratorContext* ctx,
+                          std::unique_ptr<Reader>* reader) const override {
+    auto chunks = std::make_unique<ChunkReader>(this, ctx);
+    // Fail now, not on the first read, when the engine cannot be had.
+    TF_RETURN_IF_ERROR(chunks->Prepare());
+    *reader = std::move(chunks);
     return absl::OkStatus();
   }
 
@@ -243,294 +215,80 @@ class FFRecordDatasetOp::Dataset : public DatasetBase {
     add(kQueueDepth, o.queue_depth);
     add(kIoEngine, o.io_engine);
     add(kDirectIo, o.direct_io);
-    add(kNumShards, o.shard.num_shards);
-    add(kShardIndex, o.shard.index);
-    add(kEpochCounterAttr, o.epoch_counter);
+    o.source.AddTo(b, &attrs);
     return b->AddDataset(this, {paths}, attrs, output);
   }
 
  private:
-  // A unit of reading: one batch (batched), or a group of consecutive records
-  // (unbatched). Its output tensors are allocated before the read, with each
-  // string sized to its record, and the read fills them in place.
-  struct Chunk {
-    int64_t first_element = 0;
-    int64_t num_elements = 0;
-    std::vector<Tensor> tensors;  // batched: one [n] string tensor; else one scalar per record
-    std::vector<ffr::RecordLocation> locations;
-    std::vector<char*> dsts;
-    std::vector<tfg::Status> statuses;  // one per record
-    // kQueued -> kRunning -> kDone, under ReadAhead::mu. Whoever moves it out
-    // of kQueued (the scheduled task, or a reader that needs it first) reads it.
-    enum State { kQueued, kRunning, kDone } state = kQueued;
-  };
-
-  // What read tasks running on tf.data's threads share with the iterator (it
-  // outlives the iterator while tasks are still running).
-  struct ReadAhead {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::vector<std::unique_ptr<ffr::ReadContext>> idle;  // one io_uring each
-    tfg::BatchReaderOptions io;
-    std::shared_ptr<const ffr::FFRecordReader> reader;
-  };
-
-  // Reads `chunk` (already claimed: kRunning) with an idle context, then marks
-  // it done. Runs on a runner thread or on the thread that needs the chunk.
-  static void RunChunk(const std::shared_ptr<ReadAhead>& ra, Chunk* chunk) {
-    std::unique_ptr<ffr::ReadContext> context;
-    {
-      std::lock_guard<std::mutex> lock(ra->mu);
-      if (!ra->idle.empty()) {
-        context = std::move(ra->idle.back());
-        ra->idle.pop_back();
-      }
-    }
-    tfg::Status status;
-    if (!context) status = ffr::ReadContext::Create(ra->io, &context);
-    if (status.ok()) {
-      ra->reader->Read(context.get(), chunk->locations.data(), chunk->locations.size(),
-                       chunk->dsts.data(), chunk->statuses.data());
-    } else {
-      for (tfg::Status& s : chunk->statuses) s = status;
-    }
-    std::lock_guard<std::mutex> lock(ra->mu);
-    if (context) ra->idle.push_back(std::move(context));
-    chunk->state = Chunk::kDone;
-    ra->cv.notify_all();
-  }
-
-  class Iterator : public DatasetIterator<Dataset> {
+  // Reads one iterator's chunks: a batch per unit, or kUnbatchedGroup
+  // records per unit handed out one by one. Chunks are read on several
+  // threads at once, each with an io_uring of its own.
+  class ChunkReader : public Reader {
    public:
-    explicit Iterator(const Params& params) : DatasetIterator<Dataset>(params) {}
+    ChunkReader(const Dataset* dataset, IteratorContext* ctx) : dataset_(dataset), ctx_(ctx) {
+      io_.engine = dataset->options_.engine;
+      io_.queue_depth = dataset->options_.EffectiveQueueDepth();
+    }
 
-    absl::Status Initialize(IteratorContext* ctx) override {
-      mutex_lock l(mu_);
-      const Dataset& d = *dataset();
-      epoch_ = d.epochs_->Next(d.epoch_key_);
-      ra_ = std::make_shared<ReadAhead>();
-      ra_->io.engine = d.options_.engine;
-      ra_->io.queue_depth = d.options_.EffectiveQueueDepth();
-      ra_->reader = d.reader_;
-      // Fail now, not on the first read, when the engine cannot be had.
+    // Makes the first read context.
+    absl::Status Prepare() {
       std::unique_ptr<ffr::ReadContext> context;
-      TFG_TF_RETURN_IF_ERROR(ffr::ReadContext::Create(ra_->io, &context));
-      ra_->idle.push_back(std::move(context));
-      if (!ctx->split_providers().empty()) {
-        if (ctx->split_providers().size() != 1) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("FFRecordDataset expects one split provider, got ",
-                           ctx->split_providers().size()));
-        }
-        split_provider_ = ctx->split_providers()[0];
-      }
+      TFG_TF_RETURN_IF_ERROR(ffr::ReadContext::Create(io_, &context));
+      idle_.push_back(std::move(context));
       return absl::OkStatus();
     }
 
-    absl::Status GetNextInternal(IteratorContext* ctx, std::vector<Tensor>* out_tensors,
-                                 bool* end_of_sequence) override {
-      mutex_lock l(mu_);
-      const int64_t n = dataset()->num_elements_;
-      *end_of_sequence = false;
-      if (split_provider_) {
-        // tf.data service: one element per split, read when asked for.
-        Tensor split;
-        bool end = false;
-        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
-        if (end) {
-          *end_of_sequence = true;
-          return absl::OkStatus();
-        }
-        int64_t epoch = 0, element = 0;
-        TF_RETURN_IF_ERROR(ElementSplitProvider::Parse(split, n, &epoch, &element));
-        epoch_ = epoch;  // the dispatcher decides the epoch
-        std::shared_ptr<Chunk> chunk = MakeChunk(ctx, element, 1);
-        chunk->state = Chunk::kRunning;
-        RunChunk(ra_, chunk.get());
-        return Output(*chunk, 0, out_tensors);
-      }
-      Refill(ctx);
-      if (chunks_.empty()) {
-        *end_of_sequence = true;
-        return absl::OkStatus();
-      }
-      std::shared_ptr<Chunk> front = chunks_.front();
-      Await(front.get());
-      const int64_t k = front_taken_++;
-      ++position_;
-      if (front_taken_ == front->num_elements) {
-        chunks_.pop_front();
-        front_taken_ = 0;
-      }
-      // Keep the next reads in flight while the caller works on this element.
-      Refill(ctx);
-      return Output(*front, k, out_tensors);
+    int64_t unit_size() const override {
+      return dataset_->options_.batched() ? 1 : kUnbatchedGroup;
     }
+    // The chunk being returned and kReadAheadChunks more.
+    int64_t read_ahead_units() const override { return kReadAheadChunks + 1; }
 
-    absl::Status SkipInternal(IteratorContext* ctx, int num_to_skip, bool* end_of_sequence,
-                              int* num_skipped) override {
-      if (split_provider_) {
-        // Each split must still be taken from the provider one by one.
-        return DatasetIterator<Dataset>::SkipInternal(ctx, num_to_skip, end_of_sequence,
-                                                      num_skipped);
-      }
-      mutex_lock l(mu_);
-      // Nothing is read: the order is a function, so skipping moves a number.
-      // Elements already being read are passed over (their reads finish
-      // unobserved).
-      const int64_t n = dataset()->num_elements_;
-      const int64_t skip = std::min<int64_t>(num_to_skip, n - position_);
-      int64_t left = skip;
-      while (left > 0 && !chunks_.empty()) {
-        const int64_t take = std::min(left, chunks_.front()->num_elements - front_taken_);
-        front_taken_ += take;
-        left -= take;
-        if (front_taken_ == chunks_.front()->num_elements) {
-          chunks_.pop_front();
-          front_taken_ = 0;
-        }
-      }
-      position_ += skip;
-      if (chunks_.empty()) next_element_ = position_;
-      *num_skipped = static_cast<int>(skip);
-      *end_of_sequence = skip < num_to_skip;
-      return absl::OkStatus();
-    }
-
-    // The state is a cursor (epoch, position), saved the same way whether
-    // or not the checkpoint is symbolic.
-    bool SymbolicCheckpointCompatible() const override { return true; }
-
-   protected:
-    std::shared_ptr<model::Node> CreateNode(IteratorContext* ctx,
-                                            model::Node::Args args) const override {
-      return model::MakeSourceNode(std::move(args));
-    }
-
-    absl::Status SaveInternal(SerializationContext* ctx, IteratorStateWriter* writer) override {
-      mutex_lock l(mu_);
-      TF_RETURN_IF_ERROR(writer->WriteScalar(prefix(), kEpoch, epoch_));
-      TF_RETURN_IF_ERROR(dataset()->epochs_->Save(prefix(), writer));
-      TF_RETURN_IF_ERROR(writer->WriteScalar(prefix(), kPosition, position_));
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(split_provider_->Save(
-            [this](const std::string& key) { return full_name(absl::StrCat(kSplitProvider, key)); },
-            writer));
-      }
-      return absl::OkStatus();
-    }
-
-    absl::Status RestoreInternal(IteratorContext* ctx, IteratorStateReader* reader) override {
-      mutex_lock l(mu_);
-      int64_t epoch = 0, position = 0;
-      TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kEpoch, &epoch));
-      TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kPosition, &position));
-      if (position < 0 || position > dataset()->num_elements_) {
-        return absl::DataLossError(absl::StrCat(
-            "FFRecordDataset checkpoint position ", position, " is outside [0, ",
-            dataset()->num_elements_, "]: the checkpoint belongs to another dataset"));
-      }
-      epoch_ = epoch;
-      position_ = position;
-      next_element_ = position;
-      chunks_.clear();  // reads in flight finish unobserved
-      front_taken_ = 0;
-      // Later epochs (e.g. under repeat()) continue from the restored one.
-      TF_RETURN_IF_ERROR(dataset()->epochs_->Restore(prefix(), reader));
-      dataset()->epochs_->SetNextAtLeast(dataset()->epoch_key_, epoch_ + 1);
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(split_provider_->Restore(
-            [this](const std::string& key) { return full_name(absl::StrCat(kSplitProvider, key)); },
-            reader));
-      }
-      return absl::OkStatus();
-    }
-
-   private:
-    // Schedules reads until kReadAheadChunks chunks are queued or in flight.
-    void Refill(IteratorContext* ctx) TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      const Dataset& d = *dataset();
-      while (static_cast<int>(chunks_.size()) < kReadAheadChunks &&
-             next_element_ < d.num_elements_) {
-        const int64_t count =
-            d.options_.batched()
-                ? 1
-                : std::min<int64_t>(kUnbatchedGroup, d.num_elements_ - next_element_);
-        std::shared_ptr<Chunk> chunk = MakeChunk(ctx, next_element_, count);
-        next_element_ += count;
-        chunks_.push_back(chunk);
-        std::shared_ptr<ReadAhead> ra = ra_;
-        (*ctx->runner())([ra, chunk]() {
-          {
-            std::lock_guard<std::mutex> lock(ra->mu);
-            if (chunk->state != Chunk::kQueued) return;  // the iterator read it itself
-            chunk->state = Chunk::kRunning;
-          }
-          RunChunk(ra, chunk.get());
-        });
-      }
-    }
-
-    // Waits for `chunk`; reads it on this thread when no runner thread has
-    // started it yet (so a busy thread pool never stalls the iterator).
-    void Await(Chunk* chunk) {
-      {
-        std::unique_lock<std::mutex> lock(ra_->mu);
-        if (chunk->state != Chunk::kQueued) {
-          ra_->cv.wait(lock, [chunk] { return chunk->state == Chunk::kDone; });
-          return;
-        }
-        chunk->state = Chunk::kRunning;
-      }
-      RunChunk(ra_, chunk);
-    }
-
-    // Locates the records of elements [first, first + count) of this epoch
-    // and allocates their output strings at their exact sizes.
-    std::shared_ptr<Chunk> MakeChunk(IteratorContext* ctx, int64_t first, int64_t count)
-        TF_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      const Dataset& d = *dataset();
-      auto chunk = std::make_shared<Chunk>();
-      chunk->first_element = first;
-      chunk->num_elements = count;
+    // Locates the records of elements [first, first + count) of `epoch`,
+    // allocates their output strings at their exact sizes and reads them
+    // straight into those strings.
+    Chunk Read(int64_t epoch, int64_t first, int64_t count, bool alone) override {
+      const Dataset& d = *dataset_;
+      const Options& o = d.options_;
+      Chunk chunk;
       // Record positions in the epoch's order: element e of this iterator is
       // the epoch's element shard.Global(e) (e itself when not sharded).
-      const tfg::Shard& shard = d.options_.shard;
+      const tfg::Shard& shard = d.shard();
       int64_t begin = 0, end = 0;
-      if (d.options_.batched()) {
-        begin = shard.Global(first) * d.options_.batch_size;
-        end = std::min(begin + d.options_.batch_size, d.num_records_);
-        chunk->tensors.emplace_back(ctx->allocator({}), tensorflow::DT_STRING,
-                                    TensorShape({end - begin}));
+      if (o.batched()) {
+        begin = shard.Global(first) * o.batch_size;
+        end = std::min(begin + o.batch_size, d.num_records_);
+        chunk.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING,
+                                   TensorShape({end - begin}));
       } else {
         for (int64_t k = 0; k < count; ++k) {
-          chunk->tensors.emplace_back(ctx->allocator({}), tensorflow::DT_STRING, TensorShape({}));
+          chunk.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING, TensorShape({}));
         }
       }
-      const ffr::RecordOrder order(d.num_records_, d.options_.shuffle,
-                                   static_cast<uint64_t>(d.options_.seed), epoch_);
-      const size_t n = static_cast<size_t>(d.options_.batched() ? end - begin : count);
-      chunk->locations.resize(n);
-      chunk->dsts.resize(n);
-      chunk->statuses.resize(n);
+      const ffr::RecordOrder order(d.num_records_, o.shuffle, static_cast<uint64_t>(o.seed),
+                                   epoch);
+      const size_t n = static_cast<size_t>(o.batched() ? end - begin : count);
+      std::vector<ffr::RecordLocation> locations(n);
+      std::vector<char*> dsts(n);
+      chunk.statuses.resize(n);
       for (size_t k = 0; k < n; ++k) {
         // Positions are in range by construction, so Locate cannot fail.
-        const int64_t position = d.options_.batched()
-                                     ? begin + static_cast<int64_t>(k)
-                                     : shard.Global(first + static_cast<int64_t>(k));
-        d.reader_->Locate(order[position], &chunk->locations[k]);
-        tstring* s = d.options_.batched() ? &chunk->tensors[0].flat<tstring>()(k)
-                                          : &chunk->tensors[k].scalar<tstring>()();
-        s->resize_uninitialized(chunk->locations[k].length);
-        chunk->dsts[k] = s->mdata();
+        const int64_t position = o.batched() ? begin + static_cast<int64_t>(k)
+                                             : shard.Global(first + static_cast<int64_t>(k));
+        d.reader_->Locate(order[position], &locations[k]);
+        tstring* s = o.batched() ? &chunk.tensors[0].flat<tstring>()(k)
+                                 : &chunk.tensors[k].scalar<tstring>()();
+        s->resize_uninitialized(locations[k].length);
+        dsts[k] = s->mdata();
       }
+      ReadRecords(locations, dsts.data(), chunk.statuses.data());
       return chunk;
     }
 
-    // Element `k` of a finished chunk: a batch fails with the first error
-    // among its records, a single record with its own.
-    absl::Status Output(const Chunk& chunk, int64_t k, std::vector<Tensor>* out) const {
-      if (dataset()->options_.batched()) {
+    // Element `k` of a chunk: a batch fails with the first error among its
+    // records, a single record with its own.
+    absl::Status Output(Chunk& chunk, int64_t k, std::vector<Tensor>* out) override {
+      if (dataset_->options_.batched()) {
         for (const tfg::Status& s : chunk.statuses) TFG_TF_RETURN_IF_ERROR(s);
         out->push_back(chunk.tensors[0]);
         return absl::OkStatus();
@@ -540,29 +298,43 @@ class FFRecordDatasetOp::Dataset : public DatasetBase {
       return absl::OkStatus();
     }
 
-    mutex mu_;
-    int64_t epoch_ TF_GUARDED_BY(mu_) = 0;
-    // Index of the next element to return. A checkpoint stores only this:
-    // every element is a function of (epoch, index).
-    int64_t position_ TF_GUARDED_BY(mu_) = 0;
-    // First element not yet scheduled; position_ plus what chunks_ still holds.
-    int64_t next_element_ TF_GUARDED_BY(mu_) = 0;
-    std::deque<std::shared_ptr<Chunk>> chunks_ TF_GUARDED_BY(mu_);
-    int64_t front_taken_ TF_GUARDED_BY(mu_) = 0;  // elements of chunks_.front() returned
-    std::shared_ptr<ReadAhead> ra_;
-    std::shared_ptr<SplitProvider> split_provider_;
+   private:
+    // Reads `locations` into `dsts` with an idle read context (a new one when
+    // every context is busy on another thread).
+    void ReadRecords(const std::vector<ffr::RecordLocation>& locations, char* const* dsts,
+                     tfg::Status* statuses) {
+      std::unique_ptr<ffr::ReadContext> context;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!idle_.empty()) {
+          context = std::move(idle_.back());
+          idle_.pop_back();
+        }
+      }
+      tfg::Status status;
+      if (!context) status = ffr::ReadContext::Create(io_, &context);
+      if (status.ok()) {
+        dataset_->reader_->Read(context.get(), locations.data(), locations.size(), dsts,
+                                statuses);
+      } else {
+        for (size_t k = 0; k < locations.size(); ++k) statuses[k] = status;
+      }
+      if (!context) return;
+      std::lock_guard<std::mutex> lock(mu_);
+      idle_.push_back(std::move(context));
+    }
+
+    const Dataset* const dataset_;
+    IteratorContext* const ctx_;  // the iterator's copy (see MakeReader)
+    tfg::BatchReaderOptions io_;
+    std::mutex mu_;
+    std::vector<std::unique_ptr<ffr::ReadContext>> idle_;  // one io_uring each
   };
 
   const std::vector<std::string> paths_;
   const Options options_;
   const std::shared_ptr<const ffr::FFRecordReader> reader_;
   const int64_t num_records_;
-  int64_t num_elements_ = 0;
-  // Each iterator is one epoch of these files (a new order when shuffling),
-  // counted by a counter shared by every re-creation of this dataset, keyed
-  // by the path list.
-  const std::shared_ptr<EpochCounter> epochs_;
-  const std::string epoch_key_;
   DataTypeVector dtypes_;
   std::vector<PartialTensorShape> shapes_;
 };
@@ -589,7 +361,7 @@ void FFRecordDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) 
   OP_REQUIRES_OK(ctx, ToTfStatus(ffr::FFRecordReader::Open(files, reader_options, &reader)));
   for (const std::string& warning : reader->warnings()) LOG(WARNING) << warning;
   std::shared_ptr<EpochCounter> epochs;
-  OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, options_.epoch_counter, &epochs));
+  OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, options_.source.epoch_counter, &epochs));
   *output = new Dataset(ctx, std::move(paths), options_, std::move(reader), std::move(epochs));
 }
 

@@ -25,20 +25,17 @@
 #include "cc/gulp/gulp_directory.h"
 #include "cc/io/file_cache.h"
 #include "cc/io/file_system.h"
-#include "cc/util/ordered_read_ahead.h"
 #include "cc/util/shard.h"
 #include "cc/util/stateless_random.h"
 #include "tensorflow/core/framework/dataset.h"
-#include "tensorflow/core/framework/model.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/partial_tensor_shape.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
-#include "tensorflow/core/platform/mutex.h"
 #include "tf_gulp/ops/core_status.h"
-#include "tf_gulp/ops/element_split_provider.h"
 #include "tf_gulp/ops/epoch_counter.h"
 #include "tf_gulp/ops/pooled_tensor.h"
+#include "tf_gulp/ops/positional_source_dataset.h"
 
 namespace tf_gulp {
 namespace {
@@ -46,10 +43,6 @@ namespace {
 using ::tensorflow::AttrValue;
 using ::tensorflow::DataType;
 using ::tensorflow::DataTypeVector;
-using ::tensorflow::data::IteratorStateReader;
-using ::tensorflow::data::IteratorStateWriter;
-using ::tensorflow::mutex;
-using ::tensorflow::mutex_lock;
 using ::tensorflow::Node;
 using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
@@ -58,12 +51,8 @@ using ::tensorflow::data::SerializationContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
 using ::tensorflow::data::DatasetBase;
-using ::tensorflow::data::DatasetIterator;
 using ::tensorflow::data::DatasetOpKernel;
-using ::tensorflow::data::IteratorBase;
 using ::tensorflow::data::IteratorContext;
-using ::tensorflow::data::SplitProvider;
-namespace model = ::tensorflow::data::model;
 namespace gulp = ::tfg::gulp;
 
 constexpr char kOpName[] = "TfGulp>GulpDataset";
@@ -90,12 +79,6 @@ constexpr char kShuffle[] = "shuffle";
 constexpr char kSeed[] = "seed";
 constexpr char kShuffleChunkWindow[] = "shuffle_chunk_window";
 constexpr char kMaxClipBytes[] = "max_clip_bytes";
-constexpr char kNumShards[] = "num_shards";
-constexpr char kShardIndex[] = "shard_index";
-// Iterator state keys.
-constexpr char kEpoch[] = "epoch";
-constexpr char kPosition[] = "position";
-constexpr char kSplitProvider[] = "split_provider";
 
 // How many chunks an iterator keeps open.
 constexpr size_t kOpenFiles = 16;
@@ -123,9 +106,8 @@ struct Options {
   // The most bytes one element's frames may take (decoded, or as JPEG bytes
   // with decode=False); checked before reading and before decoding.
   int64_t max_clip_bytes = static_cast<int64_t>(gulp::kDefaultMaxClipBytes);
-  // Only these positions of each epoch's order are read (Dataset.shard).
-  tfg::Shard shard;
-  std::string epoch_counter;  // see epoch_counter.h
+  // Dataset.shard's and the epoch counter's (positional_source_dataset.h).
+  SourceAttrs source;
 
   gulp::FrameSelection selection;
   tfg::jpeg::DecodeOptions decode_options;
@@ -171,7 +153,6 @@ absl::Status ParseOptions(Options* o) {
   if (o->label_names.size() != o->label_values.size()) {
     return absl::InvalidArgumentError("label_names and label_values differ in length");
   }
-  TF_RETURN_IF_ERROR(ToTfStatus(o->shard.Validate()));
   return absl::OkStatus();
 }
 
@@ -199,10 +180,8 @@ class GulpDatasetOp : public DatasetOpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kSeed, &o.seed));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kShuffleChunkWindow, &o.shuffle_chunk_window));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kMaxClipBytes, &o.max_clip_bytes));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kNumShards, &o.shard.num_shards));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kShardIndex, &o.shard.index));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kEpochCounterAttr, &o.epoch_counter));
     OP_REQUIRES_OK(ctx, ParseOptions(&o));
+    OP_REQUIRES_OK(ctx, o.source.Read(ctx));
   }
 
   void MakeDataset(OpKernelContext* ctx, DatasetBase** output) override;
@@ -212,18 +191,25 @@ class GulpDatasetOp : public DatasetOpKernel {
   Options options_;
 };
 
-class GulpDatasetOp::Dataset : public DatasetBase {
+// One element being produced: its tensors, or the error that replaced it.
+struct Produced {
+  absl::Status status;
+  std::vector<Tensor> tensors;
+};
+
+class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
  public:
   Dataset(OpKernelContext* ctx, std::string directory, const Options& options,
           std::shared_ptr<const gulp::GulpDirectory> index,
           std::vector<gulp::ElementRef> elements,
           std::shared_ptr<EpochCounter> epochs)
-      : DatasetBase(tensorflow::data::DatasetContext(ctx)),
+      : PositionalSourceDataset(ctx, "GulpDataset", "Gulp", options.source,
+                                static_cast<int64_t>(elements.size()), directory,
+                                std::move(epochs)),
         directory_(std::move(directory)),
         options_(options),
         index_(std::move(index)),
-        elements_(std::move(elements)),
-        epochs_(std::move(epochs)) {
+        elements_(std::move(elements)) {
     int64_t t = -1;
     if (options_.selection.mode == gulp::FrameSelection::Mode::kSegments) {
       t = options_.num_frames;
@@ -244,37 +230,15 @@ class GulpDatasetOp::Dataset : public DatasetBase {
                                    PartialTensorShape({})});
   }
 
-  std::unique_ptr<IteratorBase> MakeIteratorInternal(
-      const std::string& prefix) const override {
-    return std::make_unique<Iterator>(
-        Iterator::Params{this, absl::StrCat(prefix, "::Gulp")});
-  }
-
   const DataTypeVector& output_dtypes() const override { return dtypes_; }
   const std::vector<PartialTensorShape>& output_shapes() const override {
     return shapes_;
   }
   std::string DebugString() const override { return "GulpDatasetOp::Dataset"; }
 
-  int64_t CardinalityInternal(
-      tensorflow::data::CardinalityOptions options) const override {
-    return options_.shard.Size(static_cast<int64_t>(elements_.size()));
-  }
-  absl::Status InputDatasets(
-      std::vector<const DatasetBase*>* inputs) const override {
-    return absl::OkStatus();
-  }
-  absl::Status CheckExternalState() const override { return absl::OkStatus(); }
-
-  absl::Status MakeSplitProviders(
-      std::vector<std::unique_ptr<SplitProvider>>* split_providers)
-      const override {
-    // The provider may outlive this dataset: it keeps its own references.
-    std::shared_ptr<EpochCounter> epochs = epochs_;
-    std::string key = directory_;
-    split_providers->push_back(std::make_unique<ElementSplitProvider>(
-        options_.shard.Size(static_cast<int64_t>(elements_.size())),
-        [epochs, key]() { return epochs->Next(key); }));
+  absl::Status MakeReader(IteratorContext* ctx,
+                          std::unique_ptr<Reader>* reader) const override {
+    *reader = std::make_unique<ClipReader>(this, ctx);
     return absl::OkStatus();
   }
 
@@ -312,186 +276,57 @@ class GulpDatasetOp::Dataset : public DatasetBase {
     add(kSeed, o.seed);
     add(kShuffleChunkWindow, o.shuffle_chunk_window);
     add(kMaxClipBytes, o.max_clip_bytes);
-    add(kNumShards, o.shard.num_shards);
-    add(kShardIndex, o.shard.index);
-    add(kEpochCounterAttr, o.epoch_counter);
+    o.source.AddTo(b, &attrs);
     return b->AddDataset(this, {directory}, attrs, output);
   }
 
  private:
-  // One element being produced: its tensors, or the error that replaced it.
-  struct Produced {
-    absl::Status status;
-    std::vector<Tensor> tensors;
-  };
-
-  class Iterator : public DatasetIterator<Dataset> {
+  // Reads and decodes one iterator's clips: element e of an epoch is the
+  // clip at e in that epoch's order (this shard's part of it).
+  class ClipReader : public Reader {
    public:
-    explicit Iterator(const Params& params)
-        : DatasetIterator<Dataset>(params), files_(kOpenFiles) {}
+    ClipReader(const Dataset* dataset, IteratorContext* ctx)
+        : dataset_(dataset),
+          ctx_(ctx),
+          threads_(std::max(1, ctx->runner_threadpool_size())),
+          files_(kOpenFiles),
+          // Enough free clip buffers for the read-ahead window to refill
+          // while the consumer still holds the elements it took.
+          frame_buffers_(MakeTensorBufferPool(4 * threads_ + 2)) {}
 
-    absl::Status Initialize(IteratorContext* ctx) override {
-      mutex_lock l(mu_);
-      epoch_ = dataset()->epochs_->Next(dataset()->directory_);
-      order_ = dataset()->EpochOrder(epoch_);
-      // Background tasks outlive the GetNext call that scheduled them: they
-      // use this copy for the runner and the allocator, as tf.data's own
-      // parallel iterators do.
-      ctx_ = std::make_unique<IteratorContext>(*ctx);
-      threads_ = std::max(1, ctx->runner_threadpool_size());
-      // Enough free clip buffers for the read-ahead window to refill while
-      // the consumer still holds the elements it took.
-      frame_buffers_ = MakeTensorBufferPool(4 * threads_ + 2);
-      if (!ctx->split_providers().empty()) {
-        if (ctx->split_providers().size() != 1) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "GulpDataset expects one split provider, got ",
-              ctx->split_providers().size()));
-        }
-        split_provider_ = ctx->split_providers()[0];
-        return absl::OkStatus();
-      }
-      // Elements are read and decoded ahead, one per runner thread, a window
-      // of 2 per thread: every core decodes while the consumer takes earlier
-      // elements. Each element is a pure function of its position in this
-      // epoch's order, so read-ahead never changes what is returned.
-      read_ahead_ = std::make_unique<tfg::OrderedReadAhead<Produced>>(
-          *ctx_->runner(), 2 * threads_,
-          [this](int64_t position) {
-            return ProduceElement(order_[position], /*decode_threads=*/1);
-          },
-          /*start=*/0, static_cast<int64_t>(order_.size()));
-      return absl::OkStatus();
+    // Elements are read and decoded ahead, one per runner thread, a window
+    // of 2 per thread: every core decodes while the consumer takes earlier
+    // elements.
+    int64_t read_ahead_units() const override { return 2 * threads_; }
+
+    void SetEpoch(int64_t epoch) override { order_ = dataset_->EpochOrder(epoch); }
+
+    Produced Read(int64_t epoch, int64_t first, int64_t count, bool alone) override {
+      // A clip read alone (a tf.data service split) has its frames decoded
+      // in parallel; read ahead, one clip per thread.
+      return ProduceElement(epoch, order_[first], alone ? threads_ : 1);
     }
 
-    absl::Status GetNextInternal(IteratorContext* ctx,
-                                 std::vector<Tensor>* out_tensors,
-                                 bool* end_of_sequence) override {
-      mutex_lock l(mu_);
-      Produced produced;
-      if (split_provider_) {
-        // tf.data service: one element per split, its frames decoded in
-        // parallel (splits arrive one at a time, so there is nothing to read
-        // ahead).
-        Tensor split;
-        bool end = false;
-        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
-        if (end) {
-          *end_of_sequence = true;
-          return absl::OkStatus();
-        }
-        int64_t epoch = 0, index = 0;
-        TF_RETURN_IF_ERROR(ElementSplitProvider::Parse(
-            split, static_cast<int64_t>(order_.size()), &epoch, &index));
-        if (epoch != epoch_) {  // the dispatcher decides the epoch
-          epoch_ = epoch;
-          order_ = dataset()->EpochOrder(epoch_);
-        }
-        produced = ProduceElement(order_[index], threads_);
-      } else {
-        if (position_ >= static_cast<int64_t>(order_.size())) {
-          *end_of_sequence = true;
-          return absl::OkStatus();
-        }
-        produced = read_ahead_->Take(position_);
-        ++position_;
-      }
-      *end_of_sequence = false;
+    absl::Status Output(Produced& produced, int64_t k,
+                        std::vector<Tensor>* out) override {
       if (!produced.status.ok()) return produced.status;
-      *out_tensors = std::move(produced.tensors);
-      return absl::OkStatus();
-    }
-
-    absl::Status SkipInternal(IteratorContext* ctx, int num_to_skip,
-                              bool* end_of_sequence,
-                              int* num_skipped) override {
-      if (split_provider_) {
-        // Each split must still be taken from the provider one by one.
-        return DatasetIterator<Dataset>::SkipInternal(ctx, num_to_skip,
-                                                      end_of_sequence,
-                                                      num_skipped);
-      }
-      mutex_lock l(mu_);
-      // Nothing is read: skipping only moves the position.
-      const int64_t n = static_cast<int64_t>(order_.size());
-      const int64_t skip = std::min<int64_t>(num_to_skip, n - position_);
-      position_ += skip;
-      read_ahead_->SkipTo(position_);
-      *num_skipped = static_cast<int>(skip);
-      *end_of_sequence = skip < num_to_skip;
-      return absl::OkStatus();
-    }
-
-    // The state is a cursor (epoch, position), saved the same way whether
-    // or not the checkpoint is symbolic.
-    bool SymbolicCheckpointCompatible() const override { return true; }
-
-   protected:
-    std::shared_ptr<model::Node> CreateNode(
-        IteratorContext* ctx, model::Node::Args args) const override {
-      return model::MakeSourceNode(std::move(args));
-    }
-
-    absl::Status SaveInternal(SerializationContext* ctx,
-                              IteratorStateWriter* writer) override {
-      mutex_lock l(mu_);
-      // Elements read ahead are not saved: they are recomputed from
-      // (epoch, position) after a restore.
-      TF_RETURN_IF_ERROR(writer->WriteScalar(prefix(), kEpoch, epoch_));
-      TF_RETURN_IF_ERROR(dataset()->epochs_->Save(prefix(), writer));
-      TF_RETURN_IF_ERROR(writer->WriteScalar(prefix(), kPosition, position_));
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(split_provider_->Save(
-            [this](const std::string& key) {
-              return full_name(absl::StrCat(kSplitProvider, key));
-            },
-            writer));
-      }
-      return absl::OkStatus();
-    }
-
-    absl::Status RestoreInternal(IteratorContext* ctx,
-                                 IteratorStateReader* reader) override {
-      mutex_lock l(mu_);
-      int64_t epoch = 0, position = 0;
-      TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kEpoch, &epoch));
-      TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kPosition, &position));
-      if (position < 0 || position > static_cast<int64_t>(order_.size())) {
-        return absl::DataLossError(absl::StrCat(
-            "GulpDataset checkpoint position ", position, " is outside [0, ",
-            order_.size(), "]: the checkpoint belongs to another dataset"));
-      }
-      // Stop the read-ahead before changing what its tasks read.
-      if (read_ahead_) read_ahead_->Reset(position);
-      epoch_ = epoch;
-      position_ = position;
-      order_ = dataset()->EpochOrder(epoch_);
-      // Later epochs (e.g. under repeat()) continue from the restored one.
-      TF_RETURN_IF_ERROR(dataset()->epochs_->Restore(prefix(), reader));
-      dataset()->epochs_->SetNextAtLeast(dataset()->directory_, epoch_ + 1);
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(split_provider_->Restore(
-            [this](const std::string& key) {
-              return full_name(absl::StrCat(kSplitProvider, key));
-            },
-            reader));
-      }
+      *out = std::move(produced.tensors);
       return absl::OkStatus();
     }
 
    private:
     // Reads and decodes element `element` (an index into the dataset's
-    // elements), decoding its frames on up to `decode_threads` threads. Runs
-    // on runner threads without mu_: it only reads state that changes in
-    // Initialize and Restore, and Restore first stops the read-ahead.
-    Produced ProduceElement(int64_t element, int decode_threads) {
-      const Options& o = dataset()->options_;
+    // elements) of `epoch`, decoding its frames on up to `decode_threads`
+    // threads. Runs on runner threads: it only reads state that changes in
+    // SetEpoch, which is called with no read running.
+    Produced ProduceElement(int64_t epoch, int64_t element, int decode_threads) {
+      const Options& o = dataset_->options_;
       Produced produced;
       gulp::ClipBytes clip;
       gulp::ClipShape shape;
       const gulp::Item* item = nullptr;
       const std::string* data_path = nullptr;
-      produced.status = ReadElement(element, &clip, &shape, &produced.tensors,
+      produced.status = ReadElement(epoch, element, &clip, &shape, &produced.tensors,
                                     &item, &data_path);
       if (!produced.status.ok() || !o.decode) return produced;
       produced.status = ToTfStatus(gulp::DecodeClip(
@@ -501,15 +336,15 @@ class GulpDatasetOp::Dataset : public DatasetBase {
       return produced;
     }
 
-    // Reads element `element`. Fills id/label/meta tensors; for decode=False
-    // also the frames; for decode=True reads the JPEG bytes and allocates the
-    // frames tensor to decode into.
-    absl::Status ReadElement(int64_t element, gulp::ClipBytes* clip,
+    // Reads element `element` of `epoch`. Fills id/label/meta tensors; for
+    // decode=False also the frames; for decode=True reads the JPEG bytes and
+    // allocates the frames tensor to decode into.
+    absl::Status ReadElement(int64_t epoch, int64_t element, gulp::ClipBytes* clip,
                              gulp::ClipShape* shape,
                              std::vector<Tensor>* tensors,
                              const gulp::Item** item_out,
                              const std::string** data_path_out) {
-      const Dataset& d = *dataset();
+      const Dataset& d = *dataset_;
       const Options& o = d.options_;
       const gulp::ElementRef& ref = d.elements_[element];
       const gulp::ChunkIndex& chunk = d.index_->chunks[ref.chunk];
@@ -518,8 +353,10 @@ class GulpDatasetOp::Dataset : public DatasetBase {
       *data_path_out = &chunk.data_path;
 
       std::vector<int64_t> selected;
+      // Frame sampling keys on the element, not the position, so it does
+      // not depend on the sharding.
       const uint64_t key = tfg::HashKey({static_cast<uint64_t>(o.seed),
-                                         static_cast<uint64_t>(epoch_),
+                                         static_cast<uint64_t>(epoch),
                                          static_cast<uint64_t>(element)});
       tfg::Status status = gulp::SelectFrames(
           o.selection, static_cast<int64_t>(item.frames.size()), key, &selected);
@@ -574,33 +411,27 @@ class GulpDatasetOp::Dataset : public DatasetBase {
       return absl::OkStatus();
     }
 
-    mutex mu_;
-    int64_t epoch_ = 0;
-    // Position in order_ of the next element to return.
-    int64_t position_ TF_GUARDED_BY(mu_) = 0;
-    std::vector<int64_t> order_;
-    std::unique_ptr<IteratorContext> ctx_;
-    int threads_ = 1;
-    std::shared_ptr<SplitProvider> split_provider_;
+    const Dataset* const dataset_;
+    IteratorContext* const ctx_;  // the iterator's copy (see MakeReader)
+    const int threads_;
     tfg::FileCache files_;
     // Decoded clips' memory, recycled (see pooled_tensor.h).
-    std::shared_ptr<tfg::BufferPool> frame_buffers_;
-    // Last: destroyed first, so its tasks finish before what they use goes.
-    std::unique_ptr<tfg::OrderedReadAhead<Produced>> read_ahead_;
+    const std::shared_ptr<tfg::BufferPool> frame_buffers_;
+    // The epoch's order (SetEpoch).
+    std::vector<int64_t> order_;
   };
 
   // The elements of `epoch`, in order: the whole epoch's order (the same on
   // every worker for one seed), then only this shard's positions of it, so
-  // the shards of an epoch are disjoint and cover it. Frame sampling keys on
-  // the element, not the position, so it does not depend on the sharding.
+  // the shards of an epoch are disjoint and cover it.
   std::vector<int64_t> EpochOrder(int64_t epoch) const {
     std::vector<int64_t> order = gulp::EpochOrder(
         elements_, options_.shuffle, static_cast<uint64_t>(options_.seed), epoch,
         options_.shuffle_chunk_window);
-    const tfg::Shard& shard = options_.shard;
-    if (!shard.sharded()) return order;
-    std::vector<int64_t> mine(shard.Size(static_cast<int64_t>(order.size())));
-    for (size_t p = 0; p < mine.size(); ++p) mine[p] = order[shard.Global(p)];
+    const tfg::Shard& s = shard();
+    if (!s.sharded()) return order;
+    std::vector<int64_t> mine(s.Size(static_cast<int64_t>(order.size())));
+    for (size_t p = 0; p < mine.size(); ++p) mine[p] = order[s.Global(p)];
     return mine;
   }
 
@@ -608,9 +439,6 @@ class GulpDatasetOp::Dataset : public DatasetBase {
   const Options options_;
   const std::shared_ptr<const gulp::GulpDirectory> index_;
   const std::vector<gulp::ElementRef> elements_;
-  // Each iterator is one epoch of directory_ (a new order when shuffling),
-  // counted by a counter shared by every re-creation of this dataset.
-  const std::shared_ptr<EpochCounter> epochs_;
   DataTypeVector dtypes_;
   std::vector<PartialTensorShape> shapes_;
 };
@@ -646,7 +474,7 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
                           *index, options_.ids, have_labels ? &labels : nullptr,
                           !options_.label_field.empty(), &elements)));
   std::shared_ptr<EpochCounter> epochs;
-  OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, options_.epoch_counter, &epochs));
+  OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, options_.source.epoch_counter, &epochs));
   *output = new Dataset(ctx, std::move(directory), options_, std::move(index),
                         std::move(elements), std::move(epochs));
 }

@@ -1,0 +1,372 @@
+// The skeleton of a positional source dataset: a tf.data source whose
+// elements are a pure function of (epoch, position), as TensorFlow's
+// RangeDataset is with its RangeCounter and single split provider.
+//
+// GulpDataset and FFRecordDataset are both such sources. This file owns what
+// they share, written once:
+//   - the epoch: each iterator is a new pass over the dataset's key (the
+//     directory, the file list), counted by an EpochCounter shared by every
+//     re-creation of one Python dataset (epoch_counter.h);
+//   - the position of the next element in the epoch, which is the whole
+//     checkpoint (elements read ahead are recomputed after a restore), and
+//     skip(), which moves it without reading anything;
+//   - Dataset.shard(num_shards, shard_index): the iterator's element e is the
+//     epoch's element shard.Global(e), so nothing of the other shards is read;
+//   - tf.data service's dynamic sharding: one split [epoch, index] per
+//     element (element_split_provider.h);
+//   - reading ahead of the consumer, in units of one or more consecutive
+//     elements, on tf.data's runner threads (cc/util/ordered_read_ahead.h).
+//
+// A source supplies only a Reader: how the elements [first, first + count)
+// of an epoch are read into a Unit, and how element k of a Unit is output.
+#ifndef TF_GULP_OPS_POSITIONAL_SOURCE_DATASET_H_
+#define TF_GULP_OPS_POSITIONAL_SOURCE_DATASET_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cc/util/ordered_read_ahead.h"
+#include "cc/util/shard.h"
+#include "tensorflow/core/framework/dataset.h"
+#include "tensorflow/core/framework/model.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/platform/mutex.h"
+#include "tf_gulp/ops/core_status.h"
+#include "tf_gulp/ops/element_split_provider.h"
+#include "tf_gulp/ops/epoch_counter.h"
+
+namespace tf_gulp {
+
+// The attrs every positional source has, besides its own options. Each op
+// registers them with the lines below (the registration is the op's
+// interface, so they stay spelled out there):
+//     // Dataset.shard(num_shards, shard_index), applied before anything is read.
+//     .Attr("num_shards: int = 1")
+//     .Attr("shard_index: int = 0")
+//     // The name of the epoch counter shared by every re-creation of one
+//     // Python dataset (epoch_counter.h); "" for a counter private to the
+//     // dataset.
+//     .Attr("epoch_counter: string = ''")
+struct SourceAttrs {
+  static constexpr char kNumShards[] = "num_shards";
+  static constexpr char kShardIndex[] = "shard_index";
+
+  // Only these positions of each epoch's order are read (Dataset.shard).
+  tfg::Shard shard;
+  std::string epoch_counter;  // see epoch_counter.h
+
+  // Reads them in a kernel's constructor.
+  absl::Status Read(::tensorflow::OpKernelConstruction* ctx) {
+    TF_RETURN_IF_ERROR(ctx->GetAttr(kNumShards, &shard.num_shards));
+    TF_RETURN_IF_ERROR(ctx->GetAttr(kShardIndex, &shard.index));
+    TF_RETURN_IF_ERROR(ctx->GetAttr(kEpochCounterAttr, &epoch_counter));
+    return ToTfStatus(shard.Validate());
+  }
+
+  // Adds them to the attrs of a dataset's graph node (AsGraphDefInternal).
+  void AddTo(::tensorflow::data::DatasetBase::DatasetGraphDefBuilder* b,
+             std::vector<std::pair<absl::string_view, ::tensorflow::AttrValue>>* attrs) const {
+    ::tensorflow::AttrValue num_shards, index, counter;
+    b->BuildAttrValue(shard.num_shards, &num_shards);
+    b->BuildAttrValue(shard.index, &index);
+    b->BuildAttrValue(epoch_counter, &counter);
+    attrs->emplace_back(kNumShards, num_shards);
+    attrs->emplace_back(kShardIndex, index);
+    attrs->emplace_back(kEpochCounterAttr, counter);
+  }
+};
+
+// A source dataset whose elements are read in Units (see Reader).
+template <typename Unit>
+class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
+ public:
+  // What a source supplies: one per iterator, made by MakeReader.
+  class Reader {
+   public:
+    virtual ~Reader() = default;
+
+    // Consecutive elements read together (one read submission): unit u holds
+    // the iterator's elements [u * unit_size, (u + 1) * unit_size).
+    virtual int64_t unit_size() const { return 1; }
+    // How many units are read ahead of the consumer, counting the one it
+    // takes next.
+    virtual int64_t read_ahead_units() const = 0;
+
+    // Called whenever the iterator's epoch changes (its first epoch, a split
+    // of another epoch, a restore), under the iterator's lock and with no
+    // read running; `Read` then reads that epoch.
+    virtual void SetEpoch(int64_t epoch) {}
+
+    // Reads the iterator's elements [first, first + count) of `epoch` (the
+    // epoch's elements shard.Global(first), ... when sharded). Runs on
+    // tf.data's runner threads, several at once, without the iterator's
+    // lock. `alone`: a single element wanted now, with nothing read ahead (a
+    // tf.data service split): its own work may be spread over threads.
+    virtual Unit Read(int64_t epoch, int64_t first, int64_t count, bool alone) = 0;
+
+    // Element `k` of a unit that Read returned: its tensors, or its error.
+    virtual absl::Status Output(Unit& unit, int64_t k,
+                                std::vector<::tensorflow::Tensor>* out) = 0;
+  };
+
+  // `name` names the dataset in errors ("GulpDataset"); `iterator_prefix`
+  // is its iterator's name in checkpoint keys ("Gulp": "...::Gulp").
+  // `epoch_elements` is the number of elements of a whole epoch, before
+  // sharding; `epoch_key` keys this dataset's epochs in `epochs`.
+  PositionalSourceDataset(::tensorflow::OpKernelContext* ctx, std::string name,
+                          std::string iterator_prefix, const SourceAttrs& attrs,
+                          int64_t epoch_elements, std::string epoch_key,
+                          std::shared_ptr<EpochCounter> epochs)
+      : DatasetBase(::tensorflow::data::DatasetContext(ctx)),
+        name_(std::move(name)),
+        iterator_prefix_(std::move(iterator_prefix)),
+        source_attrs_(attrs),
+        num_elements_(attrs.shard.Size(epoch_elements)),
+        epoch_key_(std::move(epoch_key)),
+        epochs_(std::move(epochs)) {}
+
+  // The per-iterator reader. `ctx` is a copy of the iterator's context that
+  // lives as long as the reader: read-ahead tasks outlive the GetNext call
+  // that scheduled them and use it for the runner and the allocator, as
+  // tf.data's own parallel iterators do.
+  virtual absl::Status MakeReader(::tensorflow::data::IteratorContext* ctx,
+                                  std::unique_ptr<Reader>* reader) const = 0;
+
+  std::unique_ptr<::tensorflow::data::IteratorBase> MakeIteratorInternal(
+      const std::string& prefix) const override {
+    return std::make_unique<Iterator>(
+        typename Iterator::Params{this, absl::StrCat(prefix, "::", iterator_prefix_)});
+  }
+
+  int64_t CardinalityInternal(::tensorflow::data::CardinalityOptions options) const override {
+    return num_elements_;
+  }
+  absl::Status InputDatasets(std::vector<const DatasetBase*>* inputs) const override {
+    return absl::OkStatus();
+  }
+  absl::Status CheckExternalState() const override { return absl::OkStatus(); }
+
+  absl::Status MakeSplitProviders(
+      std::vector<std::unique_ptr<::tensorflow::data::SplitProvider>>* split_providers)
+      const override {
+    // The provider may outlive this dataset: it keeps its own references.
+    std::shared_ptr<EpochCounter> epochs = epochs_;
+    std::string key = epoch_key_;
+    split_providers->push_back(std::make_unique<ElementSplitProvider>(
+        num_elements_, [epochs, key]() { return epochs->Next(key); }));
+    return absl::OkStatus();
+  }
+
+  const SourceAttrs& source_attrs() const { return source_attrs_; }
+  const tfg::Shard& shard() const { return source_attrs_.shard; }
+  // Elements of one epoch after sharding: what an iterator yields.
+  int64_t num_elements() const { return num_elements_; }
+
+ private:
+  class Iterator : public ::tensorflow::data::DatasetIterator<PositionalSourceDataset> {
+    using Base = ::tensorflow::data::DatasetIterator<PositionalSourceDataset>;
+
+   public:
+    explicit Iterator(const typename Base::Params& params) : Base(params) {}
+
+    absl::Status Initialize(::tensorflow::data::IteratorContext* ctx) override {
+      ::tensorflow::mutex_lock l(mu_);
+      const PositionalSourceDataset& d = *this->dataset();
+      epoch_ = d.epochs_->Next(d.epoch_key_);
+      ctx_ = std::make_unique<::tensorflow::data::IteratorContext>(*ctx);
+      TF_RETURN_IF_ERROR(d.MakeReader(ctx_.get(), &reader_));
+      unit_size_ = std::max<int64_t>(1, reader_->unit_size());
+      reader_->SetEpoch(epoch_);
+      if (!ctx->split_providers().empty()) {
+        if (ctx->split_providers().size() != 1) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              d.name_, " expects one split provider, got ", ctx->split_providers().size()));
+        }
+        split_provider_ = ctx->split_providers()[0];
+        return absl::OkStatus();
+      }
+      // Units are read ahead on tf.data's runner threads. Each element is a
+      // pure function of its position in this epoch, so reading ahead never
+      // changes what is returned.
+      const int64_t n = d.num_elements_;
+      read_ahead_ = std::make_unique<tfg::OrderedReadAhead<Unit>>(
+          *ctx_->runner(), reader_->read_ahead_units(),
+          [this, n](int64_t unit) {
+            const int64_t first = unit * unit_size_;
+            return reader_->Read(epoch_, first, std::min(unit_size_, n - first),
+                                 /*alone=*/false);
+          },
+          /*start=*/0, (n + unit_size_ - 1) / unit_size_);
+      return absl::OkStatus();
+    }
+
+    absl::Status GetNextInternal(::tensorflow::data::IteratorContext* ctx,
+                                 std::vector<::tensorflow::Tensor>* out_tensors,
+                                 bool* end_of_sequence) override {
+      ::tensorflow::mutex_lock l(mu_);
+      const int64_t n = this->dataset()->num_elements_;
+      if (split_provider_) {
+        // tf.data service: one element per split, read when asked for (splits
+        // arrive one at a time, so there is nothing to read ahead).
+        ::tensorflow::Tensor split;
+        bool end = false;
+        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
+        if (end) {
+          *end_of_sequence = true;
+          return absl::OkStatus();
+        }
+        int64_t epoch = 0, index = 0;
+        TF_RETURN_IF_ERROR(ElementSplitProvider::Parse(split, n, &epoch, &index));
+        if (epoch != epoch_) {  // the dispatcher decides the epoch
+          epoch_ = epoch;
+          reader_->SetEpoch(epoch_);
+        }
+        *end_of_sequence = false;
+        Unit unit = reader_->Read(epoch_, index, 1, /*alone=*/true);
+        return reader_->Output(unit, 0, out_tensors);
+      }
+      if (position_ >= n) {
+        *end_of_sequence = true;
+        return absl::OkStatus();
+      }
+      *end_of_sequence = false;
+      const int64_t unit = position_ / unit_size_;
+      if (!current_ || current_unit_ != unit) {
+        current_ = read_ahead_->Take(unit);
+        current_unit_ = unit;
+      }
+      const int64_t k = position_ - unit * unit_size_;
+      // An element that fails is still passed over (ignore_errors() skips it).
+      ++position_;
+      absl::Status status = reader_->Output(*current_, k, out_tensors);
+      if (position_ == std::min((unit + 1) * unit_size_, n)) current_.reset();
+      return status;
+    }
+
+    absl::Status SkipInternal(::tensorflow::data::IteratorContext* ctx, int num_to_skip,
+                              bool* end_of_sequence, int* num_skipped) override {
+      if (split_provider_) {
+        // Each split must still be taken from the provider one by one.
+        return Base::SkipInternal(ctx, num_to_skip, end_of_sequence, num_skipped);
+      }
+      ::tensorflow::mutex_lock l(mu_);
+      // Nothing is read: the elements are a function of the position, so
+      // skipping moves a number. Units already read ahead before the new
+      // position are dropped (reads in flight finish unobserved).
+      const int64_t n = this->dataset()->num_elements_;
+      const int64_t skip = std::min<int64_t>(num_to_skip, n - position_);
+      position_ += skip;
+      const int64_t unit = position_ / unit_size_;
+      if (current_ && current_unit_ != unit) current_.reset();
+      read_ahead_->SkipTo(unit);
+      *num_skipped = static_cast<int>(skip);
+      *end_of_sequence = skip < num_to_skip;
+      return absl::OkStatus();
+    }
+
+    // The state is a cursor (epoch, position), saved the same way whether
+    // or not the checkpoint is symbolic.
+    bool SymbolicCheckpointCompatible() const override { return true; }
+
+   protected:
+    std::shared_ptr<::tensorflow::data::model::Node> CreateNode(
+        ::tensorflow::data::IteratorContext* ctx,
+        ::tensorflow::data::model::Node::Args args) const override {
+      return ::tensorflow::data::model::MakeSourceNode(std::move(args));
+    }
+
+    absl::Status SaveInternal(::tensorflow::data::SerializationContext* ctx,
+                              ::tensorflow::data::IteratorStateWriter* writer) override {
+      ::tensorflow::mutex_lock l(mu_);
+      // Elements read ahead are not saved: they are recomputed from
+      // (epoch, position) after a restore.
+      TF_RETURN_IF_ERROR(writer->WriteScalar(this->prefix(), kEpoch, epoch_));
+      TF_RETURN_IF_ERROR(this->dataset()->epochs_->Save(this->prefix(), writer));
+      TF_RETURN_IF_ERROR(writer->WriteScalar(this->prefix(), kPosition, position_));
+      if (split_provider_) {
+        TF_RETURN_IF_ERROR(split_provider_->Save(
+            [this](const std::string& key) {
+              return this->full_name(absl::StrCat(kSplitProvider, key));
+            },
+            writer));
+      }
+      return absl::OkStatus();
+    }
+
+    absl::Status RestoreInternal(::tensorflow::data::IteratorContext* ctx,
+                                 ::tensorflow::data::IteratorStateReader* reader) override {
+      ::tensorflow::mutex_lock l(mu_);
+      const PositionalSourceDataset& d = *this->dataset();
+      int64_t epoch = 0, position = 0;
+      TF_RETURN_IF_ERROR(reader->ReadScalar(this->prefix(), kEpoch, &epoch));
+      TF_RETURN_IF_ERROR(reader->ReadScalar(this->prefix(), kPosition, &position));
+      if (position < 0 || position > d.num_elements_) {
+        return absl::DataLossError(absl::StrCat(
+            d.name_, " checkpoint position ", position, " is outside [0, ", d.num_elements_,
+            "]: the checkpoint belongs to another dataset"));
+      }
+      // Stop the read-ahead before changing what its tasks read.
+      current_.reset();
+      if (read_ahead_) read_ahead_->Reset(position / unit_size_);
+      epoch_ = epoch;
+      position_ = position;
+      reader_->SetEpoch(epoch_);
+      // Later epochs (e.g. under repeat()) continue from the restored one.
+      TF_RETURN_IF_ERROR(d.epochs_->Restore(this->prefix(), reader));
+      d.epochs_->SetNextAtLeast(d.epoch_key_, epoch_ + 1);
+      if (split_provider_) {
+        TF_RETURN_IF_ERROR(split_provider_->Restore(
+            [this](const std::string& key) {
+              return this->full_name(absl::StrCat(kSplitProvider, key));
+            },
+            reader));
+      }
+      return absl::OkStatus();
+    }
+
+   private:
+    // Iterator state keys.
+    static constexpr char kEpoch[] = "epoch";
+    static constexpr char kPosition[] = "position";
+    static constexpr char kSplitProvider[] = "split_provider";
+
+    ::tensorflow::mutex mu_;
+    // Changed only under mu_ and while no read runs (Initialize, a split of
+    // another epoch, Restore after stopping the read-ahead): the read-ahead's
+    // tasks read it without mu_.
+    int64_t epoch_ = 0;
+    // Position of the next element to return. A checkpoint stores only this
+    // and the epoch: every element is a function of (epoch, position).
+    int64_t position_ TF_GUARDED_BY(mu_) = 0;
+    int64_t unit_size_ = 1;
+    std::shared_ptr<::tensorflow::data::SplitProvider> split_provider_;
+    std::unique_ptr<::tensorflow::data::IteratorContext> ctx_;
+    std::unique_ptr<Reader> reader_;
+    // The unit holding position_, while some of its elements are still to
+    // be returned.
+    std::optional<Unit> current_ TF_GUARDED_BY(mu_);
+    int64_t current_unit_ TF_GUARDED_BY(mu_) = -1;
+    // Last: destroyed first, so its tasks finish before what they use goes.
+    std::unique_ptr<tfg::OrderedReadAhead<Unit>> read_ahead_;
+  };
+
+  const std::string name_;
+  const std::string iterator_prefix_;
+  const SourceAttrs source_attrs_;
+  const int64_t num_elements_;
+  // Each iterator is one epoch of epoch_key_ (a new order when shuffling),
+  // counted by a counter shared by every re-creation of this dataset.
+  const std::string epoch_key_;
+  const std::shared_ptr<EpochCounter> epochs_;
+};
+
+}  // namespace tf_gulp
+
+#endif  // TF_GULP_OPS_POSITIONAL_SOURCE_DATASET_H_
