@@ -39,3 +39,12 @@ def ffmpeg_rgb(path, width: int, height: int, stream: str = "") -> np.ndarray:
                          ["-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
                          check=True, capture_output=True).stdout
     return np.frombuffer(raw, np.uint8).reshape(height, width, 3)
+
+
+def smooth_image(rng, h, w):
+    """A smooth colour image (compresses like a photo, unlike noise)."""
+    y, x = np.mgrid[0:h, 0:w]
+    a, b, c = rng.uniform(0.005, 0.05, 3)
+    img = np.stack([128 + 100 * np.sin(a * x + b * y), 128 + 100 * np.cos(b * x - c * y),
+                    128 + 100 * np.sin(c * (x + y))], -1)
+    return np.clip(img, 0, 255).astype(np.uint8)

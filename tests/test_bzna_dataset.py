@@ -17,7 +17,7 @@ import tf_gulp
 import tf_gulp.ops
 from epoch_testing import assert_all_differ, keras_epochs
 from bzna_reference_testing import read_moov
-from hevc_testing import ffmpeg_rgb, ffprobe, have_ffmpeg
+from hevc_testing import ffmpeg_rgb, ffprobe, have_ffmpeg, smooth_image
 from tf_gulp.bzna import container as C
 from tf_gulp.bzna import create as K
 from tf_gulp.bzna import transforms as T
@@ -26,15 +26,6 @@ from tf_gulp.cli.main import main as cli
 from tf_gulp.ops.bzna_ops import bzna_track_index, read_file_range
 
 PRESET = "ultrafast"  # the tests check the format, not x265's quality; medium is the default
-
-
-def smooth_image(rng, h, w):
-    """A smooth colour image (compresses like a photo, unlike noise)."""
-    y, x = np.mgrid[0:h, 0:w]
-    a, b, c = rng.uniform(0.005, 0.05, 3)
-    img = np.stack([128 + 100 * np.sin(a * x + b * y), 128 + 100 * np.cos(b * x - c * y),
-                    128 + 100 * np.sin(c * (x + y))], -1)
-    return np.clip(img, 0, 255).astype(np.uint8)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import tensorflow as tf
 
 import bzna_reference_testing as R
 import tf_gulp.ops
-from hevc_testing import ffmpeg_rgb, ffprobe, have_ffmpeg
+from hevc_testing import ffmpeg_rgb, ffprobe, have_ffmpeg, smooth_image
 from tf_gulp.bzna import container as C
 from tf_gulp.bzna import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
@@ -35,14 +35,6 @@ TARGETS = [t for _, t, _ in SPECS]
 NAMES = [n for _, _, n in SPECS]
 SPLITS = {"train": (0, 2), "val": (2, 3), "test": (3, 5)}
 DOCS = pathlib.Path(__file__).parent.parent / "docs" / "benzina.md"  # a data file under Bazel
-
-
-def smooth_image(rng, h, w):
-    y, x = np.mgrid[0:h, 0:w]
-    a, b, c = rng.uniform(0.005, 0.05, 3)
-    img = np.stack([128 + 100 * np.sin(a * x + b * y), 128 + 100 * np.cos(b * x - c * y),
-                    128 + 100 * np.sin(c * (x + y))], -1)
-    return np.clip(img, 0, 255).astype(np.uint8)
 
 
 @pytest.fixture(scope="module")

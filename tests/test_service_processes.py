@@ -4,6 +4,7 @@ process is the client. Dynamic sharding: every element exactly once, a new epoch
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -43,9 +44,11 @@ def wait_for(proc, log_path, text, timeout=120.0):
         raise AssertionError(f"no {text!r} from {proc.args}: {f.read()[-3000:]}")
 
 
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory):
-    root = tmp_path_factory.mktemp("service")
+@contextlib.contextmanager
+def dispatcher_and_workers(root, start_worker):
+    """A ``python -m tf_gulp.service dispatcher`` and two workers started by
+    ``start_worker(k, dispatcher_address, log)``, each waited for; stopped on exit. Yields
+    ``(target, procs)``."""
     port = free_port()
     procs = []
     try:
@@ -56,10 +59,9 @@ def servers(tmp_path_factory):
         for k in range(2):
             w_log = root / f"worker{k}.log"
             with open(w_log, "w") as log:
-                procs.append(start(["worker", "--dispatcher", f"localhost:{port}", "--port",
-                                    str(free_port())], log))
+                procs.append(start_worker(k, f"localhost:{port}", log))
             wait_for(procs[-1], w_log, "worker of")
-        yield {"target": f"grpc://localhost:{port}", "root": root, "procs": procs}
+        yield f"grpc://localhost:{port}", procs
     finally:
         for p in procs:
             p.terminate()
@@ -68,6 +70,17 @@ def servers(tmp_path_factory):
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    root = tmp_path_factory.mktemp("service")
+
+    def worker(_k, dispatcher, log):
+        return start(["worker", "--dispatcher", dispatcher, "--port", str(free_port())], log)
+
+    with dispatcher_and_workers(root, worker) as (target, procs):
+        yield {"target": target, "root": root, "procs": procs}
 
 
 def distributed(ds, target, job_name=None):
@@ -155,30 +168,14 @@ def labelled_servers(tmp_path_factory):
     remote = "ram://bzna_service/data.bzna"
     tf.io.gfile.makedirs("ram://bzna_service")
     tf.io.gfile.copy(local, remote, overwrite=True)
-    port = free_port()
-    procs = []
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    try:
-        d_log = root / "dispatcher.log"
-        with open(d_log, "w") as log:
-            procs.append(start(["dispatcher", "--port", str(port)], log))
-        wait_for(procs[0], d_log, "dispatcher at")
-        for k in range(2):
-            w_log = root / f"worker{k}.log"
-            with open(w_log, "w") as log:
-                procs.append(subprocess.Popen(
-                    [sys.executable, "-c", LABELLED_WORKER, local, remote, str(k),
-                     f"localhost:{port}"], env=env, stdout=log, stderr=subprocess.STDOUT))
-            wait_for(procs[-1], w_log, "worker of")
-        yield {"target": f"grpc://localhost:{port}", "path": remote}
-    finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+
+    def labelled_worker(k, dispatcher, log):
+        return subprocess.Popen([sys.executable, "-c", LABELLED_WORKER, local, remote, str(k),
+                                 dispatcher], env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    with dispatcher_and_workers(root, labelled_worker) as (target, _procs):
+        yield {"target": target, "path": remote}
 
 
 def test_benzina_split_per_entry_shares_each_pass_between_workers(labelled_servers):

@@ -102,10 +102,7 @@ TEST(ChunkIndexTest, CheckListsEveryFindingAndReadersStopAtTheFirstError) {
   std::vector<Problem> found;
   ChunkIndex index;
   IndexOptions options;
-  CheckChunkIndex(text, "m.gmeta", "d.gulp", 20, options, &index, [&](const Problem& p) {
-    found.push_back(p);
-    return true;
-  });
+  CheckChunkIndex(text, "m.gmeta", "d.gulp", 20, options, &index, CollectProblems(&found));
   std::vector<std::string> seen;
   for (const Problem& p : found) seen.push_back((p.error ? "E " : "W ") + p.Describe());
   ASSERT_EQ(found.size(), 4u) << ::testing::PrintToString(seen);
@@ -127,10 +124,7 @@ TEST(ChunkIndexTest, UnindexedTrailingBytesAreAWarning) {
   std::vector<Problem> found;
   ChunkIndex index;
   CheckChunkIndex(R"({"a": {"frame_info": [[0, 0, 4]], "meta_data": [{}]}})", "m", "d", 10,
-                  IndexOptions(), &index, [&](const Problem& p) {
-                    found.push_back(p);
-                    return true;
-                  });
+                  IndexOptions(), &index, CollectProblems(&found));
   ASSERT_EQ(found.size(), 1u);
   EXPECT_FALSE(found[0].error);
   EXPECT_NE(found[0].message.find("6 unindexed trailing bytes"), std::string::npos);

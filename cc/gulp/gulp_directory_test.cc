@@ -13,6 +13,19 @@ using testing::TempDir;
 using testing::TestItem;
 using testing::WriteChunk;
 
+constexpr char kFinishedRecord[] =
+    R"({"format": "tf_gulp ingest record", "runs": [)"
+    R"({"first_chunk": 0, "num_chunks": 2, "complete": true}]})";
+
+// Loads `dir` expecting an error with `code` whose message holds `fragment`.
+void ExpectLoadFails(const TempDir& dir, StatusCode code, const std::string& fragment) {
+  GulpDirectory gd;
+  Status s = LoadGulpDirectory(dir.path(), "", &gd);
+  EXPECT_EQ(s.code(), code) << s.message();
+  EXPECT_NE(s.message().find(fragment), std::string::npos) << s.message();
+  EXPECT_TRUE(gd.chunks.empty());
+}
+
 TEST(GulpDirectoryTest, ChunksInNumericOrder) {
   TempDir dir;
   for (int n : {10, 2, 0, 1}) {
@@ -38,24 +51,17 @@ TEST(GulpDirectoryTest, MissingDirectoryIsNotFound) {
 
 TEST(GulpDirectoryTest, EmptyDirectoryIsNotFound) {
   TempDir dir;
-  GulpDirectory gd;
-  Status s = LoadGulpDirectory(dir.path(), "", &gd);
-  EXPECT_EQ(s.code(), StatusCode::kNotFound);
-  EXPECT_NE(s.message().find("no gulp chunks"), std::string::npos);
+  ExpectLoadFails(dir, StatusCode::kNotFound, "no gulp chunks");
 }
 
 TEST(GulpDirectoryTest, DataWithoutIndexAndNoIngestIsNotFoundNamingTheFile) {
   TempDir dir;
   WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
   testing::WriteFile(dir.Join("data_1.gulp"), "partial");
-  GulpDirectory gd;
-  Status s = LoadGulpDirectory(dir.path(), "", &gd);
-  EXPECT_EQ(s.code(), StatusCode::kNotFound);
-  EXPECT_NE(s.message().find("data_1.gulp"), std::string::npos);
+  ExpectLoadFails(dir, StatusCode::kNotFound, "data_1.gulp");
   // A finished ingest does not excuse a missing index either.
-  testing::WriteFile(dir.Join(".tf_gulp_ingest.json"),
-                     R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 0, "num_chunks": 2, "complete": true}]})");
-  EXPECT_EQ(LoadGulpDirectory(dir.path(), "", &gd).code(), StatusCode::kNotFound);
+  testing::WriteFile(dir.Join(".tf_gulp_ingest.json"), kFinishedRecord);
+  ExpectLoadFails(dir, StatusCode::kNotFound, "data_1.gulp: chunk has no index file");
 }
 
 TEST(GulpDirectoryTest, DataWithoutIndexOfAnUnfinishedIngestIsSkipped) {
@@ -63,7 +69,8 @@ TEST(GulpDirectoryTest, DataWithoutIndexOfAnUnfinishedIngestIsSkipped) {
   WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
   testing::WriteFile(dir.Join("data_1.gulp"), "partial");
   testing::WriteFile(dir.Join(".tf_gulp_ingest.json"),
-                     R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 0, "num_chunks": 2, "complete": false}]})");
+                     R"({"format": "tf_gulp ingest record", "runs": [)"
+                     R"({"first_chunk": 0, "num_chunks": 2, "complete": false}]})");
   GulpDirectory gd;
   Status s = LoadGulpDirectory(dir.path(), "", &gd);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -74,7 +81,8 @@ TEST(GulpDirectoryTest, DataWithoutIndexOfAnUnfinishedIngestIsSkipped) {
   TempDir only_data;
   testing::WriteFile(only_data.Join("data_0.gulp"), "partial");
   testing::WriteFile(only_data.Join(".tf_gulp_ingest.json"),
-                     R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 0, "num_chunks": 1, "complete": false}]})");
+                     R"({"format": "tf_gulp ingest record", "runs": [)"
+                     R"({"first_chunk": 0, "num_chunks": 1, "complete": false}]})");
   s = LoadGulpDirectory(only_data.path(), "", &gd);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find("no gulp chunks"), std::string::npos);
@@ -88,7 +96,8 @@ TEST(GulpDirectoryTest, HugeChunkCountOfAnUnfinishedIngestAllocatesNothing) {
   testing::WriteFile(dir.Join("data_7.gulp"), "partial");
   testing::WriteFile(
       dir.Join(".tf_gulp_ingest.json"),
-      R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 5, "num_chunks": 1000000000000000, "complete": false}]})");
+      R"({"format": "tf_gulp ingest record", "runs": [)"
+                     R"({"first_chunk": 5, "num_chunks": 1000000000000000, "complete": false}]})");
   GulpDirectory gd;
   Status s = LoadGulpDirectory(dir.path(), "", &gd);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -170,10 +179,13 @@ TEST(GulpDirectoryTest, MalformedIngestRecordIsIgnoredNotACrash) {
   // Wrong types (value() would throw), huge numbers, too deep: each reads as
   // "no unfinished ingest", so the unindexed chunk is an error, not a crash.
   for (const std::string& record :
-       {std::string(R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 0, "num_chunks": 2, "complete": "no"}]})"),
-        std::string(R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 9223372036854775807, "num_chunks": 2,)"
+       {std::string(R"({"format": "tf_gulp ingest record", "runs": [)"
+                     R"({"first_chunk": 0, "num_chunks": 2, "complete": "no"}]})"),
+        std::string(R"({"format": "tf_gulp ingest record", "runs": [)"
+                     R"({"first_chunk": 9223372036854775807, "num_chunks": 2,)"
                     R"( "complete": false}]})"),
-        std::string(R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": 1e400, "num_chunks": 2, "complete": false}]})"),
+        std::string(R"({"format": "tf_gulp ingest record", "runs": [)"
+                     R"({"first_chunk": 1e400, "num_chunks": 2, "complete": false}]})"),
         std::string(100000, '[')}) {
     TempDir dir;
     WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
@@ -190,24 +202,15 @@ TEST(GulpDirectoryTest, TwoFilesForOneChunkNumberAreRefused) {
   TempDir dir;
   WriteChunk(dir.path(), 1, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
   testing::WriteFile(dir.Join("data_01.gulp"), "other");
-  GulpDirectory gd;
-  Status s = LoadGulpDirectory(dir.path(), "", &gd);
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("data_1.gulp: same chunk number as data_01.gulp"),
-            std::string::npos)
-      << s.message();
+  ExpectLoadFails(dir, StatusCode::kInvalidArgument,
+                  "data_1.gulp: same chunk number as data_01.gulp");
 }
 
 TEST(GulpDirectoryTest, ChunkOfAFinishedIngestThatIsMissingIsDataLoss) {
   TempDir dir;
   WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
-  testing::WriteFile(dir.Join(".tf_gulp_ingest.json"),
-                     R"({"format": "tf_gulp ingest record", "runs": [)"
-                     R"({"first_chunk": 0, "num_chunks": 2, "complete": true}]})");
-  GulpDirectory gd;
-  Status s = LoadGulpDirectory(dir.path(), "", &gd);
-  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
-  EXPECT_NE(s.message().find("meta_1.gmeta: missing"), std::string::npos) << s.message();
+  testing::WriteFile(dir.Join(".tf_gulp_ingest.json"), kFinishedRecord);
+  ExpectLoadFails(dir, StatusCode::kDataLoss, "meta_1.gmeta: missing");
 }
 
 TEST(GulpDirectoryTest, CheckCollectsWarningsReadersIgnore) {
@@ -218,10 +221,7 @@ TEST(GulpDirectoryTest, CheckCollectsWarningsReadersIgnore) {
   GulpDirectory gd;
   ChunkScan scan;
   IndexOptions options;
-  CheckGulpDirectory(dir.path(), options, &gd, &scan, [&](const Problem& p) {
-    found.push_back(p);
-    return true;
-  });
+  CheckGulpDirectory(dir.path(), options, &gd, &scan, CollectProblems(&found));
   ASSERT_EQ(found.size(), 1u);
   EXPECT_FALSE(found[0].error);
   EXPECT_NE(found[0].file.find("data_1.gulp.tmp"), std::string::npos);

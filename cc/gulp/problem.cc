@@ -21,6 +21,13 @@ std::string WithoutPath(const std::string& file, const std::string& message) {
                                                          : message;
 }
 
+ProblemSink CollectProblems(std::vector<Problem>* found) {
+  return [found](const Problem& problem) {
+    found->push_back(problem);
+    return true;
+  };
+}
+
 ProblemSink StopAtFirstError(Status* first) {
   *first = Status::Ok();
   return [first](const Problem& problem) {

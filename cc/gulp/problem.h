@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "cc/util/status.h"
 
@@ -43,6 +44,9 @@ using ProblemSink = std::function<bool(const Problem&)>;
 // `message` without a leading "<file>: " (statuses of the I/O and JSON layers
 // start with the path; a Problem names it once).
 std::string WithoutPath(const std::string& file, const std::string& message);
+
+// A sink that keeps every finding in `*found` and never stops (tf-gulp check).
+ProblemSink CollectProblems(std::vector<Problem>* found);
 
 // A sink for readers: ignores warnings, keeps the first error in `*first` and
 // stops there.

@@ -62,11 +62,12 @@ class GulpDirectory:
     :class:`~tf_gulp.GulpDataset` (``tf_gulp.gulp.index``): what the dataset refuses (an id in two
     chunks, two files for one chunk number, a ``.gulp`` without its ``.gmeta`` that no unfinished
     ingest is writing, a damaged index) raises the same message here; only a directory without
-    chunks is accepted (an empty reader, to write with :meth:`new_chunks`). ``output_dir`` may be local
-    or on any of TensorFlow's file systems (``gs://``, ``ram://``, ...). One instance may be shared
-    by any number of threads: each data file is opened once and read with ``os.pread`` (no shared
-    file position, no per-call state; remote files with one read at a time). The index (all ``.gmeta`` files) is read when the object is built;
-    chunks added later need a new ``GulpDirectory``. Call :meth:`close` (or use ``with``) to close
+    chunks is accepted (an empty reader, to write with :meth:`new_chunks`). ``output_dir`` may be
+    local or on any of TensorFlow's file systems (``gs://``, ``ram://``, ...). One instance may be
+    shared by any number of threads: each data file is opened once and read with ``os.pread`` (no
+    shared file position, no per-call state; remote files with one read at a time). The index
+    (all ``.gmeta`` files) is read when the object is built; chunks added later need a new
+    ``GulpDirectory``. Call :meth:`close` (or use ``with``) to close
     the data files early.
 
     Args:

@@ -135,10 +135,7 @@ py::dict CheckDirectory(const std::string& path, const std::string& label_field,
   std::vector<gulp::Problem> problems;
   {
     py::gil_scoped_release release;
-    auto collect = [&problems](const gulp::Problem& p) {
-      problems.push_back(p);
-      return true;
-    };
+    const gulp::ProblemSink collect = gulp::CollectProblems(&problems);
     gulp::ChunkProgress on_chunk;
     if (progress) {
       on_chunk = [&progress](uint64_t bytes) {
