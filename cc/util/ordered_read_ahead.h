@@ -31,14 +31,33 @@ template <typename Result>
 class OrderedReadAhead {
  public:
   using Producer = std::function<Result(int64_t position)>;
+  // A result in two steps. `prepare` runs on the consumer's thread when the
+  // position is scheduled (or taken), `fill` completes what it returned, on
+  // the scheduler's threads or inline. What belongs to the consumer is made
+  // in `prepare`: output buffers above all. malloc keeps an arena per thread,
+  // and large blocks that a reader thread allocates and the consumer frees go
+  // back to the system and are faulted in again for every result (FFRecord's
+  // 256 KiB records read 20-25% slower that way).
+  using Preparer = std::function<Result(int64_t position)>;
+  using Filler = std::function<void(int64_t position, Result* result)>;
 
   // Positions run from `start` to `end` (exclusive).
   OrderedReadAhead(Scheduler schedule, int64_t window, Producer produce,
                    int64_t start, int64_t end)
+      : OrderedReadAhead(
+            std::move(schedule), window, [](int64_t) { return Result(); },
+            [produce = std::move(produce)](int64_t position, Result* result) {
+              *result = produce(position);
+            },
+            start, end) {}
+
+  OrderedReadAhead(Scheduler schedule, int64_t window, Preparer prepare,
+                   Filler fill, int64_t start, int64_t end)
       : state_(std::make_shared<State>()) {
     state_->schedule = std::move(schedule);
     state_->window = std::max<int64_t>(1, window);
-    state_->produce = std::move(produce);
+    state_->prepare = std::move(prepare);
+    state_->fill = std::move(fill);
     state_->next_to_schedule = start;
     state_->end = end;
   }
@@ -53,17 +72,20 @@ class OrderedReadAhead {
   OrderedReadAhead(const OrderedReadAhead&) = delete;
   OrderedReadAhead& operator=(const OrderedReadAhead&) = delete;
 
-  // The result for `position`; positions must be taken in increasing order.
+  // The result for `position`; positions must be taken in increasing order,
+  // by one consumer (Take, SkipTo and Reset are never called concurrently).
   Result Take(int64_t position) {
     std::unique_lock<std::mutex> lock(state_->mu);
     Discard(position);
-    ScheduleAhead(position);
+    ScheduleAhead(position, lock);
     while (true) {
       auto it = state_->slots.find(position);
       if (it == state_->slots.end()) {
         // Not scheduled (e.g. position past the window): compute inline.
         lock.unlock();
-        return state_->produce(position);
+        Result result = state_->prepare(position);
+        state_->fill(position, &result);
+        return result;
       }
       Slot& slot = it->second;
       if (slot.status == Slot::kDone) {
@@ -73,9 +95,11 @@ class OrderedReadAhead {
       }
       if (slot.status == Slot::kPending) {
         // Do it here rather than wait for a thread to pick it up.
+        Result result = std::move(slot.result);
         state_->slots.erase(it);
         lock.unlock();
-        return state_->produce(position);
+        state_->fill(position, &result);
+        return result;
       }
       state_->changed.wait(lock);
     }
@@ -100,14 +124,16 @@ class OrderedReadAhead {
 
  private:
   struct Slot {
-    enum Status { kPending, kRunning, kDone } status = kPending;
-    Result result;
+    // kPreparing: the consumer is preparing it (no task may take it yet).
+    enum Status { kPreparing, kPending, kRunning, kDone } status = kPreparing;
+    Result result;  // prepared (kPending), filled (kDone)
   };
   struct State {
     std::mutex mu;
     std::condition_variable changed;
     Scheduler schedule;
-    Producer produce;
+    Preparer prepare;
+    Filler fill;
     int64_t window = 1;
     int64_t next_to_schedule = 0;
     int64_t end = 0;
@@ -122,14 +148,23 @@ class OrderedReadAhead {
     slots.erase(slots.begin(), slots.lower_bound(position));
   }
 
-  // Requires state_->mu.
-  void ScheduleAhead(int64_t position) {
+  // Prepares and schedules the positions up to the window. `lock` holds
+  // state_->mu, released while a position is prepared (tasks running
+  // meanwhile only look at pending slots).
+  void ScheduleAhead(int64_t position, std::unique_lock<std::mutex>& lock) {
     State& s = *state_;
     s.next_to_schedule = std::max(s.next_to_schedule, position);
     const int64_t limit = std::min(s.end, position + s.window);
-    for (; s.next_to_schedule < limit; ++s.next_to_schedule) {
-      const int64_t p = s.next_to_schedule;
-      s.slots[p].status = Slot::kPending;
+    while (s.next_to_schedule < limit) {
+      const int64_t p = s.next_to_schedule++;
+      s.slots[p].status = Slot::kPreparing;
+      lock.unlock();
+      Result prepared = s.prepare(p);
+      lock.lock();
+      auto it = s.slots.find(p);
+      if (it == s.slots.end() || it->second.status != Slot::kPreparing) continue;
+      it->second.result = std::move(prepared);
+      it->second.status = Slot::kPending;
       std::shared_ptr<State> state = state_;
       s.schedule([state]() { RunTask(*state); });
     }
@@ -142,6 +177,7 @@ class OrderedReadAhead {
   // produce inline, alone, while the pool's threads run ahead).
   static void RunTask(State& s) {
     int64_t position;
+    Result result;
     {
       std::lock_guard<std::mutex> lock(s.mu);
       if (s.cancelled) return;
@@ -150,10 +186,11 @@ class OrderedReadAhead {
       });
       if (it == s.slots.end()) return;  // taken by the consumer, skipped, reset
       position = it->first;
+      result = std::move(it->second.result);
       it->second.status = Slot::kRunning;
       ++s.running;
     }
-    Result result = s.produce(position);
+    s.fill(position, &result);
     std::lock_guard<std::mutex> lock(s.mu);
     --s.running;
     auto it = s.slots.find(position);

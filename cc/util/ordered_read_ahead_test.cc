@@ -92,5 +92,31 @@ TEST(OrderedReadAheadTest, TasksRunInReverseStillProduceTheLowestPositionFirst) 
   EXPECT_EQ(produced.size(), 4u);  // nothing produced twice
 }
 
+TEST(OrderedReadAheadTest, PrepareRunsOnTheConsumersThreadAndFillCompletesIt) {
+  // Output buffers are allocated by the thread that frees them (the
+  // consumer's); the scheduler's threads only fill them.
+  const std::thread::id consumer = std::this_thread::get_id();
+  std::atomic<int> prepared_elsewhere{0}, fills{0};
+  Threads threads;
+  {
+    OrderedReadAhead<std::vector<int64_t>> ahead(
+        threads.scheduler(), 4,
+        [&](int64_t p) {
+          if (std::this_thread::get_id() != consumer) prepared_elsewhere++;
+          return std::vector<int64_t>{p};
+        },
+        [&](int64_t p, std::vector<int64_t>* v) {
+          fills++;
+          ASSERT_EQ(v->size(), 1u);  // what prepare made for this position
+          ASSERT_EQ((*v)[0], p);
+          v->push_back(p * 10);
+        },
+        0, 40);
+    for (int64_t p = 0; p < 40; ++p) EXPECT_EQ(ahead.Take(p), (std::vector<int64_t>{p, p * 10}));
+  }
+  EXPECT_EQ(prepared_elsewhere.load(), 0);
+  EXPECT_EQ(fills.load(), 40);
+}
+
 }  // namespace
 }  // namespace tfg

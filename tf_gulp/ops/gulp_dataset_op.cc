@@ -301,10 +301,12 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
 
     void SetEpoch(int64_t epoch) override { order_ = dataset_->EpochOrder(epoch); }
 
-    Produced Read(int64_t epoch, int64_t first, int64_t count, bool alone) override {
+    void Read(int64_t epoch, int64_t first, int64_t count, bool alone,
+              Produced* produced) override {
       // A clip read alone (a tf.data service split) has its frames decoded
-      // in parallel; read ahead, one clip per thread.
-      return ProduceElement(epoch, order_[first], alone ? threads_ : 1);
+      // in parallel; read ahead, one clip per thread. (Its output is sized by
+      // the JPEG headers, known only here.)
+      *produced = ProduceElement(epoch, order_[first], alone ? threads_ : 1);
     }
 
     absl::Status Output(Produced& produced, int64_t k,

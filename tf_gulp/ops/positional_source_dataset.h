@@ -104,12 +104,20 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
     // read running; `Read` then reads that epoch.
     virtual void SetEpoch(int64_t epoch) {}
 
+    // Starts the unit of the iterator's elements [first, first + count) of
+    // `epoch`, on the consumer's thread, under the iterator's lock: what must
+    // be allocated by the thread that will free it, i.e. output tensors (see
+    // cc/util/ordered_read_ahead.h). By default nothing.
+    virtual Unit Prepare(int64_t epoch, int64_t first, int64_t count) { return Unit(); }
+
     // Reads the iterator's elements [first, first + count) of `epoch` (the
-    // epoch's elements shard.Global(first), ... when sharded). Runs on
-    // tf.data's runner threads, several at once, without the iterator's
-    // lock. `alone`: a single element wanted now, with nothing read ahead (a
-    // tf.data service split): its own work may be spread over threads.
-    virtual Unit Read(int64_t epoch, int64_t first, int64_t count, bool alone) = 0;
+    // epoch's elements shard.Global(first), ... when sharded) into `unit`,
+    // which Prepare returned. Runs on tf.data's runner threads, several at
+    // once, without the iterator's lock. `alone`: a single element wanted
+    // now, with nothing read ahead (a tf.data service split): its own work
+    // may be spread over threads.
+    virtual void Read(int64_t epoch, int64_t first, int64_t count, bool alone,
+                      Unit* unit) = 0;
 
     // Element `k` of a unit that Read returned: its tensors, or its error.
     virtual absl::Status Output(Unit& unit, int64_t k,
@@ -200,8 +208,12 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
           *ctx_->runner(), reader_->read_ahead_units(),
           [this, n](int64_t unit) {
             const int64_t first = unit * unit_size_;
-            return reader_->Read(epoch_, first, std::min(unit_size_, n - first),
-                                 /*alone=*/false);
+            return reader_->Prepare(epoch_, first, std::min(unit_size_, n - first));
+          },
+          [this, n](int64_t unit, Unit* result) {
+            const int64_t first = unit * unit_size_;
+            reader_->Read(epoch_, first, std::min(unit_size_, n - first), /*alone=*/false,
+                          result);
           },
           /*start=*/0, (n + unit_size_ - 1) / unit_size_);
       return absl::OkStatus();
@@ -229,7 +241,8 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
           reader_->SetEpoch(epoch_);
         }
         *end_of_sequence = false;
-        Unit unit = reader_->Read(epoch_, index, 1, /*alone=*/true);
+        Unit unit = reader_->Prepare(epoch_, index, 1);
+        reader_->Read(epoch_, index, 1, /*alone=*/true, &unit);
         return reader_->Output(unit, 0, out_tensors);
       }
       if (position_ >= n) {
