@@ -23,10 +23,9 @@ import stat
 import threading
 from typing import Any, BinaryIO, Optional, Type, Union
 
-__all__ = ["PositionalReader", "absolute", "check_regular_file", "exists", "file_kind", "isdir",
-           "is_remote", "join",
-           "loads_json", "open_binary", "open_regular", "read_regular",
-           "use_remote_paths_in_core"]
+__all__ = ["PositionalReader", "absolute", "check_regular_file", "exists", "file_kind", "file_size",
+           "isdir", "is_remote", "join", "loads_json", "open_binary", "open_regular",
+           "read_regular", "use_remote_paths_in_core"]
 
 # "scheme://": a letter, then letters, digits, '+', '-' or '.' (RFC 3986), as cc/io/file_system.cc.
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -79,16 +78,35 @@ def join(directory: str, name: str) -> str:
     return os.path.join(directory, name)
 
 
+def _remote_file_size(path: str, error: Type[Exception]) -> int:
+    """The size of the remote regular file ``path``, from one stat (one round trip):
+    ``FileNotFoundError`` when it does not exist, ``error`` when it is a directory."""
+    import tensorflow as tf
+
+    try:
+        st = tf.io.gfile.stat(path)
+    except tf.errors.NotFoundError:
+        raise FileNotFoundError(f"{path}: no such file") from None
+    if st.is_directory:
+        raise error(f"{path}: is a directory, expected a regular file")
+    return int(st.length)
+
+
+def file_size(path: str, error: Type[Exception] = ValueError) -> int:
+    """The size of the regular file ``path``, local or remote, without opening it."""
+    if is_remote(path):
+        return _remote_file_size(path, error)
+    st = os.stat(_local(path))
+    if not stat.S_ISREG(st.st_mode):
+        raise error(f"{path}: is {file_kind(st.st_mode)}, expected a regular file")
+    return st.st_size
+
+
 def check_regular_file(path: str, error: Type[Exception] = ValueError) -> None:
     """Raises ``FileNotFoundError`` when ``path`` (local or remote) does not exist, ``error`` when
     it is not a regular file (a directory; locally also a FIFO, a device, a socket)."""
     if is_remote(path):
-        import tensorflow as tf  # only remote paths need TensorFlow here
-
-        if not tf.io.gfile.exists(path):
-            raise FileNotFoundError(f"{path}: no such file")
-        if tf.io.gfile.isdir(path):
-            raise error(f"{path}: is a directory, expected a regular file")
+        _remote_file_size(path, error)  # only remote paths need TensorFlow here
         return
     os.close(open_regular(_local(path), error))
 
@@ -217,11 +235,10 @@ class PositionalReader:
         self._file: Any = None
         self._lock = threading.Lock()
         if is_remote(path):
-            check_regular_file(path, error)
+            self._size = _remote_file_size(path, error)
             import tensorflow as tf
 
             self._file = tf.io.gfile.GFile(path, "rb")
-            self._size = int(tf.io.gfile.stat(path).length)
         else:
             self._fd = open_regular(_local(path), error)
 

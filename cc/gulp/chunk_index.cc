@@ -528,6 +528,7 @@ void CheckChunkFiles(const std::string& meta_path, const std::string& data_path,
                      const ProblemSink& sink) {
   index->meta_path = meta_path;
   index->data_path = data_path;
+  index->meta_size = 0;
   index->items.clear();
   auto fail = [&](const std::string& file, const Status& status) {
     Problem p;
@@ -551,6 +552,7 @@ void CheckChunkFiles(const std::string& meta_path, const std::string& data_path,
   const Status read = ReadFileToString(meta_path, &text);
   if (!read.ok()) return fail(meta_path, read);
   CheckChunkIndex(text, meta_path, data_path, info.size, options, index, sink);
+  index->meta_size = text.size();
 }
 
 Status LoadChunkIndex(const std::string& meta_path, const std::string& data_path,
@@ -559,13 +561,6 @@ Status LoadChunkIndex(const std::string& meta_path, const std::string& data_path
   CheckChunkFiles(meta_path, data_path, options, index, StopAtFirstError(&first));
   if (!first.ok()) index->items.clear();
   return first;
-}
-
-Status LoadChunkIndex(const std::string& meta_path, const std::string& data_path,
-                      const std::string& label_field, ChunkIndex* index) {
-  IndexOptions options;
-  options.label_field = label_field;
-  return LoadChunkIndex(meta_path, data_path, options, index);
 }
 
 }  // namespace gulp

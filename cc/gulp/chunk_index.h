@@ -55,6 +55,7 @@ struct ChunkIndex {
   std::string data_path;  // the .gulp file
   std::string meta_path;  // the .gmeta file
   uint64_t data_size = 0;
+  uint64_t meta_size = 0;  // bytes of the .gmeta read (CheckChunkFiles)
   std::vector<Item> items;  // storage order
 };
 
@@ -87,8 +88,6 @@ void CheckChunkFiles(const std::string& meta_path, const std::string& data_path,
                      const ProblemSink& sink);
 
 // CheckChunkFiles for readers: the first error, as a Status.
-Status LoadChunkIndex(const std::string& meta_path, const std::string& data_path,
-                      const std::string& label_field, ChunkIndex* index);
 Status LoadChunkIndex(const std::string& meta_path, const std::string& data_path,
                       const IndexOptions& options, ChunkIndex* index);
 

@@ -248,16 +248,6 @@ void ScanChunkFiles(const std::string& directory, ChunkScan* scan,
   }
 }
 
-Status ListChunkFiles(const std::string& directory,
-                      std::vector<ChunkFiles>* chunks) {
-  ChunkScan scan;
-  Status first;
-  ScanChunkFiles(directory, &scan, StopAtFirstError(&first));
-  chunks->clear();
-  if (first.ok()) *chunks = std::move(scan.chunks);
-  return first;
-}
-
 void CheckGulpDirectory(const std::string& directory, const IndexOptions& options,
                         GulpDirectory* out, ChunkScan* scan_out, const ProblemSink& sink,
                         const ChunkProgress& progress) {
@@ -284,7 +274,6 @@ void CheckGulpDirectory(const std::string& directory, const IndexOptions& option
   FileSystem* fs = nullptr;
   if (!FileSystemFor(directory, &fs).ok()) fs = LocalFileSystem();
   std::vector<std::vector<Problem>> found(files.size());
-  std::vector<uint64_t> index_bytes(files.size(), 0);
   ReadInParallel(*fs, static_cast<int64_t>(files.size()), [&](int64_t c) {
     std::vector<Problem>& mine = found[c];
     CheckChunkFiles(files[c].meta_path, files[c].data_path, options, &out->chunks[c],
@@ -300,15 +289,13 @@ void CheckGulpDirectory(const std::string& directory, const IndexOptions& option
                       mine.push_back(p);
                       return true;
                     });
-    FileInfo meta;
-    if (StatPath(files[c].meta_path, &meta).ok()) index_bytes[c] = meta.size;
   });
   std::unordered_map<std::string, size_t> chunk_of_id;
   for (size_t c = 0; c < files.size(); ++c) {
     for (const Problem& p : found[c]) {
       if (!sink(p)) return;
     }
-    if (progress) progress(index_bytes[c]);
+    if (progress) progress(out->chunks[c].meta_size);
     const ChunkIndex& index = out->chunks[c];
     for (const Item& item : index.items) {
       auto [it, inserted] = chunk_of_id.emplace(item.id, c);

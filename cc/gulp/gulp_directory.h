@@ -46,10 +46,6 @@ struct ChunkScan {
 void ScanChunkFiles(const std::string& directory, ChunkScan* scan,
                     const ProblemSink& sink, bool require_chunks = true);
 
-// ScanChunkFiles for readers: the first error as a Status.
-Status ListChunkFiles(const std::string& directory,
-                      std::vector<ChunkFiles>* chunks);
-
 struct GulpDirectory {
   std::string path;
   std::vector<ChunkIndex> chunks;  // numeric chunk order

@@ -11,7 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
-from tf_gulp._files import PositionalReader, join
+from tf_gulp._files import PositionalReader
 from tf_gulp.gulp.chunk import (FrameSelection, GulpChunk, GulpDataError, JpegDecoder,
                                 check_max_clip_bytes, decode_frames, first_meta, normalize_id,
                                 read_jpeg_views, select_frames, split_element)

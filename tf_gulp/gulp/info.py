@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import statistics
 from typing import Any, Dict, List, Optional, Tuple
 
 import simplejpeg
 from tqdm import tqdm
 
-from tf_gulp._files import PositionalReader, absolute, exists, join, loads_json, read_regular
+from tf_gulp._files import (PositionalReader, absolute, exists, file_size, join, loads_json,
+                            read_regular)
 from tf_gulp._format import human_bytes
 from tf_gulp.gulp.chunk import GulpDataError, first_meta, pread_exact
 from tf_gulp.gulp.directory import GulpDirectory
@@ -81,8 +81,8 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
         label_rows = [{"label": label, "count": count,
                        "index": (label2idx or {}).get(label)}
                       for label, count in labels.most_common(top_labels)]
-        data_bytes = sum(_size(c.data_file_path) for c in gd.chunks())
-        meta_bytes = sum(_size(c.meta_file_path) for c in gd.chunks())
+        data_bytes = sum(file_size(c.data_file_path, GulpDataError) for c in gd.chunks())
+        meta_bytes = sum(file_size(c.meta_file_path, GulpDataError) for c in gd.chunks())
         ingest = None
         try:
             record = read_ingest_record(path)
@@ -110,11 +110,6 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
         }
     finally:
         gd.close()
-
-
-def _size(path: str) -> int:
-    with PositionalReader(path, GulpDataError) as f:
-        return f.size()
 
 
 def _chunk_info(data_path: str, data: PositionalReader, meta: Dict[str, Any], all_frames: bool,

@@ -305,9 +305,7 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
       TF_RETURN_IF_ERROR(writer->WriteScalar(this->prefix(), kPosition, position_));
       if (split_provider_) {
         TF_RETURN_IF_ERROR(split_provider_->Save(
-            [this](const std::string& key) {
-              return this->full_name(absl::StrCat(kSplitProvider, key));
-            },
+            [this](const std::string& key) { return SplitProviderKey(key); },
             writer));
       }
       return absl::OkStatus();
@@ -336,15 +334,18 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
       d.epochs_->SetNextAtLeast(d.epoch_key_, epoch_ + 1);
       if (split_provider_) {
         TF_RETURN_IF_ERROR(split_provider_->Restore(
-            [this](const std::string& key) {
-              return this->full_name(absl::StrCat(kSplitProvider, key));
-            },
+            [this](const std::string& key) { return SplitProviderKey(key); },
             reader));
       }
       return absl::OkStatus();
     }
 
    private:
+    // Where the split provider's state lives in a checkpoint.
+    std::string SplitProviderKey(const std::string& key) const {
+      return this->full_name(absl::StrCat(kSplitProvider, key));
+    }
+
     // Iterator state keys.
     static constexpr char kEpoch[] = "epoch";
     static constexpr char kPosition[] = "position";
