@@ -273,6 +273,7 @@ def attr_name(spec: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tf_gulp._output_errors import OutputError
     from tf_gulp.gulp.ingest import (GulpIngestor, IngestError, IngestStateError)
 
     positionals = list(args.positionals)
@@ -342,6 +343,9 @@ def run(args: argparse.Namespace) -> int:
                             description=description)
     try:
         summary = ingestor()
+    except OutputError as e:  # the output's fault (full disk, read-only...), not an input's
+        e.hint = "complete chunks are kept: run the same command again to resume"
+        raise CommandError(str(e)) from None
     except FileExistsError:
         raise UsageError(f"{output} already holds a gulp dataset; pass --append to add these "
                          "items after it, or --overwrite to replace it") from None
