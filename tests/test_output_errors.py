@@ -187,3 +187,39 @@ def test_new_folders_and_files_respect_the_umask(tmp_path, umask):
         assert _mode(folder) == 0o777 & ~umask, (folder, oct(_mode(folder)))
     for f in files:
         assert _mode(f) == 0o666 & ~umask, (f, oct(_mode(f)))
+
+
+def make_bzna_images(root):
+    import simplejpeg
+    rng = np.random.default_rng(3)
+    for split, cls, k in [("train", "ant", 0), ("train", "ant", 1), ("train", "bee", 0),
+                          ("val", "ant", 0), ("val", "bee", 0), ("test", "cow", 0)]:
+        d = root / split / cls
+        d.mkdir(parents=True, exist_ok=True)
+        img = rng.integers(0, 255, (24, 32, 3), dtype=np.uint8)
+        (d / f"{k}.jpg").write_bytes(simplejpeg.encode_jpeg(img, quality=90))
+
+
+@pytest.mark.parametrize("room", [0.5, 1.5])  # on a tmpfs: fails encoding / assembling
+def test_bzna_create_on_a_full_disk(tmp_path, room):
+    pytest.importorskip("av")
+    images = tmp_path / "img"
+    make_bzna_images(images)
+    reference = tmp_path / "reference.bzna"
+    args = ["--preset", "ultrafast", "-j", "2", "--no-progress"]
+    ok = run_cli_subprocess("bzna", "create", images, reference, *args, timeout=300)
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    size = reference.stat().st_size
+    with SmallFileSystem(tmp_path / "small", size=int(size * room) // 4096 * 4096,
+                         file_limit=size // 2) as fs:
+        output = fs.root / "out.bzna"
+        failed = fs.run_cli("bzna", "create", images, output, *args)
+        err = assert_output_failure(failed, fs, output)
+        assert f"kept in {output}.parts: run the same command again to resume" in err
+        assert not output.exists()
+        assert fs.leftovers() == []
+        fs.grow()
+        done = fs.run_cli("bzna", "create", images, output, *args)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert output.read_bytes() == reference.read_bytes()
+        assert os.listdir(fs.root) == ["out.bzna"]

@@ -83,7 +83,8 @@ def output_error(error: OSError, path: Union[str, os.PathLike], hint: str = "") 
     passes through."""
     if isinstance(error, OutputError):
         return error
-    reason = error.strerror or str(error) or type(error).__name__
+    # os.strerror: an error from the C++ writer carries its own message (the temporary name).
+    reason = os.strerror(error.errno) if error.errno else (str(error) or type(error).__name__)
     return OutputError(error.errno, reason, _strip_tmp(os.fspath(path)), hint)
 
 
