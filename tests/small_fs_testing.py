@@ -121,7 +121,8 @@ class SmallFileSystem:
         """``tf-gulp ARGS`` in a child process under this file system's limits."""
         return self.run(cli_command(*args), timeout=timeout)
 
-    def run_python(self, code: str, *args: Any, timeout: float = 300) -> subprocess.CompletedProcess:
+    def run_python(self, code: str, *args: Any,
+                   timeout: float = 300) -> subprocess.CompletedProcess:
         """Python ``code`` (its ``sys.argv[1:]`` are ``args``) in a child process."""
         return self.run([sys.executable, "-c", code] + [os.fspath(a) for a in args],
                         timeout=timeout)

@@ -46,7 +46,8 @@ def advice_for(err: Optional[int]) -> str:
 
 class OutputError(OSError):
     """Writing the output failed: ``path`` (the file or folder being written) could not be written
-    because of ``errno`` (``ENOSPC``, ``EDQUOT``, ``EROFS``, ``EACCES``, ...). Not the input's fault.
+    because of ``errno`` (``ENOSPC``, ``EDQUOT``, ``EROFS``, ``EACCES``, ...): not the input's
+    fault.
 
     ``str()`` is one line naming the path, the reason and what to do, plus ``hint`` when given
     (e.g. how to resume).

@@ -47,7 +47,9 @@ told otherwise); JPEG images and frames are stored byte for byte unless resized 
 Safety: chunks appear only when complete. If an ingest stops (Ctrl-C, kill, crash, a bad file),
 run the same command again: it writes only the missing chunks. An OUTPUT that already holds a
 dataset is refused unless you pass --append or --overwrite. A file that cannot be decoded stops
-the ingest with its name, or is left out with --skip-bad (and listed at the end).
+the ingest with its name, or is left out with --skip-bad (and listed at the end). A full or
+read-only OUTPUT is never a bad file: the ingest stops naming the output; free space (or fix it)
+and run the same command again.
 
 examples:
   tf-gulp ingest video-folder ~/ucf101 ~/ucf101_gulp --shorter-side 128 --fps 12

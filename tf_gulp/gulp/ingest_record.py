@@ -40,7 +40,7 @@ def write_json_atomic(path: str, obj: Any) -> None:
     :class:`~tf_gulp._output_errors.OutputError` naming ``path`` and leaves ``path`` as it was and
     no temporary file."""
     tmp = path + ".tmp"
-    text = json.dumps(obj, indent=1) + "\n"  # before anything is written: a TypeError leaves no file
+    text = json.dumps(obj, indent=1) + "\n"  # first: a TypeError leaves no file
     with writing_output(path):
         try:
             with open(tmp, "w", encoding="utf-8") as f:
