@@ -60,7 +60,7 @@ def test_a_class_missing_from_the_class_file_is_refused(tmp_path):
     code, _out, err = run_cli("ingest", "image-folder", tmp_path / "val", tmp_path / "val_g",
                               "--no-progress", "--class-file", tmp_path / "train_g")
     assert code == 2, err
-    assert "1 classes are not in" in err and str(tmp_path / "train_g") in err and "'cow'" in err
+    assert "1 class is not in" in err and str(tmp_path / "train_g") in err and "'cow'" in err
     assert not (tmp_path / "val_g").exists()
 
 

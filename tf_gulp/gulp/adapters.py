@@ -221,8 +221,9 @@ class MediaAdapter(AbstractDatasetAdapter):
         if self.class_file:
             unknown = sorted(set(string_labels) - set(self._base_label2idx))
             if unknown:
-                raise ValueError(f"{source}: {len(unknown)} classes are not in {self.class_file}"
-                                 f" (first: {unknown[0]!r})")
+                are = "classes are" if len(unknown) > 1 else "class is"
+                raise ValueError(f"{source}: {len(unknown)} {are} not in {self.class_file} "
+                                 f"(first: {unknown[0]!r})")
         if string_labels or self._base_label2idx:
             self.label2idx = label_indices(string_labels, self._base_label2idx)
 
