@@ -12,6 +12,7 @@ from tf_gulp.gulp.adapters import (AbstractDatasetAdapter, FrameOptions, ImageFo
 from tf_gulp.gulp.chunk import GulpChunk, GulpDataError
 from tf_gulp.gulp.directory import GulpDirectory
 from tf_gulp.gulp.ingest import ChunkWriter, GulpIngestor, IngestError
+from tf_gulp.gulp.label_maps import LabelMapWarning, read_class_list, read_label2idx
 
 __all__ = [
     "AbstractDatasetAdapter",
@@ -27,8 +28,11 @@ __all__ = [
     "IngestError",
     "InputError",
     "KineticsAdapter",
+    "LabelMapWarning",
     "TwentyBNAdapter",
     "VideoFolderAdapter",
+    "read_class_list",
+    "read_label2idx",
 ]
 
 

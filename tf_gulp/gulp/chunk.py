@@ -37,6 +37,7 @@ import numpy as np
 import simplejpeg
 
 from tf_gulp._files import PositionalReader, exists, is_remote
+from tf_gulp._output_errors import writing_output
 from tf_gulp.gulp.index import GulpDataError, load_chunk_index, meta_dict
 from tf_gulp.gulp.limits import DEFAULT_MAX_CLIP_BYTES, frame_header_problem
 
@@ -449,23 +450,31 @@ class GulpChunk:
             meta = load_meta_file(self.meta_file_path, self.data_file_path)
             size = os.path.getsize(self.data_file_path)
             self._meta_dict = meta
-            self._data_fp = open(self.data_file_path, "ab")
+            with writing_output(self.data_file_path):
+                self._data_fp = open(self.data_file_path, "ab")
             self._data_size = self._orig_data_size = size
             self._data_to_publish = False
         else:
             self._meta_dict = {}
-            self._data_fp = open(self.data_tmp_path, "wb")
+            with writing_output(self.data_tmp_path):
+                self._data_fp = open(self.data_tmp_path, "wb")
             self._data_size = 0
             self._data_to_publish = True
         self._mode = flag
 
     def _write_meta_tmp(self) -> None:
-        with open(self.meta_tmp_path, "w", encoding="utf-8") as f:
+        with writing_output(self.meta_tmp_path), \
+                open(self.meta_tmp_path, "w", encoding="utf-8") as f:
             json.dump(self._meta_dict, f)
             f.flush()
             os.fsync(f.fileno())
 
     def _commit(self) -> None:
+        # An OSError here (a full disk, a read-only file system) is the output's: OutputError.
+        with writing_output(self.data_file_path):
+            self._publish()
+
+    def _publish(self) -> None:
         self.flush()
         fp, self._data_fp = self._data_fp, None
         fp.close()
@@ -514,13 +523,15 @@ class GulpChunk:
         jpegs = [encode_frame(f, self.jpeg_quality, self.jpeg_subsampling) for f in frames]
         infos = []
         write = self._data_fp.write
-        for jpeg in jpegs:
-            pad = -len(jpeg) % 4
-            write(jpeg)
-            if pad:
-                write(b"\0" * pad)
-            infos.append([self._data_size, pad, len(jpeg) + pad])
-            self._data_size += len(jpeg) + pad
+        # Failed writes are the output's fault (a full disk), never the item's: OutputError.
+        with writing_output(self.data_tmp_path if self._data_to_publish else self.data_file_path):
+            for jpeg in jpegs:
+                pad = -len(jpeg) % 4
+                write(jpeg)
+                if pad:
+                    write(b"\0" * pad)
+                infos.append([self._data_size, pad, len(jpeg) + pad])
+                self._data_size += len(jpeg) + pad
         entry = self.meta_dict.setdefault(key, {"frame_info": [], "meta_data": []})
         entry["frame_info"].extend(infos)
         entry["meta_data"].append(meta_data)
@@ -531,8 +542,9 @@ class GulpChunk:
         No-op unless the chunk is open for writing."""
         if self._data_fp is None:
             return
-        self._data_fp.flush()
-        os.fsync(self._data_fp.fileno())
+        with writing_output(self.data_tmp_path if self._data_to_publish else self.data_file_path):
+            self._data_fp.flush()
+            os.fsync(self._data_fp.fileno())
         self._write_meta_tmp()
 
     # -- reading -------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, List, Optional
 
+from tf_gulp._output_errors import OutputError, is_disk_full
 from tf_gulp.gulp.adapters import AbstractDatasetAdapter
 from tf_gulp.gulp.chunk import GulpChunk, normalize_id
 from tf_gulp.gulp.ingest_results import ChunkResult, IngestError, SkippedItem
@@ -69,6 +70,10 @@ class ChunkWriter:
 
     def _bad(self, result: ChunkResult, index: int, id_: Optional[str],
              error: BaseException) -> None:
+        if isinstance(error, OutputError) or is_disk_full(error):
+            # The output failed (or a full disk, whoever met it): not this item's fault, never
+            # skipped or reported as a bad input. The chunk is dropped; the ingest stops.
+            raise error
         reason = error.reason if isinstance(error, InputError) else (
             str(error) or type(error).__name__)
         if not isinstance(error, (InputError, IngestError)):

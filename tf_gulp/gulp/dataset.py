@@ -12,6 +12,7 @@ from tensorflow.python.data.ops import dataset_ops
 from tf_gulp._files import absolute
 from tf_gulp._sharding import (as_int, compose_shard, install_auto_shard_warning,
                                require_shared_seed)
+from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.limits import DEFAULT_MAX_CLIP_BYTES
 from tf_gulp.ops.gulp_ops import FrameSpec, gulp_dataset_variant
 
@@ -66,6 +67,10 @@ class GulpDataset(dataset_ops.DatasetSource):
         (seed, epoch, element). Default: a random seed.
       ids: only these ids, in storage order. An id missing from the directory is an error.
       label2idx: map from string labels to indices; default: the directory's ``label2idx.json``.
+        When two directories read in one process (e.g. training and validation) number one class
+        differently, a ``tf_gulp.gulp.LabelMapWarning`` names both; pass the training
+        directory's map here (``tf_gulp.gulp.read_label2idx(train_dir)``) to read another
+        directory with its numbering.
       label_field: the meta key that holds the label; ``None`` for no labels (all -1).
       scale: decode at 1/scale of the size (1, 2, 4, 8), inside libjpeg-turbo's IDCT: much faster
         than decoding at full size and resizing.
@@ -129,6 +134,9 @@ class GulpDataset(dataset_ops.DatasetSource):
             # directory resolves it the same way; gs://... and other
             # TensorFlow file-system paths as they are.
             path = absolute(directory)
+            if label_field:
+                # Train on A, validate on B: a LabelMapWarning when they number a class apart.
+                note_label_map(path, label2idx)
         else:  # a string tensor, e.g. inside interleave() over directories
             path = directory
         variant = gulp_dataset_variant(

@@ -28,6 +28,10 @@ Safety rules (what ``tf-gulp ingest`` relies on):
   chunk being written is dropped, the other workers stop at their next item and drop their chunk
   too, and :class:`IngestError` names the item and its file. With ``skip_bad=True`` the item is
   left out instead and listed in :attr:`IngestSummary.skipped`.
+* A failure to write the output (a full disk, a quota, a read-only file system, no permission) is
+  never an item's fault: it stops the ingest (``skip_bad`` or not) with
+  :class:`~tf_gulp._output_errors.OutputError` (an ``OSError``) naming the output file, leaves no
+  temporary file, and the same ingest run again once there is room resumes it.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from tqdm import tqdm
 
+from tf_gulp._output_errors import OutputError, writing_output
 from tf_gulp.gulp.adapters import AbstractDatasetAdapter
 from tf_gulp.gulp.chunk import GulpChunk, GulpDataError, fsync_dir, load_meta_file, normalize_id
 from tf_gulp.gulp.chunk_writer import ChunkWriter, chunk_slices
@@ -319,17 +324,29 @@ class GulpIngestor:
     def __call__(self) -> IngestSummary:
         """Write every chunk not written yet. Raises :class:`IngestError` for a failed item
         (unless ``skip_bad``), FileExistsError / :class:`IngestStateError` when the folder does not
-        allow this ingest; complete chunks stay in every case."""
+        allow this ingest, :class:`~tf_gulp._output_errors.OutputError` (an OSError) when the
+        output cannot be written (full disk, read-only, no permission); complete chunks stay in
+        every case."""
+        try:
+            return self._call()
+        except OutputError as e:
+            if not e.hint:
+                e.hint = "complete chunks are kept: run the same ingest again to resume"
+            raise
+
+    def _call(self) -> IngestSummary:
         started = time.monotonic()
         final = self.output_folder
         staging = None
         if self.resumable and not os.path.exists(final):
             # A new folder appears with its ingest record already inside: a kill at any moment
             # leaves either no folder or one whose record says what it is.
-            staging = self._make_staging(final)
+            with writing_output(final):
+                staging = self._make_staging(final)
             self.output_folder = staging
         else:
-            os.makedirs(final, exist_ok=True)
+            with writing_output(final):
+                os.makedirs(final, exist_ok=True)
         try:
             with DirectoryLock(self.output_folder):
                 plan = self._plan()
@@ -345,6 +362,11 @@ class GulpIngestor:
                     self.output_folder = final
                     fsync_dir(os.path.dirname(os.path.abspath(final)))
                 return self._run(plan, started)
+        except OutputError as e:
+            if staging is not None and e.path.startswith(staging + os.sep):
+                # The user knows the output folder, not the staging folder it starts as.
+                e.path = os.path.join(final, e.path[len(staging) + 1:])
+            raise
         finally:
             self.output_folder = final
             if staging is not None:
