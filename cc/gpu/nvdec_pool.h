@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cc/gpu/nvdec_api.h"
+#include "cc/gpu/nvdec_picture.h"
 #include "cc/util/status.h"
 
 namespace tfg {
@@ -45,21 +46,6 @@ struct NvdecPoolOptions {
   // decoders are created at this size, so smaller pictures only reconfigure.
   int max_width = 0;
   int max_height = 0;
-};
-
-// One decoded picture, mapped in device memory: NV12, the chroma plane right
-// after the luma plane's `surface_height` rows (NVDEC's layout).
-struct NvdecPicture {
-  int session = -1;
-  int surface = -1;
-  int width = 0;   // display size (the coded size may be padded)
-  int height = 0;
-  unsigned int pitch = 0;
-  unsigned long long luma = 0;    // CUdeviceptr
-  unsigned long long chroma = 0;  // CUdeviceptr: luma + pitch * surface_height
-  int surface_height = 0;
-  bool full_range = false;        // from the sequence's VUI
-  int matrix_coefficients = 2;    // H.273 code, 2 = unspecified
 };
 
 class NvdecSession;
