@@ -301,6 +301,12 @@ class NvdecSession {
                              "limits (", caps_.nMinWidth, "x", caps_.nMinHeight, " to ",
                              caps_.nMaxWidth, "x", caps_.nMaxHeight, "); decode it on the CPU");
     }
+    if (format.min_num_decode_surfaces > surfaces_.size()) {
+      return InvalidArgumentError(what_, ": this HEVC stream needs ",
+                                  static_cast<int>(format.min_num_decode_surfaces),
+                                  " NVDEC decode surfaces, the pool has ", surfaces_.size(),
+                                  " per session: raise NvdecPoolOptions::surfaces");
+    }
     display_width_ = format.display_area.right - format.display_area.left;
     display_height_ = format.display_area.bottom - format.display_area.top;
     full_range_ = format.video_signal_description.video_full_range_flag != 0;
@@ -317,6 +323,8 @@ class NvdecSession {
       info.ulTargetWidth = w;
       info.ulTargetHeight = h;
       info.ulNumDecodeSurfaces = static_cast<unsigned int>(surfaces_.size());
+      info.display_area.right = info.target_rect.right = static_cast<short>(w);
+      info.display_area.bottom = info.target_rect.bottom = static_cast<short>(h);
       const CUresult r = nvdec_.cuvidReconfigureDecoder(decoder_, &info);
       if (r != CUDA_SUCCESS) return CudaCallError(cuda_, r, "cuvidReconfigureDecoder", what_);
     } else {
@@ -335,8 +343,12 @@ class NvdecSession {
       info.DeinterlaceMode = cudaVideoDeinterlaceMode_Weave;
       info.ulCreationFlags = cudaVideoCreate_PreferCUVID;
       info.ulIntraDecodeOnly = 1;
+      // The whole coded frame, unscaled, into the output surface: the
+      // kernels crop (NvdecPicture::width/height) and address it themselves.
       info.ulTargetWidth = w;
       info.ulTargetHeight = h;
+      info.display_area.right = info.target_rect.right = static_cast<short>(w);
+      info.display_area.bottom = info.target_rect.bottom = static_cast<short>(h);
       const CUresult r = nvdec_.cuvidCreateDecoder(&decoder_, &info);
       if (r != CUDA_SUCCESS) {
         decoder_ = nullptr;

@@ -234,6 +234,12 @@ TEST(NvdecPoolTest, SamplesNvdecCannotTakeGiveClearErrorsAndTheSessionGoesOn) {
   EXPECT_THAT(s.message(), HasSubstr("sample 7: NVDEC path decodes 8-bit 4:2:0 HEVC only"));
   EXPECT_THAT(s.message(), HasSubstr("decode it on the CPU"));
 
+  fake.min_decode_surfaces = 3;  // more than the pool's 2
+  s = DecodeSample(*pool, Sample(64, 40), &p);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("needs 3 NVDEC decode surfaces, the pool has 2 per session"));
+  fake.min_decode_surfaces = 1;
+
   s = DecodeSample(*pool, Sample(2048, 64), &p);
   EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
   EXPECT_THAT(s.message(), HasSubstr("2048x64 picture is outside this GPU's NVDEC limits"));

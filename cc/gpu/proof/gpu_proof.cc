@@ -5,7 +5,7 @@
 // JSON object. Run by `make gpu-proof` (tools/gpu_proof.sh).
 //
 //   gpu_proof [--data cc/gpu/proof/data] [--batch 256] [--images 4096]
-//             [--sessions 1,2,4,7,14] [--surfaces 4]
+//             [--sessions 1,2,4,7,14] [--surfaces 8]
 //
 // Exit status: 0 = within 2 levels of the CPU path, 1 = a mismatch or an
 // error, 2 = bad arguments or data, 3 = no GPU / no NVDEC here (the JSON says
@@ -42,7 +42,7 @@ struct Args {
   std::string data = "cc/gpu/proof/data";
   int batch = 256;
   int images = 4096;
-  int surfaces = 4;
+  int surfaces = 8;
   std::vector<int> sessions = {1, 2, 4, 7, 14};
 };
 
@@ -207,9 +207,9 @@ Status DecodeAndWarp(const Device& dev, proof::Decoder& decoder, Worker& w, int 
 }
 
 // Every sample once, warped; compared with the CPU path's outputs.
-Status CheckAgainstCpu(const Device& dev, const Data& data, double* max_diff, int64_t* off) {
+Status CheckAgainstCpu(const Device& dev, const Args& a, const Data& data, double* max_diff, int64_t* off) {
   std::unique_ptr<proof::Decoder> decoder;
-  TFG_RETURN_IF_ERROR(proof::Decoder::Create(dev.context, 1, 4, 1024, &decoder));
+  TFG_RETURN_IF_ERROR(proof::Decoder::Create(dev.context, 1, a.surfaces, 1024, &decoder));
   Worker w;
   TFG_RETURN_IF_ERROR(MakeWorker(dev, 4, &w));
   int ring = 0;
@@ -328,7 +328,7 @@ int Run(const Args& a) {
   }
   double max_diff = 0;
   int64_t off = 0;
-  if (s.ok()) s = CheckAgainstCpu(dev, data, &max_diff, &off);
+  if (s.ok()) s = CheckAgainstCpu(dev, a, data, &max_diff, &off);
   if (!s.ok()) return fail(s);
 
   // Warp alone: the fused kernel on generated NV12 512x512 pictures already in
@@ -367,7 +367,7 @@ int Run(const Args& a) {
   // The NVDEC bound: every engine as fast as one session alone (one session
   // runs on one engine). nvdec_engines is what cuvidGetDecoderCaps reports.
   std::unique_ptr<proof::Decoder> probe;
-  s = proof::Decoder::Create(dev.context, 0, 1, 1024, &probe);
+  s = proof::Decoder::Create(dev.context, 0, a.surfaces, 1024, &probe);
   if (!s.ok()) return fail(s);
   const int engines = probe->sessions();
   probe.reset();
@@ -401,7 +401,7 @@ int main(int argc, char** argv) {
   tfg::gpu::Args args;
   if (!tfg::gpu::ParseArgs(argc, argv, &args)) {
     std::fprintf(stderr, "usage: gpu_proof [--data DIR] [--batch 256] [--images 4096] "
-                         "[--sessions 1,2,4,7,14] [--surfaces 4]\n");
+                         "[--sessions 1,2,4,7,14] [--surfaces 8]\n");
     return 2;
   }
   return tfg::gpu::Run(args);

@@ -184,6 +184,13 @@ CUresult CUDAAPI FakeCreateDecoder(CUvideodecoder* decoder, CUVIDDECODECREATEINF
   if (injected != CUDA_SUCCESS) return injected;
   if (!g_fake->ContextCurrent()) g_fake->Violation("cuvidCreateDecoder without a context");
   if (info->ulIntraDecodeOnly != 1) g_fake->Violation("decoder not created intra-only");
+  if (info->ulNumDecodeSurfaces < static_cast<unsigned>(g_fake->min_decode_surfaces)) {
+    g_fake->Violation("decoder created with fewer surfaces than the stream needs");
+  }
+  if (info->target_rect.right != static_cast<short>(info->ulTargetWidth) ||
+      info->display_area.bottom != static_cast<short>(info->ulHeight)) {
+    g_fake->Violation("decoder output is not the whole coded frame, unscaled");
+  }
   if (info->ulWidth > info->ulMaxWidth || info->ulHeight > info->ulMaxHeight) {
     g_fake->Violation("decoder created larger than its maximum");
     return kInvalidValue;
@@ -390,6 +397,7 @@ CUresult CUDAAPI FakeParseVideoData(CUvideoparser parser, CUVIDSOURCEDATAPACKET*
     format.display_area.right = sample.width;
     format.display_area.bottom = sample.height;
     format.progressive_sequence = 1;
+    format.min_num_decode_surfaces = static_cast<unsigned char>(g_fake->min_decode_surfaces);
     format.video_signal_description.matrix_coefficients = 1;
     const int r = Unlocked(lock, [&] { return params.pfnSequenceCallback(params.pUserData, &format); });
     if (r == 0) return CUDA_SUCCESS;  // like NVIDIA's parser: the callback's failure is not returned

@@ -60,6 +60,8 @@ class FakeNvdec {
   int engines = 3;
   unsigned max_size = 4096;
   unsigned min_size = 16;
+  // CUVIDEOFORMAT::min_num_decode_surfaces the parser reports.
+  int min_decode_surfaces = 1;
 
   // Every call in order, e.g. "cuvidMapVideoFrame(decoder=1, surface=2)".
   std::vector<std::string> calls() const;
