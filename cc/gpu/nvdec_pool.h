@@ -40,8 +40,10 @@ struct NvdecPoolOptions {
   // nNumNVDECs; 1 where the driver does not say).
   int sessions = 0;
   // Decode surfaces per session, also the most pictures of one session mapped
-  // at once (ulNumDecodeSurfaces = ulNumOutputSurfaces).
-  int surfaces = 4;
+  // at once (ulNumDecodeSurfaces = ulNumOutputSurfaces). At least what the
+  // stream's DPB needs (CUVIDEOFORMAT::min_num_decode_surfaces; a stream that
+  // needs more is an error saying so).
+  int surfaces = 8;
   // The largest coded picture the dataset holds (its index knows it); the
   // decoders are created at this size, so smaller pictures only reconfigure.
   int max_width = 0;
