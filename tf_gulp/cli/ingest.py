@@ -339,7 +339,11 @@ def run(args: argparse.Namespace) -> int:
                             jpeg_subsampling=args.jpeg_subsampling,
                             progress=progress_wanted(args.progress), resumable=True,
                             skip_bad=args.skip_bad, write_label2idx=True,
-                            description=description)
+                            description=description,
+                            # The command keeps its safe defaults where the Python API follows
+                            # gulpio2: an existing dataset is refused unless --append (if_exists
+                            # above), an item without frames is an error unless --skip-bad.
+                            skip_empty=False)
     try:
         summary = ingestor()
     except FileExistsError:
