@@ -35,6 +35,18 @@ def test_fileio_exports_gulpio2s_names():
     assert fileio.ImgInfo(1, 2, 3)._asdict() == {"loc": 1, "pad": 2, "length": 3}
 
 
+def test_gulpio2_module_names_exist():
+    # `import gulpio2` -> `import tf_gulp.gulp`: the package's version and gulpio2's modules.
+    import tf_gulp
+    import tf_gulp.gulp as gulp
+    from tf_gulp.gulp.adapters import AbstractDatasetAdapter, Custom20BNJsonVideoAdapter
+    assert gulp.__version__ == tf_gulp.__version__
+    assert issubclass(Custom20BNJsonVideoAdapter, AbstractDatasetAdapter)
+    from tf_gulp.gulp import sanity_utils  # noqa: F401
+    with pytest.raises(AttributeError):
+        gulp.adapters.NoSuchAdapter
+
+
 @pytest.mark.parametrize("serializer", [fileio.json_serializer, fileio.pickle_serializer])
 def test_serializers_round_trip(tmp_path, serializer):
     path = str(tmp_path / "thing")
