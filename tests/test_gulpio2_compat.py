@@ -259,3 +259,43 @@ def test_ingestor_appends_to_an_existing_directory_by_default(tmp_path):
     # if_exists="error" (what tf-gulp ingest passes unless --append) still refuses.
     with pytest.raises(FileExistsError):
         GulpIngestor(Renamed([1], "c"), tmp_path, 1, 1, progress=False, if_exists="error")()
+
+
+ADAPTER_FILE = '''
+import numpy as np
+from tf_gulp.gulp.adapters import AbstractDatasetAdapter
+
+
+class WithEmpty(AbstractDatasetAdapter):
+    def __init__(self, input_path):
+        self.items = [{"id": "full", "meta": {}, "frames": [np.zeros((8, 8, 3), np.uint8)]},
+                      {"id": "empty", "meta": {}, "frames": []}]
+
+    def __len__(self):
+        return len(self.items)
+
+    def iter_data(self, slice_element=None):
+        yield from self.items[slice_element or slice(None)]
+'''
+
+
+def test_tf_gulp_ingest_keeps_its_safe_defaults(tmp_path):
+    # The command is stricter than the gulpio2-compatible Python API: an item without frames is
+    # an error unless --skip-bad, and an output holding a dataset is refused unless --append.
+    from ingest_testing import run_cli
+    (tmp_path / "with_empty.py").write_text(ADAPTER_FILE)
+    adapter = f"{tmp_path / 'with_empty.py'}:WithEmpty"
+    out = tmp_path / "out"
+    common = ["--num-workers", "1", "--no-progress"]
+    code, _stdout, err = run_cli("ingest", "--adapter", adapter, tmp_path, out, *common)
+    assert code == 1 and "no frames" in err and "'empty'" in err
+    code, _stdout, err = run_cli("ingest", "--adapter", adapter, tmp_path, out, "--skip-bad",
+                                 *common)
+    assert code == 0, err
+    assert list(GulpDirectory(out).chunk_lookup) == ["full"]
+    other_input = tmp_path / "other"
+    other_input.mkdir()
+    code, _stdout, err = run_cli("ingest", "--adapter", adapter, other_input, out, "--skip-bad",
+                                 *common)
+    assert code == 2 and "already holds" in err and "--append" in err
+    assert list(GulpDirectory(out).chunk_lookup) == ["full"]
