@@ -52,7 +52,8 @@ def _int(parser: argparse.ArgumentParser, option: str, value: str) -> int:
 
 
 def gulp2_20bn_json_videos(argv: Optional[Sequence[str]] = None) -> int:
-    """``gulp2_20bn_json_videos INPUT_JSON VIDEOS_DIRECTORY OUTPUT_DIRECTORY`` (gulpio2's options)."""
+    """``gulp2_20bn_json_videos INPUT_JSON VIDEOS_DIRECTORY OUTPUT_DIRECTORY`` (+ gulpio2's
+    options): the ingest, as gulpio2's script runs it."""
     from tf_gulp.gulp.gulpio2_adapters import Custom20BNJsonVideoAdapter
     from tf_gulp.gulp.ingest import GulpIngestor
 

@@ -1,4 +1,4 @@
-"""``checkFsAlign``: the reference's probe for HFAi's file system (3FS), kept for code that calls it.
+"""``checkFsAlign``: the reference's probe for HFAi's file system (3FS), for code that calls it.
 
 The reference asks the file system, with one ioctl, whether ``O_DIRECT`` reads need no alignment
 there. Only HFAi's 3FS answers that ioctl; every other file system refuses it, so the answer is

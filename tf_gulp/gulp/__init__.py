@@ -2,8 +2,8 @@
 
 Everything here except :class:`GulpDataset` is plain Python + numpy + simplejpeg and imports without
 TensorFlow; ``GulpDataset`` (which needs TensorFlow and the op library) is imported on first use.
-gulpio2's module names are here too (``fileio``, ``utils``, ``sanity_utils``, ``adapters``): replacing
-``gulpio2`` by ``tf_gulp.gulp`` in imports is the migration (docs/compat.md).
+gulpio2's module names are here too (``fileio``, ``utils``, ``sanity_utils``, ``adapters``):
+replacing ``gulpio2`` by ``tf_gulp.gulp`` in imports is the migration (docs/compat.md).
 """
 
 from typing import Any

@@ -3,8 +3,8 @@ output: :class:`Custom20BNJsonVideoAdapter` (what ``gulp2_20bn_json_videos`` run
 
 Frames are decoded in-process with PyAV (gulpio2 bursts each video into JPEG files with an
 ``ffmpeg`` process and decodes those again), at ``frame_rate`` frames per second, resized so the
-shorter side is ``frame_size`` when it is positive, and stored as JPEG at gulpio2's quality. gulpio2's
-adapters with the names of tf_gulp's own (``ImageFolderAdapter``, ``ImageListAdapter``,
+shorter side is ``frame_size`` when it is positive, and stored as JPEG at gulpio2's quality.
+gulpio2's adapters with the names of tf_gulp's own (``ImageFolderAdapter``, ``ImageListAdapter``,
 ``VideoFolderAdapter``, ``KineticsAdapter``) keep tf_gulp's signatures; docs/compat.md says which
 ``tf-gulp ingest`` command replaces each gulpio2 script.
 """

@@ -1,7 +1,7 @@
-"""gulpio2's ``sanity_utils``: the checks its ``gulp2_sanity_check`` script runs, for code that calls
-them. ``tf-gulp check`` runs these checks and more (docs/ingest.md); these functions take any object
-with gulpio2's ``chunks()`` (a :class:`~tf_gulp.gulp.GulpDirectory`), each chunk having
-``meta_file_path``, ``data_file_path`` and ``meta_dict``.
+"""gulpio2's ``sanity_utils``: the checks its ``gulp2_sanity_check`` script runs, for code that
+calls them. ``tf-gulp check`` runs these checks and more (docs/ingest.md); these functions take
+any object with gulpio2's ``chunks()`` (a :class:`~tf_gulp.gulp.GulpDirectory`), each chunk
+having ``meta_file_path``, ``data_file_path`` and ``meta_dict``.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def extract_all_ids(gulp_directory: Any) -> List[str]:
 
 
 def get_duplicate_entries(list_: Sequence[Hashable]) -> List[Hashable]:
-    """The values that occur more than once in ``list_``, each once, in order of first occurrence."""
+    """The values occurring more than once in ``list_``, each once, in order of first occurrence."""
     counts = collections.Counter(list_)
     return [value for value, n in counts.items() if n > 1]
 

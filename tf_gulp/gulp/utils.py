@@ -1,9 +1,9 @@
-"""gulpio2's ``utils`` helpers, for code that imports them (``from gulpio2.utils import ...`` becomes
-``from tf_gulp.gulp.utils import ...``). See docs/compat.md.
+"""gulpio2's ``utils`` helpers, for code that imports them (``from gulpio2.utils import ...``
+becomes ``from tf_gulp.gulp.utils import ...``). See docs/compat.md.
 
 They behave as gulpio2's, with these differences: frames are decoded with libjpeg-turbo's accurate
-DCT (gulpio2: the fast one); :func:`resize_by_short_edge` rounds the longer side to the nearest pixel
-(gulpio2 truncates, which can fall a pixel short; this is also what ``tf-gulp ingest
+DCT (gulpio2: the fast one); :func:`resize_by_short_edge` rounds the longer side to the nearest
+pixel (gulpio2 truncates, which can fall a pixel short; this is also what ``tf-gulp ingest
 --shorter-side`` does); ffmpeg is run as a subprocess (no ``sh`` dependency); argument errors that
 gulpio2 raised with ``assert`` raise :class:`AssertionValueError`, which is both an AssertionError
 (as gulpio2's) and a ValueError, and is raised under ``python -O`` too. PIL (Pillow) is needed only
