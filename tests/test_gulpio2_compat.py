@@ -165,6 +165,31 @@ def test_iter_all_shuffles_with_numpy_and_filters(tmp_path):
     assert chunk.fp is None
 
 
+def test_iterations_of_one_chunk_do_not_share_state(tmp_path):
+    # iter_all reads through read_frames (gulpio2) without opening the chunk, so threads and
+    # interleaved iterations of one chunk object each read correctly.
+    import concurrent.futures
+    chunk = chunk_at(tmp_path)
+    with chunk.open("wb"):
+        for i in range(8):
+            chunk.append(i, {"i": i}, [np.full((8, 8), 30 * i, np.uint8)] * 2)
+
+    def values(iteration):
+        return [(meta["i"], int(frames[1].mean())) for frames, meta in iteration]
+
+    expected = [(i, 30 * i) for i in range(8)]
+    first, second = chunk.iter_all(), chunk.iter_all()
+    assert next(first)[1]["i"] == 0 and next(second)[1]["i"] == 0
+    assert values(first) == expected[1:]  # ends while `second` is suspended
+    assert values(second) == expected[1:]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        runs = list(pool.map(lambda _: values(chunk.iter_all()), range(16)))
+    assert runs == [expected] * 16
+    assert chunk.fp is None and chunk._iter_readers == {}
+    with chunk.open("ab"):  # nothing left open
+        chunk.append(8, {"i": 8}, [np.zeros((8, 8), np.uint8)])
+
+
 def test_jpeg_write_quality_setting_is_the_default(tmp_path, monkeypatch):
     # gulpio2's tests raise gulpio2.utils._JPEG_WRITE_QUALITY to 100 for exact round trips.
     monkeypatch.setattr(utils, "_JPEG_WRITE_QUALITY", 100)

@@ -29,6 +29,7 @@ import bisect
 import contextlib
 import json
 import os
+import threading
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple,
                     Union)
 
@@ -315,6 +316,25 @@ def _unlink_quietly(path: str) -> None:
         os.unlink(path)
 
 
+class _OnDemandReader:
+    """A data file reader opened at its first use (an iteration that reads nothing opens
+    nothing)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._reader: Optional[PositionalReader] = None
+
+    def reader(self) -> PositionalReader:
+        if self._reader is None:
+            self._reader = PositionalReader(self.path, GulpDataError)
+        return self._reader
+
+    def close(self) -> None:
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
+
+
 class UnsupportedModeError(NotImplementedError, ValueError):
     """:meth:`GulpChunk.open` with a mode other than ``'rb'``, ``'wb'`` or ``'ab'``: gulpio2 raises
     NotImplementedError, tf_gulp raised ValueError; this is both."""
@@ -379,6 +399,8 @@ class GulpChunk:
         self.jpeg_decoder = jpeg_decoder
         self.max_clip_bytes = check_max_clip_bytes(max_clip_bytes)
         self._meta_dict: Optional[Dict[str, Any]] = None
+        # thread id -> the data file an iter_all of that thread opened (see iter_all).
+        self._iter_readers: Dict[int, _OnDemandReader] = {}
         self._reset_open_state()
 
     def _reset_open_state(self) -> None:
@@ -446,7 +468,7 @@ class GulpChunk:
     def __getstate__(self) -> Dict[str, Any]:
         # A pickled chunk (e.g. sent to an ingestion worker) is always closed.
         state = self.__dict__.copy()
-        state.update(_mode=None, _reader=None, _data_fp=None, _data_size=0,
+        state.update(_mode=None, _reader=None, _iter_readers={}, _data_fp=None, _data_size=0,
                      _orig_data_size=0, _data_to_publish=False)
         return state
 
@@ -605,6 +627,10 @@ class GulpChunk:
         if self._mode == "rb":
             yield self._reader  # type: ignore[misc]
         elif self._mode is None:
+            borrowed = self._iter_readers.get(threading.get_ident())
+            if borrowed is not None:
+                yield borrowed.reader()
+                return
             with PositionalReader(self.data_file_path, GulpDataError) as reader:
                 yield reader
         else:
@@ -645,21 +671,31 @@ class GulpChunk:
                  shuffle: bool = False) -> Iterator[Tuple[List[np.ndarray], Any]]:
         """Yield ``(frames, meta_data[0])`` for every id in storage order (or, if ``shuffle``, in
         the order ``numpy.random.shuffle`` gives, as gulpio2: ``np.random.seed`` repeats it),
-        keeping only ``accepted_ids`` when given. As in gulpio2, the chunk is opened for reading
-        while the iteration runs unless it is already open."""
+        keeping only ``accepted_ids`` when given. Each item is read with :meth:`read_frames`, as
+        in gulpio2. A chunk that is not open is not opened (threads may iterate one chunk at the
+        same time): the data file is opened once for this iteration, and the reads of this
+        thread use it meanwhile."""
         ids = list(self.meta_dict)
         if accepted_ids is not None:
             accepted = {normalize_id(i) for i in accepted_ids}
             ids = [i for i in ids if i in accepted]
         if shuffle:
             np.random.shuffle(ids)
-        if self._mode is not None:  # `with chunk.open(): for frames, meta in chunk: ...`
+        thread = threading.get_ident()
+        if self._mode is not None or thread in self._iter_readers:
+            # Open (`with chunk.open(): for frames, meta in chunk: ...`), or inside another
+            # iteration of this thread, whose reader serves while it lasts.
             for key in ids:
                 yield self.read_frames(key)
             return
-        with self.open("rb"):
+        self._iter_readers[thread] = borrowed = _OnDemandReader(self.data_file_path)
+        try:
             for key in ids:
                 yield self.read_frames(key)
+        finally:
+            # Reads after this (an interleaved iteration, a later call) open their own.
+            del self._iter_readers[thread]
+            borrowed.close()
 
     def __iter__(self) -> Iterator[Tuple[List[np.ndarray], Any]]:
         return self.iter_all()
