@@ -361,7 +361,11 @@ def run(args: argparse.Namespace) -> int:
                             jpeg_subsampling=args.jpeg_subsampling,
                             progress=progress_wanted(args.progress), resumable=True,
                             skip_bad=args.skip_bad, write_label2idx=True,
-                            description=description)
+                            description=description,
+                            # The command keeps its safe defaults where the Python API follows
+                            # gulpio2: an existing dataset is refused unless --append (if_exists
+                            # above), an item without frames is an error unless --skip-bad.
+                            skip_empty=False)
     try:
         summary = ingestor()
     except OutputError as e:  # the output's fault (full disk, read-only...), not an input's

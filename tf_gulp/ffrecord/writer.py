@@ -157,8 +157,9 @@ def dump(
     records: Sequence[Any],
     out_dir: Union[str, os.PathLike],
     nfiles: int,
+    verbose: bool = False,
     *,
-    progress: bool = True,
+    progress: Optional[bool] = None,
     workers: Optional[int] = None,
 ) -> List[str]:
     """Writes ``records`` (anything with ``len()`` and ``[i]`` giving bytes-like objects) as
@@ -182,9 +183,13 @@ def dump(
     moved in one by one. A dump that is killed leaves nothing in ``out_dir``; the next dump to the
     same ``out_dir`` removes what it left.
 
+    Silent by default, as the reference: ``verbose=True`` (the reference's fourth argument) shows a
+    progress bar on stderr; ``progress`` (keyword) overrides ``verbose`` when given.
+
     Returns:
       The paths written, in index order.
     """
+    progress = bool(verbose) if progress is None else bool(progress)
     n = len(records)
     nfiles = int(nfiles)
     if nfiles < 1:
