@@ -26,9 +26,9 @@ class GulpDataError(ValueError):
 
 
 def _core() -> Any:
-    from tf_gulp import _core  # the compiled core; imported late so docs build without it
+    from tf_gulp._runtime_libs import import_core  # imported late so docs build without it
 
-    return _core
+    return import_core()
 
 
 def _judged(call: Callable[[], Any]) -> Any:

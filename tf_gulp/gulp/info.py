@@ -55,7 +55,7 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
         directory is one GulpDataset refuses (the same rules and message; ``tf-gulp check`` lists
         every problem).
     """
-    gd = GulpDirectory(path, require_chunks=True)  # judged as GulpDataset judges it
+    gd = GulpDirectory(path)  # judged as GulpDataset judges it
     try:
         frames_per_item: List[int] = []
         bytes_per_frame: List[int] = []

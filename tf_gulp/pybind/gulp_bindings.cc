@@ -21,6 +21,7 @@
 #include "cc/gulp/gulp_directory.h"
 #include "cc/gulp/ingest_record.h"
 #include "cc/gulp/problem.h"
+#include "cc/util/printable_text.h"
 #include "tf_gulp/pybind/python_file_system.h"
 #include "tf_gulp/pybind/status.h"
 
@@ -86,11 +87,12 @@ py::object OrNone(bool present, py::object value) {
 py::dict ProblemToPython(const gulp::Problem& p) {
   py::dict d;
   d["severity"] = p.error ? "error" : "warning";
-  d["file"] = p.file;
+  // Messages are escaped where they are made; a file name may still be any bytes.
+  d["file"] = tfg::ValidUtf8(p.file);
   d["id"] = OrNone(p.has_id, py::str(p.id));
   d["frame"] = OrNone(p.frame >= 0, py::int_(p.frame));
   d["offset"] = OrNone(p.offset >= 0, py::int_(p.offset));
-  d["message"] = p.message;
+  d["message"] = tfg::ValidUtf8(p.message);
   return d;
 }
 
@@ -161,7 +163,7 @@ py::dict CheckDirectory(const std::string& path, const std::string& label_field,
 py::object CheckIngestRecord(py::bytes text, const std::string& path) {
   gulp::IngestRecord record;
   gulp::ParseIngestRecord(std::string(text), path, &record);
-  return record.problem.empty() ? py::object(py::none()) : py::object(py::str(record.problem));
+  return record.problem.empty() ? py::object(py::none()) : py::object(py::str(tfg::ValidUtf8(record.problem)));
 }
 
 }  // namespace
