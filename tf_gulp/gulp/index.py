@@ -59,6 +59,13 @@ def load_chunk_index(meta_path: str, data_path: str) -> Dict[str, Any]:
     return _judged(lambda: _core().gulp_load_chunk(meta_path, data_path))
 
 
+def load_label_map(path: str) -> Dict[str, int]:
+    """``label2idx.json`` at ``path`` as ``{label: index}``, by the rules GulpDataset applies (a
+    JSON object of int64 indexes); :class:`GulpDataError` naming the file otherwise."""
+    use_remote_paths_in_core(path)
+    return _judged(lambda: _core().gulp_load_label_map(path))
+
+
 def meta_dict(chunk: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     """gulpio2's view of a chunk index: ``{id: {"frame_info": [[offset, pad, total_length],
     ...], "meta_data": [...]}}`` in storage order."""
