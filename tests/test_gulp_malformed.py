@@ -148,8 +148,12 @@ def _bytes_not_utf8_in_index(d: pathlib.Path) -> None:
     (d / "meta_1.gmeta").write_bytes(b'{"vid\xc3\x28": {"frame_info": []}}')
 
 
-def _nul_bytes_in_index(d: pathlib.Path) -> None:
-    (d / "meta_1.gmeta").write_bytes(b'{"vid0002": \x00\x00\xff}')
+def _control_bytes_in_an_id(d: pathlib.Path) -> None:
+    # JSON escapes (\u0000) make ids with control bytes, quoted by the messages about them.
+    text = (d / "meta_0.gmeta").read_text()
+    entry = json.dumps(_meta(d, 0)["vid0000"])
+    (d / "meta_0.gmeta").write_text(
+        text[:-1] + ', "v\\u0000\\u001b[31m": ' + entry + ', "v\\u0000\\u001b[31m": ' + entry + "}")
 
 
 def _no_chunks(d: pathlib.Path) -> None:
@@ -187,7 +191,7 @@ CASES: List[Tuple[str, Callable[[pathlib.Path], None], Optional[str]]] = [
     # Bytes that are not UTF-8, and control bytes, come back escaped in the one message (never a
     # UnicodeDecodeError, never raw NUL bytes).
     ("bytes not UTF-8 in an index", _bytes_not_utf8_in_index, "last read: '\"vid\\xc3("),
-    ("NUL bytes in an index", _nul_bytes_in_index, "invalid JSON at byte offset 12"),
+    ("control bytes in an id", _control_bytes_in_an_id, "id 'v\\x00\\x1b[31m': listed twice"),
     ("empty folder", _no_chunks, "no gulp chunks (data_N.gulp + meta_N.gmeta) found"),
     ("unrelated folder", _unrelated_folder, "no gulp chunks (data_N.gulp + meta_N.gmeta) found"),
 ]

@@ -135,7 +135,7 @@ def test_tf_gulp_info_with_a_broken_runtime_library_is_one_line(tmp_path):
     from gulp_testing import make_gulp_dir
 
     d = tmp_path / "g"
-    make_gulp_dir(d, num_videos=2, frames_per_video=2, height=8, width=8)
+    make_gulp_dir(d, num_videos=2, frames_per_video=2, height=8, width=8, videos_per_chunk=2)
     done = _with_broken_liburing(
         tmp_path, f"import sys\nfrom tf_gulp.cli.main import main\nsys.exit(main(['info', {str(d)!r}]))")
     assert done.returncode == 1, (done.returncode, done.stderr)
