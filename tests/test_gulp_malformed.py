@@ -152,8 +152,8 @@ def _control_bytes_in_an_id(d: pathlib.Path) -> None:
     # JSON escapes (\u0000) make ids with control bytes, quoted by the messages about them.
     text = (d / "meta_0.gmeta").read_text()
     entry = json.dumps(_meta(d, 0)["vid0000"])
-    (d / "meta_0.gmeta").write_text(
-        text[:-1] + ', "v\\u0000\\u001b[31m": ' + entry + ', "v\\u0000\\u001b[31m": ' + entry + "}")
+    key = '"v\\u0000\\u001b[31m"'
+    (d / "meta_0.gmeta").write_text(f"{text[:-1]}, {key}: {entry}, {key}: {entry}}}")
 
 
 def _no_chunks(d: pathlib.Path) -> None:
