@@ -186,3 +186,12 @@ def test_nal_length_sizes_1_and_2_decode_like_4(tmp_path):
     wrong = _image_mp4(_with_length_size(hvcc, 1), sample, 64, 64)
     with pytest.raises(tf.errors.DataLossError, match="NAL unit at byte 0 has length 0"):
         tf_gulp.ops.decode_hevc(wrong)
+
+
+def test_a_box_type_that_is_not_text_is_quoted_escaped():
+    """decode_hevc's message quotes the box type escaped: a str, never a UnicodeDecodeError."""
+    data = struct.pack(">I", 100) + b"\xc3(\xff\x00" + bytes(8)
+    with pytest.raises(tf.errors.DataLossError) as e:
+        tf_gulp.ops.decode_hevc(data)
+    assert ("HEVC MP4 sample (16 bytes): box '\\xc3(\\xff\\x00' at byte offset 0 has size 100, "
+            "past the end of its parent (16 bytes left)") in e.value.message
