@@ -290,6 +290,11 @@ def test_a_label_past_int64_is_refused(tmp_path, label):
     message = _message(lambda: _read_dataset(str(d)))
     assert message == (f"{d}/meta_0.gmeta: id 'vid0000' has label {label}, past the largest "
                        "int64 label (2^63 - 1)")
+    # tf-gulp check refuses it too (GulpDirectory hands meta_data back as it is: no labels).
+    report = check_directory(str(d))
+    assert not report.ok and len(report.errors) == 1, report.errors
+    assert str(report.errors[0]) == (f"error: meta_0.gmeta: id 'vid0000': has label {label}, "
+                                     "past the largest int64 label (2^63 - 1)"), report.errors
 
 
 LABEL_MAP_CASES = [

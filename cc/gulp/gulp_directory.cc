@@ -397,6 +397,34 @@ Status ResolveLabel(const Item& item, const std::string& meta_path,
 }
 
 void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink) {
+  // Integer labels past int64, which GulpDataset refuses (ResolveLabel), with
+  // or without a label map.
+  int64_t too_large = 0;
+  for (const ChunkIndex& chunk : directory.chunks) {
+    for (const Item& item : chunk.items) {
+      if (item.label_json.empty()) continue;
+      const nlohmann::json label =
+          nlohmann::json::parse(item.label_json, nullptr, /*allow_exceptions=*/false);
+      if (!label.is_number_unsigned() ||
+          label.get<uint64_t>() <= uint64_t{std::numeric_limits<int64_t>::max()}) {
+        continue;
+      }
+      if (++too_large > kMaxListed) continue;
+      Problem p = Finding(true, StatusCode::kInvalidArgument, chunk.meta_path,
+                          internal::StrCat("has label ", label.get<uint64_t>(),
+                                           ", past the largest int64 label (2^63 - 1)"));
+      p.id = item.id;
+      p.has_id = true;
+      if (!sink(p)) return;
+    }
+  }
+  if (too_large > kMaxListed) {
+    if (!sink(Finding(true, StatusCode::kInvalidArgument, directory.path,
+                      internal::StrCat("... and ", too_large - kMaxListed,
+                                       " more labels past the largest int64 label")))) {
+      return;
+    }
+  }
   const std::string path = JoinPath(directory.path, kLabelMapName);
   FileInfo info;
   if (StatPath(path, &info).code() == StatusCode::kNotFound) return;
