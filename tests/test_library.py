@@ -90,7 +90,7 @@ def test_unloadable_library_is_an_import_error(tmp_path, monkeypatch):
         library.load_ops(str(tmp_path))
 
 
-# -- A runtime library missing or broken (issue 25) -------------------------------------------------
+# -- A runtime library missing or broken (issue 25) ----------------------------------------------
 
 
 def _with_broken_liburing(tmp_path, code: str):
@@ -137,7 +137,8 @@ def test_tf_gulp_info_with_a_broken_runtime_library_is_one_line(tmp_path):
     d = tmp_path / "g"
     make_gulp_dir(d, num_videos=2, frames_per_video=2, height=8, width=8, videos_per_chunk=2)
     done = _with_broken_liburing(
-        tmp_path, f"import sys\nfrom tf_gulp.cli.main import main\nsys.exit(main(['info', {str(d)!r}]))")
+        tmp_path, "import sys\nfrom tf_gulp.cli.main import main\n"
+                  f"sys.exit(main(['info', {str(d)!r}]))")
     assert done.returncode == 1, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr
     error = done.stderr.strip().splitlines()[-1]

@@ -378,7 +378,8 @@ Status ResolveLabel(const Item& item, const std::string& meta_path,
     const std::string name = value.get<std::string>();
     if (labels == nullptr) {
       return InvalidArgumentError(
-          meta_path, ": id '", PrintableText(item.id), "' has the string label '", PrintableText(name),
+          meta_path, ": id '", PrintableText(item.id), "' has the string label '",
+          PrintableText(name),
           "' but there is no label2idx.json in the directory; pass a mapping "
           "(label2idx=) or disable labels (label_field=None)");
     }
