@@ -83,7 +83,8 @@ Status ResolveLabel(const Item& item, const std::string& meta_path,
 // labels): label2idx.json, when present, must be a JSON object of integers
 // (an error), and each string label of an item (Item::label_json, so load
 // with a label_field) should have an entry (a warning: GulpDataset fails on
-// that item).
+// that item); an integer label past int64 is an error (GulpDataset refuses
+// it), with or without label2idx.json.
 void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink);
 
 }  // namespace gulp

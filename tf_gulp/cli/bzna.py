@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import Any
 
 from tf_gulp._format import human_bytes
@@ -55,6 +56,10 @@ def run_create(args: argparse.Namespace) -> int:
     from tf_gulp._output_errors import OutputError
     from tf_gulp.bzna.create import create_dataset
 
+    # Said before anything is written, as tf-gulp ingest says it (a usage error, exit code 2).
+    if not os.path.exists(args.input):
+        raise UsageError(f"{args.input}: no such file or folder (INPUT is an image folder or a "
+                         "list file)")
     try:
         summary = create_dataset(args.input, args.output, crf=args.crf, preset=args.preset,
                                  workers=args.jobs or usable_cpus(),

@@ -115,7 +115,9 @@ class FileReader:
         self.check_data = bool(check_data)
         self._options = dict(io_engine=io_engine, queue_depth=int(queue_depth),
                              direct_io=bool(direct_io), access=access)
-        self._reader = _core.FFRecordReader(paths, self.check_data, **self._options)
+        # As bytes: a name that is not UTF-8 (os.fsdecode's surrogates) reaches the core intact.
+        self._reader = _core.FFRecordReader([os.fsencode(p) for p in paths], self.check_data,
+                                            **self._options)
         #: The files read, in index order (directories expanded).
         self.fnames: List[str] = list(self._reader.files)
         for message in self._reader.warnings:

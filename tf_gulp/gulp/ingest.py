@@ -79,6 +79,24 @@ class _Plan:
     earlier_skips: List[SkippedItem]
 
 
+def _changed_settings(then: Any, now: Any, prefix: str = "") -> List[str]:
+    """``"name: <then> then, <now> now"`` for each input setting that differs, nested dicts (an
+    adapter's options) compared key by key (``options.fps``), so a refusal names just what
+    changed, not both whole dicts."""
+    if not (isinstance(then, dict) and isinstance(now, dict)):
+        return [f"input: {then!r} then, {now!r} now"]
+    changes: List[str] = []
+    for k in sorted(set(then) | set(now), key=str):
+        a, b = then.get(k), now.get(k)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            changes.extend(_changed_settings(a, b, f"{prefix}{k}."))
+        else:
+            changes.append(f"{prefix}{k}: {a!r} then, {b!r} now")
+    return changes
+
+
 class GulpIngestor:
     """Write a whole adapter into ``output_folder`` as chunks ``data_<N>.gulp`` / ``meta_<N>.gmeta``
     of ``videos_per_chunk`` items each.
@@ -262,12 +280,8 @@ class GulpIngestor:
                     "jpeg_subsampling"):
             if old.get(key) != signature.get(key):
                 if key == "input":
-                    a, b = old.get(key) or {}, signature.get(key) or {}
-                    if isinstance(a, dict) and isinstance(b, dict):
-                        for k in sorted(set(a) | set(b)):
-                            if a.get(k) != b.get(k):
-                                diffs.append(f"{k}: {a.get(k)!r} then, {b.get(k)!r} now")
-                        continue
+                    diffs.extend(_changed_settings(old.get(key) or {}, signature.get(key) or {}))
+                    continue
                 if key == "ids_sha256":
                     diffs.append("the list of items changed")
                     continue
@@ -278,7 +292,7 @@ class GulpIngestor:
 
     def _refuse_present_ids(self, ids: List[str]) -> None:
         try:
-            present = GulpDirectory(self.output_folder).chunk_lookup
+            present = GulpDirectory(self.output_folder, require_chunks=False).chunk_lookup
         except (GulpDataError, OSError) as e:
             raise IngestStateError(f"cannot append to {self.output_folder}: {e}") from e
         clash = [i for i in ids if i in present]
