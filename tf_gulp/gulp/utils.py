@@ -163,8 +163,9 @@ def remove_entries_with_duplicate_ids(output_directory: str,
     directory ``output_directory``. Raises :class:`DuplicateIdException` when none is left."""
     from tf_gulp.gulp.directory import GulpDirectory  # directory imports this module's peers
     items = _remove_duplicates_in_metadict(meta_dict)
-    # A folder that does not exist yet holds no ids (as gulpio2, which globs it).
-    present = (GulpDirectory(output_directory).merged_meta_dict
+    # A folder that does not exist yet, or holds no chunks yet, holds no ids (as gulpio2, which
+    # globs it).
+    present = (GulpDirectory(output_directory, require_chunks=False).merged_meta_dict
                if os.path.isdir(output_directory) else {})
     kept = []
     for item in items:
