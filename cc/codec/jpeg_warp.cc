@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cc/warp/fixed_point_warp.h"
 #include "cc/warp/similarity_warp.h"
 
 namespace tfg {
@@ -157,14 +158,22 @@ Status DecodeWarpedImpl(const uint8_t* data, size_t size, const DecodeOptions& o
   const double shift[9] = {1, 0, -static_cast<double>(x_offset), 0, 1,
                            -static_cast<double>(y0), 0, 0, 1};
   LeftMultiply(shift, m);
-  float mf[9];
-  for (int i = 0; i < 9; ++i) mf[i] = static_cast<float>(m[i]);
   if (plan.empty) {
     // Nothing sampled lies inside the picture: a matrix that samples
     // nowhere gives every pixel the out-of-bounds colour.
-    mf[0] = mf[1] = mf[3] = mf[4] = 0.f;
-    mf[2] = mf[5] = -1e9f;
+    const double nowhere[9] = {0, 0, -1e6, 0, 0, -1e6, 0, 0, 1};
+    std::copy(nowhere, nowhere + 9, m);
   }
+  if (warp::CanWarpAffine(g, m)) {
+    if constexpr (std::is_same<Out, float>::value) {
+      warp::WarpAffine(g, d.pixels.data(), m, target.bias, target.norm, target.oob_color, dst);
+    } else {
+      warp::WarpAffine(g, d.pixels.data(), m, target.oob_color, dst);
+    }
+    return Status::Ok();
+  }
+  float mf[9];
+  for (int i = 0; i < 9; ++i) mf[i] = static_cast<float>(m[i]);
   if constexpr (std::is_same<Out, float>::value) {
     warp::WarpRows(g, d.pixels.data(), mf, target.bias, target.norm, target.oob_color, 0,
                    g.out_height, dst);
