@@ -1,8 +1,15 @@
 #include "cc/warp/fixed_point_warp.h"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <type_traits>
+#include <vector>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 namespace tfg {
 namespace warp {
@@ -18,6 +25,124 @@ constexpr int kCoordBits = 16;
 // the integer part inside an int32.
 constexpr double kMaxCoordinate = 1 << 24;
 
+// Where one output coordinate samples along one input axis: the two input
+// indices (times `stride`) and the weight of the second, in fixed point.
+struct Tap {
+  int32_t first = 0, second = 0;
+  int32_t weight = 0;
+  bool inside = false;
+};
+
+// The taps of output coordinates 0..n-1 mapping to X = scale * i + offset on
+// an input axis of `size` pixels: what Rows computes per pixel, computed once
+// per column (or row) when the matrix has no rotation.
+std::vector<Tap> Taps(double scale, double offset, int64_t n, int64_t size, int64_t stride) {
+  constexpr double kUnit = 1 << kCoordBits;
+  const int64_t lo = static_cast<int64_t>(std::ceil((kOffset - 0.5) * kUnit));
+  const int64_t hi = static_cast<int64_t>(std::floor((size - 0.5 + kOffset) * kUnit));
+  const int64_t step = std::llround(scale * kUnit);
+  int64_t f = std::llround((offset + kOffset) * kUnit);
+  const int32_t last = static_cast<int32_t>(size - 1);
+  std::vector<Tap> taps(n);
+  for (int64_t i = 0; i < n; ++i, f += step) {
+    Tap& t = taps[i];
+    t.inside = f >= lo && f <= hi;
+    if (!t.inside) continue;
+    const int32_t k = static_cast<int32_t>(f >> kCoordBits) - 1;
+    t.weight = static_cast<int32_t>(f >> (kCoordBits - kBits)) & (kOne - 1);
+    t.first = static_cast<int32_t>((k < 0 ? 0 : k) * stride);
+    t.second = static_cast<int32_t>((k + 1 > last ? last : k + 1) * stride);
+  }
+  return taps;
+}
+
+// No rotation (flips and translations allowed): X depends on the output
+// column only and Y on the row. Each output row blends its two input rows
+// over the columns it samples (contiguous: vectorized), then each output
+// pixel interpolates that blended row at its column's taps, computed once.
+// About a third of the general loop's instructions per pixel.
+template <int C, typename Out>
+void SeparableRows(const WarpGeometry& g, const uint8_t* src, const double* m,
+                   const float* scale, const float* shift, const Out* oob, Out* dst) {
+  const std::vector<Tap> cols = Taps(m[0], m[2], g.out_width, g.in_width, C);
+  const std::vector<Tap> rows = Taps(m[4], m[5], g.out_height, g.in_height, g.in_width * C);
+  int32_t lo = INT32_MAX, hi = -1;  // the sampled values of a row, [lo, hi)
+  for (const Tap& t : cols) {
+    if (!t.inside) continue;
+    lo = std::min(lo, std::min(t.first, t.second));
+    hi = std::max(hi, std::max(t.first, t.second) + C);
+  }
+  float scale4[4] = {}, shift4[4] = {};
+  for (int c = 0; c < C && c < 4; ++c) {
+    scale4[c] = scale[c];
+    shift4[c] = shift[c];
+  }
+  std::vector<float> wx(cols.size());
+  for (size_t x = 0; x < cols.size(); ++x) wx[x] = cols[x].weight * (1.0f / kOne);
+  // One float of padding: the vector path reads 4 values from a pixel's 3.
+  std::vector<float> blended(hi > lo ? hi + 1 : 0);
+  for (int64_t y = 0; y < g.out_height; ++y) {
+    Out* px = dst + y * g.out_width * C;
+    const Tap& r = rows[y];
+    if (!r.inside || hi <= lo) {
+      for (int64_t i = 0; i < g.out_width * C; ++i) px[i] = oob[i % C];
+      continue;
+    }
+    const uint8_t* r0 = src + r.first;
+    const uint8_t* r1 = src + r.second;
+    const float wy = r.weight * (1.0f / kOne);
+    float* b = blended.data();
+    for (int32_t i = lo; i < hi; ++i) {
+      const float top = r0[i];
+      b[i] = top + wy * (static_cast<float>(r1[i]) - top);
+    }
+    for (int64_t x = 0; x < g.out_width; ++x, px += C) {
+      const Tap& t = cols[x];
+      if (!t.inside) {
+        for (int c = 0; c < C; ++c) px[c] = oob[c];
+        continue;
+      }
+      const float w = wx[x];
+#ifdef __SSE2__
+      if constexpr (C == 3) {
+        // The pixel's 3 channels (and a 4th value, unused) at once.
+        const __m128 left = _mm_loadu_ps(b + t.first);
+        const __m128 right = _mm_loadu_ps(b + t.second);
+        const __m128 v = _mm_add_ps(
+            _mm_add_ps(left, _mm_mul_ps(_mm_set1_ps(w), _mm_sub_ps(right, left))),
+            _mm_set1_ps(0.5f));
+        const __m128i q = _mm_min_epi16(_mm_cvttps_epi32(v), _mm_set1_epi32(255));
+        if constexpr (std::is_same<Out, float>::value) {
+          alignas(16) float out[4];
+          _mm_store_ps(out, _mm_add_ps(_mm_mul_ps(_mm_cvtepi32_ps(q), _mm_loadu_ps(scale4)),
+                                       _mm_loadu_ps(shift4)));
+          px[0] = out[0];
+          px[1] = out[1];
+          px[2] = out[2];
+        } else {
+          const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(q, q), q);
+          const uint32_t packed = static_cast<uint32_t>(_mm_cvtsi128_si32(bytes));
+          px[0] = static_cast<uint8_t>(packed);
+          px[1] = static_cast<uint8_t>(packed >> 8);
+          px[2] = static_cast<uint8_t>(packed >> 16);
+        }
+        continue;
+      }
+#endif
+      for (int c = 0; c < C; ++c) {
+        const float left = b[t.first + c];
+        // In [0, 255] up to rounding: truncating v + 0.5 rounds half up.
+        const int32_t v = static_cast<int32_t>(left + w * (b[t.second + c] - left) + 0.5f);
+        if constexpr (std::is_same<Out, float>::value) {
+          px[c] = static_cast<float>(v > 255 ? 255 : v) * scale[c] + shift[c];
+        } else {
+          px[c] = static_cast<uint8_t>(v > 255 ? 255 : v);
+        }
+      }
+    }
+  }
+}
+
 template <int C, typename Out>
 void Rows(const WarpGeometry& g, const uint8_t* src, const double* m, const float* bias,
           const float* norm, const float* oob_color, Out* dst) {
@@ -26,7 +151,7 @@ void Rows(const WarpGeometry& g, const uint8_t* src, const double* m, const floa
   const double y_hi = static_cast<double>(g.in_height) - 0.5;
   const int32_t last_x = static_cast<int32_t>(g.in_width - 1);
   const int32_t last_y = static_cast<int32_t>(g.in_height - 1);
-  float scale[C], shift[C];
+  float scale[C] = {}, shift[C] = {};
   Out oob[C];
   for (int c = 0; c < C; ++c) {
     if constexpr (std::is_same<Out, float>::value) {
@@ -37,6 +162,10 @@ void Rows(const WarpGeometry& g, const uint8_t* src, const double* m, const floa
       const float v = oob_color[c];
       oob[c] = static_cast<uint8_t>(v < 0.f ? 0.f : v > 255.f ? 255.f : v + 0.5f);
     }
+  }
+  if (m[1] == 0.0 && m[3] == 0.0) {
+    SeparableRows<C>(g, src, m, scale, shift, oob, dst);
+    return;
   }
   // Coordinates (X + 1, Y + 1) in 16.16 fixed point, stepped along a row by
   // integer additions: the rounding of a step drifts by at most

@@ -29,9 +29,11 @@ TEST(FixedPointWarpTest, WithinOneLevelOfWarpRows) {
     for (int k = 0; k < 40; ++k) {
       std::uniform_real_distribution<double> u(0, 1);
       double m[9];
-      // Crops inside, across the edges and outside; flips and rotations.
+      // Crops inside, across the edges and outside; flips; rotations (odd k:
+      // the general loop) or none (even k: the separable one).
+      const double degrees = k % 2 ? 40 * (u(rng) - 0.5) : 0.0;
       AffineMatrix(37, 53, 19, 23, 5 + 40 * u(rng), 5 + 60 * u(rng), 50 * (u(rng) - 0.5),
-                   70 * (u(rng) - 0.5), 40 * (u(rng) - 0.5), 0, 0, u(rng) < 0.5,
+                   70 * (u(rng) - 0.5), degrees, 0, 0, u(rng) < 0.5,
                    u(rng) < 0.3, true, false, m);
       ASSERT_TRUE(CanWarpAffine(g, m));
       float mf[9];
