@@ -190,3 +190,12 @@ def test_decode_jpeg_warped_names_the_damaged_picture():
     with pytest.raises((tf.errors.DataLossError, tf.errors.InvalidArgumentError),
                        match="picture 1 \\(element 1\\)"):
         decode_jpeg_warped([data, data[: len(data) // 2]], (8, 8), dct_scaling=False)
+
+
+def test_transforms_can_be_fused_from_inside_a_map_graph():
+    # Dataset.map traces its function: the attrs must not need an eager tensor.
+    jpegs = tf.data.Dataset.from_tensors(tf.constant([jpeg(2)]))
+    crop, norm = T.ConstantWarpTransform(), T.ConstantNormTransform(T.IMAGENET_NORM)
+    ds = jpegs.map(lambda batch: decode_jpeg_warped(batch, (8, 8), crop, dtype="float32",
+                                                    bias=T.IMAGENET_MEAN, norm=norm))
+    assert next(iter(ds)).shape == (1, 8, 8, 3)

@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 from typing import List, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import tensorflow as tf
 
 __all__ = [
@@ -289,8 +290,10 @@ class ConstantWarpTransform:
     """Always the same matrix (default: the identity)."""
 
     def __init__(self, matrix=None):
-        self.matrix = tf.constant([[1, 0, 0], [0, 1, 0], [0, 0, 1]] if matrix is None else matrix,
-                                  tf.float32)
+        # Kept as numpy too: the fused kernels' attr is read where no tensor can be evaluated
+        # (inside a Dataset.map graph).
+        self._values = np.asarray(np.eye(3) if matrix is None else matrix, np.float32)
+        self.matrix = tf.constant(self._values)
         if self.matrix.shape != (3, 3):
             raise ValueError(f"matrix must be 3x3, got shape {self.matrix.shape}")
 
@@ -298,14 +301,15 @@ class ConstantWarpTransform:
         return self.matrix
 
     def _kernel_params(self) -> List[float]:
-        return [2.0, *(float(v) for v in self.matrix.numpy().reshape(-1))]
+        return [2.0, *(float(v) for v in self._values.reshape(-1))]
 
 
 class _ConstantVector:
     """A scalar (the same for every channel) or one value per channel."""
 
     def __init__(self, value):
-        value = tf.constant(value, tf.float32)
+        self._values = np.asarray(value, np.float32)
+        value = tf.constant(self._values)
         if value.shape.rank > 1:
             raise ValueError(f"{type(self).__name__} takes a number or one value per channel, "
                              f"got shape {value.shape}")
@@ -316,7 +320,7 @@ class _ConstantVector:
         return self.value
 
     def _kernel_params(self) -> List[float]:
-        return [float(v) for v in self.value.numpy().reshape(-1)]
+        return [float(v) for v in self._values.reshape(-1)]
 
 
 class ConstantBiasTransform(_ConstantVector):
@@ -357,5 +361,7 @@ def kernel_vector(value, name: str) -> List[float]:
     if callable(value):
         raise TypeError(f"{name} must be a number, one number per channel or a Constant"
                         f"{name.capitalize()}Transform to be fused into decoding; got {value!r}")
-    values = tf.reshape(tf.constant(value, tf.float32), [-1]).numpy()
-    return [float(v) for v in values]
+    if isinstance(value, (tf.Tensor, tf.Variable)):
+        raise TypeError(f"{name} must be Python numbers (it becomes an attr of the op), got a "
+                        f"tensor")
+    return [float(v) for v in np.asarray(value, np.float32).reshape(-1)]
