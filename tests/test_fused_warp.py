@@ -199,3 +199,18 @@ def test_transforms_can_be_fused_from_inside_a_map_graph():
     ds = jpegs.map(lambda batch: decode_jpeg_warped(batch, (8, 8), crop, dtype="float32",
                                                     bias=T.IMAGENET_MEAN, norm=norm))
     assert next(iter(ds)).shape == (1, 8, 8, 3)
+
+
+def test_tf_data_service_workers_draw_the_same_crops(service, gulp):
+    # Each split is one clip read alone on a worker (its frames decoded in parallel there); the
+    # crops are functions of (seed, epoch, element), so they equal a local pass's.
+    make = lambda: random_clips(gulp, seed=9, shuffle=True).map(  # noqa: E731
+        lambda e: (e["id"], e["frames"]))
+    local = {i.decode(): f for i, f in make().as_numpy_iterator()}
+    distributed = make().apply(tf.data.experimental.service.distribute(
+        processing_mode=tf.data.experimental.service.ShardingPolicy.DYNAMIC,
+        service=service.target, job_name="fused_crops"))
+    got = {i.decode(): f for i, f in distributed.as_numpy_iterator()}
+    assert sorted(got) == sorted(local) and len(got) == 6
+    for key, frames in got.items():
+        np.testing.assert_array_equal(frames, local[key])
