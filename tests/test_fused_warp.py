@@ -214,3 +214,12 @@ def test_tf_data_service_workers_draw_the_same_crops(service, gulp):
     assert sorted(got) == sorted(local) and len(got) == 6
     for key, frames in got.items():
         np.testing.assert_array_equal(frames, local[key])
+
+
+def test_gray_clips_are_fused_too(gulp):
+    fused = clips(tf_gulp.GulpDataset(gulp["path"], colorspace="gray", shape=(24, 32),
+                                      warp=T.ConstantWarpTransform(MATRIX), dct_scaling=False))
+    for got, e in zip(fused, tf_gulp.GulpDataset(gulp["path"], colorspace="gray")):
+        assert got.shape == (4, 24, 32, 1)
+        want = similarity_warp(e["frames"][tf.newaxis], MATRIX[np.newaxis], (24, 32))[0].numpy()
+        assert np.abs(got.astype(np.float64) - want).max() <= 2
