@@ -28,6 +28,10 @@ def __getattr__(name: str) -> Any:
 
         globals()["BenzinaDataset"] = BenzinaDataset
         return BenzinaDataset
+    if name == "transforms":
+        import tf_gulp.transforms as transforms
+
+        return transforms
     if name == "keep_epoch_counts":
         from tf_gulp.epochs import keep_epoch_counts
 

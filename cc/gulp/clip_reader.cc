@@ -177,5 +177,52 @@ Status DecodeClip(const ClipBytes& clip, const jpeg::DecodeOptions& options,
   return Status::Ok();
 }
 
+namespace {
+
+template <typename Out>
+Status DecodeClipWarpedImpl(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                            const ClipShape& shape, const double matrix[9],
+                            const jpeg::WarpTarget& target, const std::string& data_path,
+                            const std::string& id, const Scheduler& schedule,
+                            int max_parallelism, Out* dst) {
+  const size_t frame_values = static_cast<size_t>(target.out_height) * target.out_width *
+                              jpeg::Channels(options.color_space);
+  jpeg::ImageInfo info;
+  info.width = shape.width;
+  info.height = shape.height;
+  std::vector<Status> statuses(clip.frames.size());
+  ParallelFor(static_cast<int64_t>(clip.frames.size()), max_parallelism, schedule,
+              [&](int64_t k) {
+                const ClipBytes::Span& span = clip.frames[k];
+                statuses[k] = WithContext(
+                    jpeg::DecodeWarped(clip.buffer.data() + span.begin, span.length,
+                                       options, info, matrix, target,
+                                       dst + k * frame_values),
+                    data_path, id, span.frame, span.file_offset);
+              });
+  for (const Status& s : statuses) TFG_RETURN_IF_ERROR(s);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                        const ClipShape& shape, const double matrix[9],
+                        const jpeg::WarpTarget& target, const std::string& data_path,
+                        const std::string& id, const Scheduler& schedule,
+                        int max_parallelism, float* dst) {
+  return DecodeClipWarpedImpl(clip, options, shape, matrix, target, data_path, id, schedule,
+                              max_parallelism, dst);
+}
+
+Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                        const ClipShape& shape, const double matrix[9],
+                        const jpeg::WarpTarget& target, const std::string& data_path,
+                        const std::string& id, const Scheduler& schedule,
+                        int max_parallelism, uint8_t* dst) {
+  return DecodeClipWarpedImpl(clip, options, shape, matrix, target, data_path, id, schedule,
+                              max_parallelism, dst);
+}
+
 }  // namespace gulp
 }  // namespace tfg

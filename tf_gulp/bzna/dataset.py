@@ -4,7 +4,7 @@ the DataLoader helper.
 Everything per element runs in C++ kernels inside the tf.data graph: the container's index is
 parsed by an op (``BznaEntryIndex``, cc/mp4) when the dataset is iterated, each sample is one
 ``pread`` (``ReadFileRange``), decoding is ``tf_gulp.ops.decode_hevc`` and augmentation
-``tf_gulp.ops.similarity_warp`` with matrices from ``tf_gulp.bzna.transforms``. Python only builds
+``tf_gulp.ops.similarity_warp`` with matrices from ``tf_gulp.transforms``. Python only builds
 the graph; when it is built, the container is read and judged once by the same C++ code
 (``tf_gulp._core``, ``cc/mp4/bzna_container``) for the split table and the entry count.
 """
@@ -21,7 +21,7 @@ from tf_gulp import _core
 from tf_gulp._files import absolute, check_regular_file
 from tf_gulp._sharding import as_int, install_auto_shard_warning
 from tf_gulp.bzna import container
-from tf_gulp.bzna import transforms as T
+from tf_gulp import transforms as T
 from tf_gulp.ops.bzna_ops import bzna_entry_index, read_file_range
 from tf_gulp.ops.cardinality_ops import KnownCardinalityDataset
 from tf_gulp.ops.epoch_ops import EpochDataset, new_epoch_counter

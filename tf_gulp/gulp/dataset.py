@@ -15,6 +15,7 @@ from tf_gulp._sharding import (as_int, compose_shard, install_auto_shard_warning
 from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.limits import DEFAULT_MAX_CLIP_BYTES
 from tf_gulp.ops.gulp_ops import FrameSpec, gulp_dataset_variant
+from tf_gulp.transforms import kernel_transform, kernel_vector
 
 # Channels of each colorspace. The allowed colorspaces are the op's attr (gulp_dataset_op.cc):
 # gulp_dataset_variant checks them before this is looked up.
@@ -30,7 +31,8 @@ class GulpDataset(dataset_ops.DatasetSource):
 
     - ``id``: string scalar, the item's id;
     - ``frames``: uint8 ``[T, H, W, C]`` (C = 3 for ``colorspace="rgb"``, 1 for ``"gray"``), or the
-      JPEG bytes as a string ``[T]`` with ``decode=False``;
+      JPEG bytes as a string ``[T]`` with ``decode=False``; with ``shape=(h, w)``, the warped clip
+      ``[T, h, w, C]`` (uint8, or float32 with ``dtype="float32"``);
     - ``label``: int64 scalar: the meta's ``label_field`` value, mapped through ``label2idx`` (or the
       directory's ``label2idx.json``) when it is a string, as is when it is an integer, -1 when absent;
     - ``meta``: string scalar, the JSON text of the item's ``meta_data[0]``.
@@ -40,11 +42,14 @@ class GulpDataset(dataset_ops.DatasetSource):
     is just the path and these options, so it can be saved, checkpointed and run on tf.data service
     workers.
 
-    Example::
+    Example (training clips: a random resized crop and flip per clip, decoded only as far as the
+    crop needs, normalized, in the kernel)::
 
+        from tf_gulp.transforms import RandomResizedCrop
         ds = tf_gulp.GulpDataset("/data/kinetics_gulp", num_frames=8, training=True,
-                                 shuffle=True, seed=1)
-        ds = ds.map(lambda e: (tf.image.resize(e["frames"], (112, 112)), e["label"]))
+                                 shuffle=True, seed=1, warp=RandomResizedCrop(),
+                                 shape=(112, 112), dtype="float32", norm=1 / 255)
+        ds = ds.map(lambda e: (e["frames"], e["label"]))
         model.fit(ds.batch(16).prefetch(tf.data.AUTOTUNE), epochs=10)
 
     Args:
@@ -80,7 +85,23 @@ class GulpDataset(dataset_ops.DatasetSource):
       max_clip_bytes: the most bytes one element's ``frames`` may take: decoded (checked from the
         JPEG headers before anything is decoded or allocated), or as JPEG bytes with
         ``decode=False`` (checked before reading). Default 1 GiB. An element over it is an
-        ``InvalidArgumentError`` naming the id (``ignore_errors()`` skips it).
+        ``InvalidArgumentError`` naming the id (``ignore_errors()`` skips it). With ``shape``, the
+        output's bytes count.
+      shape: ``(height, width)``: decode fused with a warp into clips of this size. Each frame is
+        decoded only as far as the warp samples it (the iMCU columns around the crop, the rows
+        down to its bottom, at the DCT scale 1/2, 1/4, 1/8 that keeps the output's resolution)
+        and warped (bilinear) straight into the output. Default None: frames at their size.
+      warp: with ``shape``: a :mod:`tf_gulp.transforms` transform (``RandomResizedCrop()``,
+        ``CenterResizedCrop()``, ``SimilarityTransform(...)``, ``ConstantWarpTransform(m)``), one
+        per clip (its frames share it), drawn in the kernel from (seed, epoch, element); None:
+        the whole frame resized to ``shape``.
+      dtype: with ``shape``: ``"uint8"`` (default; ``bias``/``norm`` not applied) or
+        ``"float32"``: ``(v - bias) * norm``.
+      bias, norm: with ``dtype="float32"``: a number, one per channel, or a
+        ``ConstantBiasTransform`` / ``ConstantNormTransform``. Default 0 and 1.
+      dct_scaling: with ``shape``: let the decoder scale by 1/2, 1/4, 1/8 where the output keeps
+        its resolution (default; close to, not equal to, the full-size decode, see
+        docs/gulp_dataset.md); False decodes the crop at full size.
 
     Raises:
       tf.errors.NotFoundError: the directory, a chunk's data or index file, or an id is missing.
@@ -110,6 +131,12 @@ class GulpDataset(dataset_ops.DatasetSource):
         dct_method: str = "fast",
         shuffle_chunk_window: int = 4,
         max_clip_bytes: int = DEFAULT_MAX_CLIP_BYTES,
+        shape: Optional[Tuple[int, int]] = None,
+        warp=None,
+        dtype: str = "uint8",
+        bias=None,
+        norm=None,
+        dct_scaling: bool = True,
         _shard: Tuple[int, int] = (1, 0),
     ) -> None:
         if num_frames is not None and num_frames <= 0:
@@ -118,6 +145,7 @@ class GulpDataset(dataset_ops.DatasetSource):
         if isinstance(max_clip_bytes, bool):
             raise ValueError(f"max_clip_bytes must be a positive number of bytes, "
                              f"got {max_clip_bytes!r}")
+        fused = _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode)
         seed_given = seed is not None
         if seed is None:
             seed = secrets.randbits(63)
@@ -126,7 +154,8 @@ class GulpDataset(dataset_ops.DatasetSource):
                           num_frames=num_frames, training=training, shuffle=shuffle, seed=seed,
                           ids=ids, label2idx=label2idx, label_field=label_field, scale=scale,
                           dct_method=dct_method, shuffle_chunk_window=shuffle_chunk_window,
-                          max_clip_bytes=max_clip_bytes)
+                          max_clip_bytes=max_clip_bytes, shape=shape, warp=warp, dtype=dtype,
+                          bias=bias, norm=norm, dct_scaling=dct_scaling)
         self._seed_given = seed_given
         self._shard = (int(_shard[0]), int(_shard[1]))
         if isinstance(directory, (str, bytes, os.PathLike)):
@@ -157,13 +186,18 @@ class GulpDataset(dataset_ops.DatasetSource):
             max_clip_bytes=int(max_clip_bytes),
             num_shards=self._shard[0],
             shard_index=self._shard[1],
+            **fused,
         )
         num_selected: Optional[int] = None
         if num_frames is not None:
             num_selected = int(num_frames)
         elif frames is not None and not isinstance(frames, slice):
             num_selected = len(list(frames))
-        if decode:
+        if shape is not None:
+            frame_spec = tf.TensorSpec(
+                [num_selected, fused["output_height"], fused["output_width"],
+                 _CHANNELS[colorspace]], tf.float32 if dtype == "float32" else tf.uint8)
+        elif decode:
             frame_spec = tf.TensorSpec(
                 [num_selected, None, None, _CHANNELS[colorspace]], tf.uint8
             )
@@ -196,3 +230,29 @@ class GulpDataset(dataset_ops.DatasetSource):
         ds = GulpDataset(**self._args, _shard=compose_shard(self._shard, n, i))
         ds._seed_given = self._seed_given
         return ds
+
+
+def _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode) -> dict:
+    """The op's attrs of the fused decode + warp, checked by name."""
+    if shape is None:
+        for name, value in (("warp", warp), ("bias", bias), ("norm", norm)):
+            if value is not None:
+                raise ValueError(f"{name}= needs shape=(height, width), the output size")
+        if dtype != "uint8":
+            raise ValueError(f"dtype={dtype!r} needs shape=(height, width), the output size")
+        return {}
+    if not decode:
+        raise ValueError("shape= (the fused decode + warp) needs decode=True")
+    try:
+        height, width = (int(v) for v in shape)
+    except (TypeError, ValueError):
+        raise ValueError(f"shape must be (height, width), got {shape!r}") from None
+    if height <= 0 or width <= 0 or (height, width) != tuple(shape):
+        raise ValueError(f"shape must be (height, width), two positive integers, got {shape!r}")
+    if dtype not in ("uint8", "float32"):
+        raise ValueError(f"dtype must be 'uint8' or 'float32', got {dtype!r}")
+    if dtype == "uint8" and (bias is not None or norm is not None):
+        raise ValueError("bias and norm apply to dtype='float32' outputs")
+    return dict(warp=kernel_transform(warp), output_height=height, output_width=width,
+                output_dtype=dtype, bias=kernel_vector(bias, "bias"),
+                norm=kernel_vector(norm, "norm"), dct_scaling=bool(dct_scaling))

@@ -40,12 +40,14 @@ def gulp_dataset_variant(
     max_clip_bytes: int,
     num_shards: int = 1,
     shard_index: int = 0,
+    **fused,
 ) -> tf.Tensor:
     """Creates the variant tensor of a GulpDataset (see tf_gulp.GulpDataset).
 
     Raises ValueError for an option the op's registration does not accept (a colorspace or
     dct_method outside its allowed values, a shuffle_chunk_window or max_clip_bytes under its
-    minimum), naming the option and what it accepts.
+    minimum), naming the option and what it accepts. `fused` holds the fused decode + warp's
+    attrs (warp, output_height, output_width, output_dtype, bias, norm, dct_scaling).
     """
     for attr, value in (("colorspace", colorspace), ("dct_method", dct_method),
                         ("shuffle_chunk_window", int(shuffle_chunk_window)),
@@ -89,6 +91,7 @@ def gulp_dataset_variant(
         num_shards=int(num_shards),
         shard_index=int(shard_index),
         epoch_counter=new_epoch_counter(),
+        **fused,
         **label_args,
         **frame_args,
     )

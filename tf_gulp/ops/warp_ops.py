@@ -1,7 +1,7 @@
 """Python wrapper of the SimilarityWarp op (registered in similarity_warp_op.cc).
 
 `similarity_warp` is exported as `tf_gulp.ops.similarity_warp`; the transforms in
-`tf_gulp.bzna.transforms` build its matrices.
+`tf_gulp.transforms` build its matrices.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def similarity_warp(
     (X/W, Y/W), rounded and clamped to [0, 255], and written as `(v - bias) * norm` (float32). Output
     pixels that map outside the input picture (which covers [-0.5, W-0.5] x [-0.5, H-0.5]) get
     `oob_color` as is. This is the reference's "similarity warp" convention, so matrices from
-    `tf_gulp.bzna.transforms` plug in directly.
+    `tf_gulp.transforms` plug in directly.
 
     Args:
       images: uint8 `[B, H, W, C]` pictures, `[B, T, H, W, C]` clips (every frame of clip b is warped
