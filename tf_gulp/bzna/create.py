@@ -32,7 +32,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tf_gulp import _args as A
 from tf_gulp import _core
+from tf_gulp._x265 import X265_CRF_RANGE, X265_PRESETS
 from tf_gulp.bzna import container as C
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".ppm")
@@ -245,6 +247,14 @@ def create_dataset(source: str, output: str, *, crf: int = 10, preset: str = "me
     interrupted run had renamed it into place, complete, and not yet removed its parts: then the
     re-run removes them and returns).
     """
+    what = "create_dataset: "
+    source = A.path(source, "source", what=what)
+    output = A.path(output, "output", what=what)
+    crf = A.integer(crf, "crf", minimum=X265_CRF_RANGE[0], maximum=X265_CRF_RANGE[1], what=what)
+    A.choice(preset, "preset", X265_PRESETS, what=what)
+    workers = A.optional_integer(workers, "workers", minimum=1, what=what)
+    progress = A.boolean(progress, "progress", what=what)
+    overwrite = A.boolean(overwrite, "overwrite", what=what)
     if os.path.exists(output) and not overwrite and not os.path.isdir(output + ".parts"):
         raise FileExistsError(f"{output} exists (pass overwrite=True / --overwrite)")
     if os.path.isdir(source):

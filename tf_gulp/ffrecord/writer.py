@@ -19,6 +19,7 @@ import threading
 import warnings
 from typing import Any, List, Optional, Sequence, Union
 
+from tf_gulp import _args as A
 from tf_gulp.ffrecord._native import _core
 
 __all__ = ["FileWriter", "dump"]
@@ -57,10 +58,8 @@ class FileWriter:
     """
 
     def __init__(self, fname: Union[str, os.PathLike], n: int) -> None:
-        self.fname = os.fsdecode(fname)
-        self.n = int(n)
-        if self.n < 0:
-            raise ValueError(f"n must be >= 0, got {n}")
+        self.fname = A.path(fname, "fname", what="FileWriter: ")
+        self.n = A.integer(n, "n", minimum=0, what="FileWriter: ")
         self._writer = _core.FFRecordWriter(self.fname, self.n)
 
     @property
@@ -157,10 +156,10 @@ def dump(
       The paths written, in index order.
     """
     n = len(records)
-    nfiles = int(nfiles)
-    if nfiles < 1:
-        raise ValueError(f"nfiles must be >= 1, got {nfiles}")
-    out = os.fsdecode(out_dir)
+    nfiles = A.integer(nfiles, "nfiles", minimum=1, what="dump: ")
+    progress = A.boolean(progress, "progress", what="dump: ")
+    workers = A.optional_integer(workers, "workers", minimum=1, what="dump: ")
+    out = A.path(out_dir, "out_dir", what="dump: ")
     stage = None
     if nfiles == 1 and out.endswith(".ffr"):
         paths = [out]
