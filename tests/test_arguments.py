@@ -182,7 +182,7 @@ BENZINA_CASES = [
     (DataLoader, (), dict(track="thumb"), ValueError,
      r"track must be 'bzna_input' or 'bzna_thumb', got 'thumb'"),
     (DataLoader, (), dict(warp_transform="random"), TypeError,
-     r"warp_transform must be a transform \(a callable, e\.g\. "
+     r"warp_transform must be a callable \(a function, e\.g\. "
      r"tf_gulp\.bzna\.transforms\.RandomResizedCrop\(\)\) or None, got 'random'"),
     (DataLoader, (), dict(drop_remainder="no"), TypeError, r"drop_remainder must be True or False"),
     (DataLoader, (), dict(split=0), TypeError, r"split must be a string or None, got 0"),
@@ -271,3 +271,25 @@ def test_cli_int_names_the_flag():
         parse("101")
     with pytest.raises(Exception, match=r"must be an integer in \[1, 100\], got 'x'"):
         parse("x")
+
+
+def test_gulp_directory_refuses_by_name(gulp_dir):
+    from tf_gulp.gulp import GulpDirectory
+    with pytest.raises(TypeError, match=r"GulpDirectory: jpeg_decoder must be a callable \(a "
+                                        r"function, e\.g\. simplejpeg\.decode_jpeg\) or None, "
+                                        r"got 'turbo' \(str\)"):
+        GulpDirectory(gulp_dir, "turbo")
+    with pytest.raises(TypeError, match=r"GulpDirectory: require_chunks must be True or False"):
+        GulpDirectory(gulp_dir, require_chunks="yes")
+    with pytest.raises(TypeError, match=r"GulpDirectory: output_dir must be a path"):
+        GulpDirectory(None)
+
+
+def test_service_ports_refuse_by_name(capsys):
+    from tf_gulp import service
+    with pytest.raises(ValueError, match=r"start_worker: port must be an integer in \[0, 65535\], "
+                                         r"got 70000"):
+        service.start_worker("localhost:1", 70000)
+    with pytest.raises(SystemExit):
+        service.main(["dispatcher", "--port", "-1"])
+    assert "argument --port: must be an integer in [0, 65535], got -1" in capsys.readouterr().err

@@ -32,7 +32,7 @@ import os
 from typing import Any, Callable, Collection, Optional
 
 __all__ = ["WrongTypeError", "boolean", "choice", "cli_int", "integer", "integer_list",
-           "optional_integer", "path", "real", "seed", "string"]
+           "optional_callable", "optional_integer", "path", "real", "seed", "string"]
 
 #: The range of an int64 attr (the ops' ``seed``): what a seed may be.
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
@@ -158,6 +158,14 @@ def integer_list(value: Any, name: str, *, what: str = "") -> list:
             raise WrongTypeError(f"{what}{name}[{i}] must be an integer, {_got(v)}")
         out.append(int(v))
     return out
+
+
+def optional_callable(value: Any, name: str, *, what: str = "", example: str = "") -> Any:
+    """``value`` when it is callable or None; ``example`` says what one looks like."""
+    if value is not None and not callable(value):
+        like = f" (a function, e.g. {example})" if example else " (a function)"
+        raise WrongTypeError(f"{what}{name} must be a callable{like} or None, {_got(value)}")
+    return value
 
 
 def path(value: Any, name: str, *, what: str = "") -> str:

@@ -71,11 +71,8 @@ def _check_common(what: str, split, track: str, shuffle, seed, splits) -> Tuple[
 
 
 def _transform(value, name: str, what: str):
-    if value is not None and not callable(value):
-        raise A.WrongTypeError(f"{what}{name} must be a transform (a callable, e.g. "
-                               f"tf_gulp.bzna.transforms.{_TRANSFORM_EXAMPLES[name]}) or None, "
-                               f"got {value!r} ({type(value).__name__})")
-    return value
+    return A.optional_callable(value, name, what=what,
+                               example=f"tf_gulp.bzna.transforms.{_TRANSFORM_EXAMPLES[name]}")
 
 
 _TRANSFORM_EXAMPLES = {"warp_transform": "RandomResizedCrop()",

@@ -334,6 +334,8 @@ class GulpChunk:
         jpeg_quality = A.integer(jpeg_quality, "jpeg_quality", minimum=1, maximum=100,
                                  what="GulpChunk: ")
         A.choice(jpeg_subsampling, "jpeg_subsampling", _SUBSAMPLINGS, what="GulpChunk: ")
+        A.optional_callable(jpeg_decoder, "jpeg_decoder", what="GulpChunk: ",
+                            example="simplejpeg.decode_jpeg")
         self.data_file_path: str = os.fspath(data_file_path)
         self.meta_file_path: str = os.fspath(meta_file_path)
         self.jpeg_quality = int(jpeg_quality)
