@@ -295,7 +295,7 @@ def ImageNet(root: Union[str, os.PathLike], split: str = "train", **kwargs) -> t
     """ImageNet stored the Benzina way: `root` is the .bzna file, or a folder holding
     `ilsvrc2012.bzna` (or exactly one .bzna file); splits as in :func:`split_range` (keyword
     arguments, `splits=` included, go to :func:`BenzinaDataset`)."""
-    root = absolute(root)
+    root = absolute(A.path(root, "root", what="ImageNet: "))
     if tf.io.gfile.isdir(root):  # local or any TensorFlow file system
         candidates = sorted(f.rstrip("/") for f in tf.io.gfile.listdir(root)
                             if f.rstrip("/").endswith(".bzna"))
