@@ -49,7 +49,7 @@ OPS_LIBRARY := tf_gulp/ops/_tf_gulp_ops.so
 # python3 is installed, which only `make setup` meets, and it does not build.
 OPS_SOURCES := $(shell python3 tools/build_settings.py sources 2>/dev/null)
 
-.PHONY: setup apt venv build test pytest demo bench bench-ingest bench-ffrecord gpu-harness fuzz clean FORCE
+.PHONY: setup apt venv build test pytest demo bench bench-ingest bench-ffrecord gpu-harness gpu-proof fuzz clean FORCE
 
 setup: apt $(DEPS_STAMP)
 
@@ -104,6 +104,11 @@ gpu-harness:
 	cmake -S cc/gpu -B build/gpu
 	cmake --build build/gpu -j
 	build/gpu/warp_harness $(HARNESS_ARGS)
+
+# NVDEC decoding + the GPU warp against the CPU path's outputs, then images/s (cc/gpu/README.md):
+# needs nvcc, CMake and an NVIDIA driver, not TensorFlow, not the network.
+gpu-proof:
+	tools/gpu_proof.sh $(PROOF_ARGS)
 
 # Coverage-guided fuzzing of the C++ parsers (docs/fuzzing.md): builds cc/fuzz with clang under
 # build/fuzz, then fuzzes each target in turn (one process each); the corpus grows across runs,

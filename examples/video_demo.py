@@ -164,7 +164,7 @@ def build_gulps(workdir: str, short_side: int, stride: int, rebuild: bool) -> Di
     label2idx = {name: index for index, name in enumerate(CLASS_NAMES)}
     for split, out_dir in dirs.items():
         if os.path.exists(out_dir):
-            shutil.rmtree(out_dir)  # GulpIngestor refuses to mix new chunks into old ones
+            shutil.rmtree(out_dir)  # GulpIngestor would append new chunks after the old ones
         adapter = VideoClipAdapter(videos, split, stride)
         # 8 clips per chunk gives several chunks, so a shuffled read mixes chunks.
         GulpIngestor(adapter, out_dir, videos_per_chunk=8, num_workers=1)()

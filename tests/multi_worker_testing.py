@@ -22,7 +22,9 @@ times its share read alone against one reader of everything. All of it goes to O
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 import sys
 from importlib import metadata
 import time
@@ -34,6 +36,8 @@ import tf_gulp
 
 SEED = 1234
 STEPS = 4  # training steps: one epoch of the share, so the share is decoded exactly once
+# Seconds each element's labelling waits (TF_GULP_TEST_ELEMENT_DELAY): a slow machine on demand.
+ELEMENT_DELAY = float(os.environ.get("TF_GULP_TEST_ELEMENT_DELAY", "0"))
 
 
 def source(fmt: str, path: str) -> tf.data.Dataset:
@@ -63,10 +67,31 @@ def labelled(fmt: str, path: str, ctx: tf.distribute.InputContext, keys_file: st
 
     def record(e):
         key, x, y = to_example(e)
+        if ELEMENT_DELAY:
+            x = slowed(x)
         with tf.control_dependencies([tf.print(key, output_stream="file://" + keys_file)]):
             return tf.identity(x), y
 
     return ds.map(record).batch(per_replica_batch, drop_remainder=True)
+
+
+def slowed(x: tf.Tensor) -> tf.Tensor:
+    """x, after ELEMENT_DELAY seconds: a machine as slow as the test wants (its own knob, so the
+    test can check the labels stay right however long the pipeline lags the training)."""
+    def sleep(v):
+        time.sleep(ELEMENT_DELAY)
+        return v
+    y = tf.numpy_function(sleep, [x], x.dtype, stateful=True)
+    y.set_shape(x.shape)
+    return y
+
+
+def count_lines(path: str) -> int:
+    try:
+        with open(path) as f:
+            return len(f.read().split())
+    except FileNotFoundError:
+        return 0
 
 
 def keras_in_use() -> str:
@@ -134,20 +159,28 @@ def main(mode: str, fmt: str, path: str, num_elements: str, out: str) -> None:
     contexts = []
     keys_file = f"{out}.keys"
 
-    def dataset_fn(ctx: tf.distribute.InputContext) -> tf.data.Dataset:
-        contexts.append((ctx.num_input_pipelines, ctx.input_pipeline_id))
-        return labelled(fmt, path, ctx, keys_file, per_replica_batch)
+    def distribute(keys_file: str):
+        def dataset_fn(ctx: tf.distribute.InputContext) -> tf.data.Dataset:
+            contexts.append((ctx.num_input_pipelines, ctx.input_pipeline_id))
+            return labelled(fmt, path, ctx, keys_file, per_replica_batch)
+        return strategy.distribute_datasets_from_function(dataset_fn)
 
     result = {"keras": keras_in_use(), "mode": mode}
-    dist = strategy.distribute_datasets_from_function(dataset_fn)
     if mode == "custom-loop":
-        # Keras 3's model.fit pulls a first batch before failing: its labels are discarded (the
-        # custom loop reads a fresh epoch from a new dataset).
-        result["keras3_fit_error"] = keras3_fit_error(strategy, dist)
-        open(keys_file, "w").close()
-        dist = strategy.distribute_datasets_from_function(dataset_fn)
+        # Keras 3's model.fit pulls batches before it fails, and the iterator it made outlives the
+        # failure: its prefetch goes on decoding (and labelling) elements of the share while the
+        # custom loop trains. So the failed fit labels into a file of its own, and the custom loop
+        # reads a fresh epoch from a new dataset that labels into keys_file alone. (Truncating one
+        # shared file between the two let the old iterator's late keys land in it: "an element
+        # decoded twice", more often the slower the machine.)
+        fit_keys = f"{out}.fit-keys"
+        result["keras3_fit_error"] = keras3_fit_error(strategy, distribute(fit_keys))
+        gc.collect()  # the failed fit's iterator, once nothing refers to it
+        result["fit_keys_after_failure"] = count_lines(fit_keys)
+        dist = distribute(keys_file)
         train = train_with_custom_loop
     else:
+        dist = distribute(keys_file)
         train = train_with_fit
     start = time.perf_counter()
     losses, model = train(strategy, dist)
@@ -157,6 +190,8 @@ def main(mode: str, fmt: str, path: str, num_elements: str, out: str) -> None:
     result["weights"] = [float(v) for v in tf.reshape(model.trainable_variables[0], [-1]).numpy()]
     with open(keys_file) as f:
         result["keys"] = f.read().split()
+    if mode == "custom-loop":  # reported: how long the failed fit's iterator went on decoding
+        result["fit_keys_after_training"] = count_lines(fit_keys)
 
     # experimental_distribute_dataset (auto-shard AUTO) on an unsharded tf_gulp pipeline: every
     # worker would read everything, which tf_gulp's one-time warning says.

@@ -16,14 +16,9 @@ import subprocess
 
 import pytest
 
+from gpu_testing import find_nvcc
+
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def find_nvcc() -> str | None:
-    """Where cc/gpu/CMakeLists.txt looks too: $CUDA_HOME/bin, /usr/local/cuda/bin, PATH."""
-    candidates = [os.path.join(os.environ.get("CUDA_HOME", "/nonexistent"), "bin", "nvcc"),
-                  "/usr/local/cuda/bin/nvcc", shutil.which("nvcc")]
-    return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
 
 
 @pytest.fixture(scope="module")

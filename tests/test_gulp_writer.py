@@ -466,18 +466,20 @@ def test_ingestor(tmp_path, num_workers):
 
 
 def test_ingestor_refuses_existing_dataset(tmp_path):
+    # if_exists="error": what tf-gulp ingest passes unless --append (the Python default appends,
+    # as gulpio2: tests/test_gulpio2_compat.py).
     adapter = SyntheticAdapter([1, 2, 3], 8, 8)
     GulpIngestor(adapter, tmp_path, 2, 1, progress=False)()
     before = dir_bytes(tmp_path)
     with pytest.raises(FileExistsError, match="if_exists='append'"):
-        GulpIngestor(adapter, tmp_path, 2, 1, progress=False)()
+        GulpIngestor(adapter, tmp_path, 2, 1, progress=False, if_exists="error")()
     assert dir_bytes(tmp_path) == before
     # Leftovers of an interrupted ingest count too.
     other = tmp_path / "other"
     other.mkdir()
     (other / "data_0.gulp.tmp").write_bytes(b"")
     with pytest.raises(FileExistsError):
-        GulpIngestor(adapter, other, 2, 1, progress=False)()
+        GulpIngestor(adapter, other, 2, 1, progress=False, if_exists="error")()
     with pytest.raises(ValueError):
         GulpIngestor(adapter, other, 2, 1, if_exists="whatever")
 

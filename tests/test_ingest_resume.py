@@ -108,8 +108,9 @@ def test_existing_dataset_needs_append_or_overwrite(tmp_path):
     out = tmp_path / "out"
     ingest(Flaky([1, 1, 1]), out, write_label2idx=True)
     before = chunk_files(out)
+    # if_exists="error" is what tf-gulp ingest passes unless --append.
     with pytest.raises(FileExistsError, match="append"):
-        ingest(Flaky([1, 1], labels=("q",)), out)
+        ingest(Flaky([1, 1], labels=("q",)), out, if_exists="error")
     assert chunk_files(out) == before
 
     class Renamed(Flaky):

@@ -95,7 +95,7 @@ void RemoveStaleTemporaries(const std::string& path, const std::string& own) {
 }  // namespace
 
 Status FFRecordWriter::Create(const std::string& path, int64_t num_records,
-                              std::unique_ptr<FFRecordWriter>* writer) {
+                              std::unique_ptr<FFRecordWriter>* writer, int* os_errno) {
   uint64_t header_bytes = 0;
   if (!HeaderBytes(num_records, &header_bytes)) {
     return InvalidArgumentError(path, ": cannot write ", num_records,
@@ -113,7 +113,10 @@ Status FFRecordWriter::Create(const std::string& path, int64_t num_records,
   for (int attempt = 0; attempt < 100 && w->fd_ < 0; ++attempt) {
     w->temp_path_ = path + TempSuffix();
     w->fd_ = ::open(w->temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (w->fd_ < 0 && errno != EEXIST) return IoError(w->temp_path_, "cannot create", errno);
+    if (w->fd_ < 0 && errno != EEXIST) {
+      if (os_errno != nullptr) *os_errno = errno;
+      return IoError(w->temp_path_, "cannot create", errno);
+    }
     if (w->fd_ < 0) continue;
     // Held until the file is renamed into place or removed: the mark of a
     // live writer (RemoveStaleTemporaries). Between open and flock another
@@ -147,6 +150,7 @@ Status FFRecordWriter::WriteAt(uint64_t offset, const char* data, size_t length)
     const ssize_t n = ::pwrite(fd_, data + done, length - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
+      os_errno_ = errno;
       return IoError(temp_path_, "write failed", errno);
     }
     done += static_cast<size_t>(n);
@@ -163,6 +167,7 @@ Status FFRecordWriter::Flush() {
 }
 
 Status FFRecordWriter::Append(const void* data, size_t length) {
+  os_errno_ = 0;
   if (fd_ < 0) return InvalidArgumentError(path_, ": the writer is closed");
   if (count() >= num_records_) {
     return InvalidArgumentError(path_, ": all ", num_records_,
@@ -192,6 +197,7 @@ Status FFRecordWriter::Append(const void* data, size_t length) {
 }
 
 Status FFRecordWriter::Finish() {
+  os_errno_ = 0;
   if (fd_ < 0) return InvalidArgumentError(path_, ": the writer is closed");
   if (count() != num_records_) {
     const int64_t written = count();
@@ -211,7 +217,10 @@ Status FFRecordWriter::Finish() {
                 8 * offsets_.size());
     s = WriteAt(0, header.data(), header.size());
   }
-  if (s.ok() && ::fsync(fd_) != 0) s = IoError(temp_path_, "fsync failed", errno);
+  if (s.ok() && ::fsync(fd_) != 0) {
+    os_errno_ = errno;
+    s = IoError(temp_path_, "fsync failed", errno);
+  }
   if (!s.ok()) {
     Discard();
     return s;
@@ -225,12 +234,14 @@ Status FFRecordWriter::Finish() {
     const int err = errno;
     ::unlink(temp_path_.c_str());
     if (lock_fd >= 0) ::close(lock_fd);
+    os_errno_ = err;
     return IoError(temp_path_, "close failed", err);
   }
   if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     ::unlink(temp_path_.c_str());
     if (lock_fd >= 0) ::close(lock_fd);
+    os_errno_ = err;
     return IoError(path_, "cannot rename the finished file into place", err);
   }
   if (lock_fd >= 0) ::close(lock_fd);

@@ -27,9 +27,10 @@ namespace ffrecord {
 
 class FFRecordWriter {
  public:
-  // Prepares to write `num_records` records to `path`.
+  // Prepares to write `num_records` records to `path`. When creating the
+  // temporary file fails, `*os_errno` (if given) receives the errno.
   static Status Create(const std::string& path, int64_t num_records,
-                       std::unique_ptr<FFRecordWriter>* writer);
+                       std::unique_ptr<FFRecordWriter>* writer, int* os_errno = nullptr);
   // Discards the temporary file unless Finish() succeeded.
   ~FFRecordWriter();
   FFRecordWriter(const FFRecordWriter&) = delete;
@@ -52,6 +53,10 @@ class FFRecordWriter {
   int64_t num_records() const { return num_records_; }
   int64_t count() const { return static_cast<int64_t>(checksums_.size()); }
   bool open() const { return fd_ >= 0; }
+  // The errno of the system call that made Append or Finish fail (ENOSPC on
+  // a full disk, EROFS, ...), 0 when none did: the caller can tell the
+  // output's fault from a wrong use and name it (tf_gulp's OutputError).
+  int os_errno() const { return os_errno_; }
 
  private:
   FFRecordWriter() = default;
@@ -67,6 +72,7 @@ class FFRecordWriter {
   std::vector<uint32_t> checksums_;
   std::vector<uint64_t> offsets_;
   std::string buffer_;  // small records are gathered into larger writes
+  int os_errno_ = 0;
 };
 
 }  // namespace ffrecord

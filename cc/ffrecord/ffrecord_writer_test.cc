@@ -2,10 +2,13 @@
 
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 
 #include "cc/io/random_access_file.h"
 #include "cc/testing/ffrecord_testing.h"
@@ -134,6 +137,43 @@ TEST(FFRecordWriterTest, BadArguments) {
   ASSERT_TRUE(FFRecordWriter::Create(dir.Join("zero.ffr"), 0, &w).ok());
   ASSERT_TRUE(w->Finish().ok());
   EXPECT_EQ(Slurp(dir.Join("zero.ffr")), testing::BuildFFRecord({}));
+}
+
+// A write the file system refuses (here: past RLIMIT_FSIZE, EFBIG, as a full disk
+// gives ENOSPC) reports its errno, so that Python raises the matching OSError
+// and names the output, and leaves no file behind.
+TEST(FFRecordWriterTest, AFailedWriteReportsItsErrnoAndLeavesNoFile) {
+  testing::TempDir dir;
+  std::unique_ptr<FFRecordWriter> w;
+  ASSERT_TRUE(FFRecordWriter::Create(dir.Join("big.ffr"), 2, &w).ok());
+  ASSERT_TRUE(w->Append("small", 5).ok());
+  EXPECT_EQ(w->os_errno(), 0);
+  const std::string record(8192, 'x');
+  ASSERT_TRUE(w->Append(record.data(), record.size()).ok());  // buffered: nothing written yet
+
+  struct rlimit old_limit;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  struct rlimit limit = old_limit;
+  limit.rlim_cur = 4096;
+  void (*old_handler)(int) = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of a signal
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const Status s = w->Finish();
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(w->os_errno(), EFBIG) << s.message();
+  EXPECT_NE(s.message().find("File too large"), std::string::npos) << s.message();
+  EXPECT_FALSE(w->open());
+  EXPECT_TRUE(ListDir(dir.path()).empty());
+  // A later misuse is not a system error.
+  EXPECT_EQ(w->Append("x", 1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(w->os_errno(), 0);
+
+  int err = 0;
+  EXPECT_EQ(FFRecordWriter::Create(dir.Join("no/such/dir.ffr"), 1, &w, &err).code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(err, ENOENT);
 }
 
 }  // namespace

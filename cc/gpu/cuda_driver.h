@@ -41,6 +41,8 @@ struct CudaDriver {
   X(cuMemFree)                     \
   X(cuMemcpyHtoD)                  \
   X(cuMemcpyDtoH)                  \
+  X(cuMemcpyHtoDAsync)             \
+  X(cuCtxSynchronize)              \
   X(cuStreamCreate)                \
   X(cuStreamDestroy)               \
   X(cuStreamSynchronize)           \

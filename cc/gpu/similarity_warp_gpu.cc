@@ -2,13 +2,12 @@
 
 #include <utility>
 
+#include "cc/gpu/launch_geometry.h"
+
 namespace tfg {
 namespace gpu {
 namespace {
 
-// 32 x 8 threads: a warp covers 32 adjacent output pixels of a row, so its
-// stores are contiguous (NCHW) or nearly so (NHWC).
-constexpr unsigned kBlockX = 32, kBlockY = 8;
 constexpr int64_t kMaxChannels = 4;  // the kernel keeps a pixel in registers
 constexpr int64_t kMaxBatch = 65535;  // the grid's z dimension
 
@@ -91,11 +90,10 @@ Status GpuSimilarityWarp::LaunchYcbcr(int64_t batch, CUdeviceptr pictures, bool 
 Status GpuSimilarityWarp::LaunchOverOutput(CUfunction kernel, int64_t out_height,
                                            int64_t out_width, int64_t batch, void** args,
                                            CUstream stream) const {
-  const unsigned grid_x = static_cast<unsigned>((out_width + kBlockX - 1) / kBlockX);
-  const unsigned grid_y = static_cast<unsigned>((out_height + kBlockY - 1) / kBlockY);
+  const LaunchDims d = WarpLaunchDims(out_height, out_width, batch);
   TFG_CU_RETURN_IF_ERROR(
-      *driver_, cuLaunchKernel(kernel, grid_x, grid_y, static_cast<unsigned>(batch), kBlockX,
-                               kBlockY, 1, 0, stream, args, nullptr));
+      *driver_, cuLaunchKernel(kernel, d.grid_x, d.grid_y, d.grid_z, d.block_x, d.block_y,
+                               d.block_z, 0, stream, args, nullptr));
   return Status::Ok();
 }
 

@@ -15,7 +15,10 @@ split table (`moov/udta/bzsp`, JSON).
 
 Crash safety and resumption: per-image MP4s are written to `<output>.parts/` (each to a temporary
 name, then renamed), so an interrupted run resumes with the images already encoded; the container
-is assembled under a temporary name, fsynced, and renamed into place.
+is assembled under a temporary name, fsynced, and renamed into place. A failure to write the output
+(a full disk, a quota, a read-only file system, no permission) raises
+:class:`~tf_gulp._output_errors.OutputError` naming the file, removes the temporary file it was
+writing and keeps the images encoded so far: the same call completes once there is room.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import numpy as np
 from tf_gulp import _args as A
 from tf_gulp import _core
 from tf_gulp._x265 import X265_CRF_RANGE, X265_PRESETS
+from tf_gulp._output_errors import OutputError, writing_output
 from tf_gulp.bzna import container as C
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".ppm")
@@ -223,17 +227,28 @@ def _thumb_range(mp4: bytes) -> Tuple[int, int, bytes]:
 # ---------------------------------------------------------------------------------------------
 # The container
 
+def _write_file(path: str, tmp: str, data: bytes) -> None:
+    """``data`` into ``tmp``, fsynced and renamed to ``path``. A failed write is an OutputError
+    naming ``path`` and leaves neither file."""
+    with writing_output(path):
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
 def _encode_one(args) -> Tuple[int, str]:
     index, entry_path, name, target, part, crf, preset = args
     if os.path.exists(part):
         return index, part
     data = image_mp4(load_rgb(entry_path), target, name, crf, preset)
-    tmp = f"{part}.tmp.{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, part)
+    _write_file(part, f"{part}.tmp.{os.getpid()}", data)
     return index, part
 
 
@@ -246,6 +261,10 @@ def create_dataset(source: str, output: str, *, crf: int = 10, preset: str = "me
     images already encoded; an existing `output` is an error unless `overwrite` (or unless the
     interrupted run had renamed it into place, complete, and not yet removed its parts: then the
     re-run removes them and returns).
+
+    Raises :class:`~tf_gulp._output_errors.OutputError` (an OSError) when the output cannot be
+    written (a full disk, a read-only file system, no permission): the images encoded so far are
+    kept in ``<output>.parts/`` and the same call resumes once there is room.
     """
     what = "create_dataset: "
     source = A.path(source, "source", what=what)
@@ -255,6 +274,18 @@ def create_dataset(source: str, output: str, *, crf: int = 10, preset: str = "me
     workers = A.optional_integer(workers, "workers", minimum=1, what=what)
     progress = A.boolean(progress, "progress", what=what)
     overwrite = A.boolean(overwrite, "overwrite", what=what)
+    try:
+        return _create(source, output, crf=crf, preset=preset, workers=workers,
+                       progress=progress, overwrite=overwrite)
+    except OutputError as e:
+        if not e.hint:
+            e.hint = (f"the images encoded so far are kept in {output}.parts: run the same "
+                      "conversion again to resume")
+        raise
+
+
+def _create(source: str, output: str, *, crf: int, preset: str, workers: Optional[int],
+            progress: bool, overwrite: bool) -> Dict[str, object]:
     if os.path.exists(output) and not overwrite and not os.path.isdir(output + ".parts"):
         raise FileExistsError(f"{output} exists (pass overwrite=True / --overwrite)")
     if os.path.isdir(source):
@@ -283,11 +314,9 @@ def create_dataset(source: str, output: str, *, crf: int = 10, preset: str = "me
             return _summary(entries, classes, output)
         if not same:  # another conversion's leftovers: start over
             shutil.rmtree(parts_dir)
-    os.makedirs(parts_dir, exist_ok=True)
-    tmp = manifest_path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(manifest, f)
-    os.replace(tmp, manifest_path)
+    with writing_output(parts_dir):
+        os.makedirs(parts_dir, exist_ok=True)
+    _write_file(manifest_path, manifest_path + ".tmp", json.dumps(manifest).encode("utf-8"))
 
     parts = [os.path.join(parts_dir, f"{i:09d}.mp4") for i in range(len(entries))]
     jobs = [(i, e.path, e.name, e.target, parts[i], crf, preset) for i, e in enumerate(entries)]
@@ -319,10 +348,31 @@ def _assemble(entries: Sequence[Entry], classes: Sequence[str], parts: Sequence[
     head = C.ftyp()
     payload_size = sum(sizes) + 8 * len(entries) + sum(len(n) for n in names)
     base = len(head) + 16
+    tmp = output + ".tmp"
+    with writing_output(output):
+        try:
+            _write_container(tmp, head, payload_size, parts, sizes, entries, names, classes,
+                             base)
+            os.replace(tmp, output)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        dir_fd = os.open(os.path.dirname(os.path.abspath(output)), os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    _remove_parts(parts_dir)
+    return _summary(entries, classes, output)
+
+
+def _write_container(tmp: str, head: bytes, payload_size: int, parts: Sequence[str],
+                     sizes: Sequence[int], entries: Sequence[Entry], names: Sequence[bytes],
+                     classes: Sequence[str], base: int) -> None:
     input_offsets, thumb_offsets, thumb_sizes = [], [], []
     pos = base
     thumb_hvcc = None
-    tmp = output + ".tmp"
     with open(tmp, "wb") as out:
         out.write(head)
         out.write(C.large_box_header(b"mdat", payload_size))
@@ -358,14 +408,6 @@ def _assemble(entries: Sequence[Entry], classes: Sequence[str], parts: Sequence[
         out.write(C.moov(tracks, metadata))
         out.flush()
         os.fsync(out.fileno())
-    os.replace(tmp, output)
-    dir_fd = os.open(os.path.dirname(os.path.abspath(output)), os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-    _remove_parts(parts_dir)
-    return _summary(entries, classes, output)
 
 
 def _remove_parts(parts_dir: str) -> None:

@@ -56,6 +56,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_create(args: argparse.Namespace) -> int:
+    from tf_gulp._output_errors import OutputError
     from tf_gulp.bzna.create import create_dataset
 
     try:
@@ -63,6 +64,10 @@ def run_create(args: argparse.Namespace) -> int:
                                  workers=args.jobs or usable_cpus(),
                                  progress=progress_wanted(args.progress),
                                  overwrite=args.overwrite)
+    except OutputError as e:  # the output's fault (full disk, read-only...), not an input's
+        e.hint = (f"the images encoded so far are kept in {args.output}.parts: run the same "
+                  "command again to resume")
+        raise CommandError(str(e)) from None
     except FileExistsError as e:
         raise UsageError(str(e)) from None
     except (FileNotFoundError, ValueError) as e:

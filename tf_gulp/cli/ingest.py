@@ -28,7 +28,7 @@ Write a gulp directory (data_N.gulp + meta_N.gmeta chunks, label2idx.json) from:
   video-folder  INPUT/<class>/<video>        one item per video, any format PyAV opens
   20bn          INPUT = labels JSON or CSV   Something-Something / Jester; videos <id>.webm or
                                              folders <id>/ of JPEG frames in --data (default:
-                                             INPUT's folder); --class-file fixes label indices
+                                             INPUT's folder)
   kinetics      INPUT = CSV with a header    youtube_id,time_start,time_end[,label,...]; videos
                                              in --data (default: INPUT's folder), named
                                              <youtube_id>_<start:06d>_<end:06d>.<ext> (whole
@@ -38,17 +38,24 @@ or your own adapter: --adapter MODULE:CLASS (a module on the path, or path/to/fi
 built as CLASS(INPUT, **ADAPTER_ARGS) (plus options=FrameOptions and label2idx= when its
 constructor takes them), instead of ADAPTER.
 
+Labels: classes are numbered in sorted order, unless --class-file fixes the numbering: give the
+training split's gulp directory (or its label2idx.json, or a class list) when you ingest the
+validation split, so that both number every class the same way.
+
 Videos are decoded in-process with PyAV and frames encoded as JPEG (quality 90, 4:4:4 unless
 told otherwise); JPEG images and frames are stored byte for byte unless resized or --reencode.
 
 Safety: chunks appear only when complete. If an ingest stops (Ctrl-C, kill, crash, a bad file),
 run the same command again: it writes only the missing chunks. An OUTPUT that already holds a
 dataset is refused unless you pass --append or --overwrite. A file that cannot be decoded stops
-the ingest with its name, or is left out with --skip-bad (and listed at the end).
+the ingest with its name, or is left out with --skip-bad (and listed at the end). A full or
+read-only OUTPUT is never a bad file: the ingest stops naming the output; free space (or fix it)
+and run the same command again.
 
 examples:
   tf-gulp ingest video-folder ~/ucf101 ~/ucf101_gulp --shorter-side 128 --fps 12
   tf-gulp ingest image-folder ~/imagenet/train ~/imagenet_gulp --videos-per-chunk 1000
+  tf-gulp ingest video-folder ~/ucf101/val ~/ucf101_val_gulp --class-file ~/ucf101_gulp
   tf-gulp ingest 20bn ~/ssv2/train.json ~/ssv2_gulp --data ~/ssv2/videos \\
       --class-file ~/ssv2/labels.json --shorter-side 128
   tf-gulp ingest kinetics ~/k400/train.csv ~/k400_gulp --data ~/k400/train --skip-bad
@@ -111,9 +118,11 @@ def register(subparsers: Any) -> None:
     a.add_argument("--data", metavar="DIR",
                    help="20bn / kinetics: folder of the videos or frame folders (default: "
                         "INPUT's folder)")
-    a.add_argument("--class-file", metavar="FILE",
-                   help="20bn: the dataset's class list (labels.json / labels.csv) fixing "
-                        "label indices")
+    a.add_argument("--class-file", metavar="FILE|DIR",
+                   help="fixes the classes' numbering: a gulp directory (e.g. the training "
+                        "split's: its label2idx.json), a label2idx.json, or a class list "
+                        "(20bn's labels.json / labels.csv, one class per line); a class it "
+                        "lacks is an error")
     a.add_argument("--adapter", dest="adapter_spec", metavar="MODULE:CLASS",
                    help="use your own AbstractDatasetAdapter subclass (or factory)")
     a.add_argument("--adapter-arg", action="append", default=[], metavar="KEY=VALUE",
@@ -163,7 +172,7 @@ def _existing_label2idx(output: str) -> Optional[Dict[str, int]]:
 
 def _check_options_apply(args: argparse.Namespace, adapter: Optional[str]) -> None:
     owners = {"extensions": ("image-folder", "video-folder"), "root": ("image-list",),
-              "data": ("20bn", "kinetics"), "class_file": ("20bn",)}
+              "data": ("20bn", "kinetics")}
     for option, allowed in owners.items():
         if getattr(args, option) is not None and adapter not in allowed:
             flag = "--" + option.replace("_", "-")
@@ -186,19 +195,16 @@ def _build_builtin(name: str, input_path: str, args: argparse.Namespace, options
         raise UsageError(f"{input_path}: not a file ({name} takes a "
                          f"{'list' if name == 'image-list' else 'labels'} file)")
     data_dir = args.data or os.path.dirname(os.path.abspath(input_path))
+    labels = dict(options=options, label2idx=label2idx, class_file=args.class_file)
     if name == "image-folder":
-        return A.ImageFolderAdapter(input_path, extensions=exts, options=options,
-                                    label2idx=label2idx)
+        return A.ImageFolderAdapter(input_path, extensions=exts, **labels)
     if name == "video-folder":
-        return A.VideoFolderAdapter(input_path, extensions=exts, options=options,
-                                    label2idx=label2idx)
+        return A.VideoFolderAdapter(input_path, extensions=exts, **labels)
     if name == "image-list":
-        return A.ImageListAdapter(input_path, root=args.root, options=options,
-                                  label2idx=label2idx)
+        return A.ImageListAdapter(input_path, root=args.root, **labels)
     if name == "20bn":
-        return A.TwentyBNAdapter(input_path, data_dir, class_file=args.class_file,
-                                 options=options, label2idx=label2idx)
-    return A.KineticsAdapter(input_path, data_dir, options=options, label2idx=label2idx)
+        return A.TwentyBNAdapter(input_path, data_dir, **labels)
+    return A.KineticsAdapter(input_path, data_dir, **labels)
 
 
 def _parse_adapter_args(pairs: List[str]) -> Dict[str, Any]:
@@ -252,6 +258,21 @@ def _build_custom(spec: str, input_path: str, args: argparse.Namespace, options:
         params = {}
     if "options" in params and "options" not in kwargs:
         kwargs["options"] = options
+    if args.class_file is not None:
+        if "class_file" in params and "class_file" not in kwargs:
+            kwargs["class_file"] = args.class_file
+        elif "label2idx" in params and "label2idx" not in kwargs:
+            from tf_gulp.gulp.label_maps import label_map_differences, read_class_list
+            fixed = read_class_list(args.class_file)
+            differ = label_map_differences(label2idx or {}, fixed)
+            if differ:
+                raise UsageError(f"--class-file {args.class_file}: numbers {differ[0][0]!r} "
+                                 f"{differ[0][2]}, the existing label2idx.json "
+                                 f"{differ[0][1]}")
+            label2idx = dict(label2idx or {}, **fixed)
+        else:
+            raise UsageError(f"--class-file: {attr_name(spec)} takes neither class_file= nor "
+                             "label2idx=")
     if "label2idx" in params and "label2idx" not in kwargs and label2idx is not None:
         kwargs["label2idx"] = label2idx
     try:
@@ -274,6 +295,7 @@ def attr_name(spec: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tf_gulp._output_errors import OutputError
     from tf_gulp.gulp.ingest import (GulpIngestor, IngestError, IngestStateError)
 
     positionals = list(args.positionals)
@@ -340,9 +362,16 @@ def run(args: argparse.Namespace) -> int:
                             jpeg_subsampling=args.jpeg_subsampling,
                             progress=progress_wanted(args.progress), resumable=True,
                             skip_bad=args.skip_bad, write_label2idx=True,
-                            description=description)
+                            description=description,
+                            # The command keeps its safe defaults where the Python API follows
+                            # gulpio2: an existing dataset is refused unless --append (if_exists
+                            # above), an item without frames is an error unless --skip-bad.
+                            skip_empty=False)
     try:
         summary = ingestor()
+    except OutputError as e:  # the output's fault (full disk, read-only...), not an input's
+        e.hint = "complete chunks are kept: run the same command again to resume"
+        raise CommandError(str(e)) from None
     except FileExistsError:
         raise UsageError(f"{output} already holds a gulp dataset; pass --append to add these "
                          "items after it, or --overwrite to replace it") from None

@@ -4,25 +4,45 @@ Unlike the reference writer, every byte of any buffer is stored (the reference s
 ``buf.shape[0]`` bytes, so a float32 array loses three quarters of its data), a wrong record count is a
 Python exception rather than an aborted process, and a file only appears under its name once it is
 complete: records go to a temporary sibling that is fsynced and renamed into place by ``close()``.
+A write that fails for the output's sake (a full disk, a quota, a read-only file system, no
+permission) raises :class:`~tf_gulp._output_errors.OutputError` (an ``OSError`` with that errno)
+naming the output file, and leaves no temporary file.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import errno
 import fcntl
 import os
 import re
+import secrets
 import shutil
-import tempfile
 import threading
 import warnings
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Iterator, List, Optional, Sequence, Union
 
 from tf_gulp import _args as A
+from tf_gulp._output_errors import OutputError, output_error
 from tf_gulp.ffrecord._native import _core
 
 __all__ = ["FileWriter", "dump"]
+
+
+@contextlib.contextmanager
+def _writing(path: str) -> Iterator[None]:
+    """A failed system call while writing ``path`` (the C++ writer's OSError with its errno, or
+    Python's) as an :class:`OutputError` naming ``path``; a missing folder stays
+    FileNotFoundError."""
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as e:
+        if e.errno is None or e.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise
+        raise output_error(e, path) from None
 
 
 def _contiguous_view(data: Any) -> memoryview:
@@ -60,7 +80,8 @@ class FileWriter:
     def __init__(self, fname: Union[str, os.PathLike], n: int) -> None:
         self.fname = A.path(fname, "fname", what="FileWriter: ")
         self.n = A.integer(n, "n", minimum=0, what="FileWriter: ")
-        self._writer = _core.FFRecordWriter(self.fname, self.n)
+        with _writing(self.fname):
+            self._writer = _core.FFRecordWriter(self.fname, self.n)
 
     @property
     def count(self) -> int:
@@ -73,8 +94,11 @@ class FileWriter:
 
     def write_one(self, data: Any) -> None:
         """Appends one record. ``ValueError`` once ``n`` records have been written (the extra record
-        is not written)."""
-        self._writer.write(_contiguous_view(data))
+        is not written). :class:`~tf_gulp._output_errors.OutputError` when the output cannot be
+        written (the file is discarded)."""
+        view = _contiguous_view(data)
+        with _writing(self.fname):
+            self._writer.write(view)
 
     def close(self) -> None:
         """Finishes the file: header, fsync, rename into place. Idempotent.
@@ -84,7 +108,8 @@ class FileWriter:
             ``fname`` is not created (an existing file of that name is left as it was).
         """
         if self._writer.open:
-            self._writer.finish()
+            with _writing(self.fname):
+                self._writer.finish()
 
     def discard(self) -> None:
         """Abandons the file: the temporary file is removed, ``fname`` is not touched."""
@@ -131,8 +156,9 @@ def dump(
     records: Sequence[Any],
     out_dir: Union[str, os.PathLike],
     nfiles: int,
+    verbose: bool = False,
     *,
-    progress: bool = True,
+    progress: Optional[bool] = None,
     workers: Optional[int] = None,
 ) -> List[str]:
     """Writes ``records`` (anything with ``len()`` and ``[i]`` giving bytes-like objects) as
@@ -146,15 +172,23 @@ def dump(
     nfiles``, so every part is written even when ``n`` is small. As in the reference, ``nfiles == 1``
     with an ``out_dir`` ending in ``.ffr`` writes that single file.
 
+    A failure to write the output (a full disk, a read-only file system, no permission) raises
+    :class:`~tf_gulp._output_errors.OutputError` naming the part of ``out_dir`` that could not be
+    written; nothing is left behind, and the same dump completes once there is room.
+
     Crash safety: the parts are written in a directory beside ``out_dir`` (``<out_dir>.tmp-*``) and
     appear only once every one of them is complete: when ``out_dir`` does not exist or is empty,
     by one rename of that directory (a reader never sees some parts without the others); else
     moved in one by one. A dump that is killed leaves nothing in ``out_dir``; the next dump to the
     same ``out_dir`` removes what it left.
 
+    Silent by default, as the reference: ``verbose=True`` (the reference's fourth argument) shows a
+    progress bar on stderr; ``progress`` (keyword) overrides ``verbose`` when given.
+
     Returns:
       The paths written, in index order.
     """
+    progress = bool(verbose) if progress is None else bool(progress)
     n = len(records)
     nfiles = A.integer(nfiles, "nfiles", minimum=1, what="dump: ")
     progress = A.boolean(progress, "progress", what="dump: ")
@@ -164,7 +198,8 @@ def dump(
     if nfiles == 1 and out.endswith(".ffr"):
         paths = [out]
         parent = os.path.dirname(os.path.abspath(out))
-        os.makedirs(parent, exist_ok=True)
+        with _writing(parent):
+            os.makedirs(parent, exist_ok=True)
         targets = paths
     else:
         names = [f"PART_{k:05d}.ffr" for k in range(nfiles)]
@@ -174,7 +209,13 @@ def dump(
     try:
         _write_parts(records, targets, out, n, nfiles, progress, workers)
         if stage is not None:
-            stage.publish(names)
+            with _writing(out):
+                stage.publish(names)
+    except OutputError as e:
+        if stage is not None and e.path.startswith(stage.path + os.sep):
+            # Name the part as the user knows it, not by the staging folder's name.
+            e.path = os.path.join(out, e.path[len(stage.path) + 1:])
+        raise
     finally:
         if stage is not None:
             stage.close()
@@ -238,13 +279,15 @@ class _Staging:
     def __init__(self, out: str) -> None:
         self.out = os.path.abspath(out)
         parent, base = os.path.split(self.out)
-        os.makedirs(parent, exist_ok=True)
+        with _writing(out):
+            os.makedirs(parent, exist_ok=True)
         if os.path.exists(self.out) and not os.path.isdir(self.out):
             raise NotADirectoryError(f"{out}: exists and is not a directory")
         self.prefix = base + ".tmp-"
         self.parent = parent
         while True:
-            path = tempfile.mkdtemp(prefix=self.prefix, dir=parent)
+            with _writing(out):
+                path = _make_directory(parent, self.prefix)
             fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             fcntl.flock(fd, fcntl.LOCK_EX)
             if _still_names(path, fd):
@@ -298,6 +341,22 @@ class _Staging:
         if os.path.isdir(self.path) and _still_names(self.path, self._fd):
             shutil.rmtree(self.path, ignore_errors=True)
         os.close(self._fd)
+
+
+def _make_directory(parent: str, prefix: str) -> str:
+    """A new directory ``parent/<prefix>XXXXXXXX`` (a name no one else took) created with the
+    umask's permissions: it becomes the output folder (``tempfile.mkdtemp`` would make it
+    ``drwx------`` whatever the umask)."""
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789_"
+    for _ in range(1000):
+        name = prefix + "".join(secrets.choice(alphabet) for _ in range(8))
+        path = os.path.join(parent, name)
+        try:
+            os.mkdir(path, 0o777)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(errno.EEXIST, "no free name for a staging directory", parent)
 
 
 _PART_FILE = re.compile(r"PART_\d{5,}\.ffr(?:\.tmp-[a-z0-9]{8})?")

@@ -39,8 +39,9 @@ import abc
 import csv
 import json
 import os
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from tf_gulp.gulp.label_maps import label_map_differences, read_class_list
 from tf_gulp.gulp.video import (FrameOptions, InputError, decode_video, load_frame_folder,
                                 load_image, natural_key)
 
@@ -188,9 +189,23 @@ class MediaAdapter(AbstractDatasetAdapter):
     name = "media"
 
     def __init__(self, options: Optional[FrameOptions] = None,
-                 label2idx: Optional[Dict[str, int]] = None) -> None:
+                 label2idx: Optional[Dict[str, int]] = None,
+                 class_file: Optional[Union[str, os.PathLike]] = None) -> None:
         self.options = options or FrameOptions()
         self.items: List[Dict[str, Any]] = []
+        self.class_file: Optional[str] = None
+        if class_file is not None:
+            # The numbering is fixed (e.g. the training directory's): a class it lacks is an
+            # error in _finish, never a new number that another split would not share.
+            fixed = read_class_list(class_file)
+            differ = label_map_differences(label2idx or {}, fixed)
+            if differ:
+                label, old, new = differ[0]
+                raise ValueError(f"{os.fspath(class_file)}: numbers {len(differ)} classes "
+                                 f"differently from the existing label2idx.json (first: "
+                                 f"{label!r} is {new} there, {old} in label2idx.json)")
+            label2idx = dict(label2idx or {}, **fixed)
+            self.class_file = os.path.abspath(os.fspath(class_file))
         self._base_label2idx = dict(label2idx or {})
         self.label2idx: Dict[str, int] = {}
 
@@ -203,6 +218,12 @@ class MediaAdapter(AbstractDatasetAdapter):
                 raise ValueError(f"{source}: id {item['id']!r} appears twice (items {first} and "
                                  f"{i}); ids must be unique")
         string_labels = [it["label"] for it in self.items if isinstance(it["label"], str)]
+        if self.class_file:
+            unknown = sorted(set(string_labels) - set(self._base_label2idx))
+            if unknown:
+                are = "classes are" if len(unknown) > 1 else "class is"
+                raise ValueError(f"{source}: {len(unknown)} {are} not in {self.class_file} "
+                                 f"(first: {unknown[0]!r})")
         if string_labels or self._base_label2idx:
             self.label2idx = label_indices(string_labels, self._base_label2idx)
 
@@ -228,7 +249,10 @@ class MediaAdapter(AbstractDatasetAdapter):
 
     def describe(self) -> Dict[str, Any]:
         """What this adapter ingests, as JSON-friendly values (for ingest records)."""
-        return {"adapter": self.name, "options": self.options.describe()}
+        out: Dict[str, Any] = {"adapter": self.name, "options": self.options.describe()}
+        if self.class_file:  # only when given: records of earlier ingests stay resumable
+            out["class_file"] = self.class_file
+        return out
 
     def item_meta(self, item: Dict[str, Any]) -> Dict[str, Any]:
         meta: Dict[str, Any] = {"id": item["id"]}
@@ -273,8 +297,9 @@ class _FolderAdapter(MediaAdapter):
 
     def __init__(self, root: str, *, extensions: Optional[Iterable[str]] = None,
                  options: Optional[FrameOptions] = None,
-                 label2idx: Optional[Dict[str, int]] = None) -> None:
-        super().__init__(options, label2idx)
+                 label2idx: Optional[Dict[str, int]] = None,
+                 class_file: Optional[Union[str, os.PathLike]] = None) -> None:
+        super().__init__(options, label2idx, class_file)
         if not os.path.isdir(root):
             raise FileNotFoundError(f"{root}: no such folder")
         self.root = os.path.abspath(root)
@@ -317,6 +342,10 @@ class ImageFolderAdapter(_FolderAdapter):
             every file).
         options: :class:`FrameOptions` (``shorter_side``, ``jpeg_quality``, ``reencode_jpeg``...).
         label2idx: an existing mapping to extend (appending to a directory).
+        class_file: fixes the classes' numbering: a gulp directory (e.g. the training split's,
+            so that this split numbers classes the same way), a ``label2idx.json``, or a class
+            list (see :func:`~tf_gulp.gulp.read_class_list`). A class folder it lacks is an
+            error. Without it the classes found are numbered in sorted order.
     """
 
     name = "image-folder"
@@ -333,6 +362,7 @@ class VideoFolderAdapter(_FolderAdapter):
             FFmpeg demuxer knows minus audio/subtitle/text/image ones; ``["*"]`` for every file).
         options: :class:`FrameOptions` (``fps``, ``shorter_side``, ``max_frames``, ...).
         label2idx: an existing mapping to extend.
+        class_file: fixes the classes' numbering, as for :class:`ImageFolderAdapter`.
     """
 
     name = "video-folder"
@@ -375,14 +405,17 @@ class ImageListAdapter(MediaAdapter):
         list_file: the list.
         root: folder relative paths start from.
         options, label2idx: as for :class:`ImageFolderAdapter`.
+        class_file: fixes the classes' numbering, as for :class:`ImageFolderAdapter`; labels are
+            then class names, even those that look like integers.
     """
 
     name = "image-list"
 
     def __init__(self, list_file: str, *, root: Optional[str] = None,
                  options: Optional[FrameOptions] = None,
-                 label2idx: Optional[Dict[str, int]] = None) -> None:
-        super().__init__(options, label2idx)
+                 label2idx: Optional[Dict[str, int]] = None,
+                 class_file: Optional[Union[str, os.PathLike]] = None) -> None:
+        super().__init__(options, label2idx, class_file)
         if not os.path.isfile(list_file):
             raise FileNotFoundError(f"{list_file}: no such file")
         self.list_file = os.path.abspath(list_file)
@@ -391,7 +424,8 @@ class ImageListAdapter(MediaAdapter):
         if not rows:
             raise ValueError(f"{list_file}: lists no image")
         raw_labels = [label for _p, label, _line in rows if label is not None]
-        as_int = bool(raw_labels) and all(_looks_like_int(x) for x in raw_labels)
+        as_int = bool(raw_labels) and all(_looks_like_int(x) for x in raw_labels) \
+            and self.class_file is None
         for path, label, line in rows:
             full = path if os.path.isabs(path) else os.path.join(self.root, path)
             value: Any = label
@@ -464,8 +498,9 @@ class TwentyBNAdapter(MediaAdapter):
             (v1, Jester; sorted by name, stored as they are unless resized).
         class_file: optional list of all classes fixing ``label2idx``: v2's
             ``something-something-v2-labels.json`` (``{class: "index"}``) or v1/Jester's
-            ``*-labels.csv`` (one class per line, index = line number from 0). Without it classes
-            are numbered in sorted order.
+            ``*-labels.csv`` (one class per line, index = line number from 0), or a gulp
+            directory / ``label2idx.json`` (see :func:`~tf_gulp.gulp.read_class_list`). Without it
+            classes are numbered in sorted order.
         options, label2idx: as for :class:`VideoFolderAdapter`.
 
     id = the dataset's id; label = the class name. Ids with no video and no frame folder are kept
@@ -477,20 +512,13 @@ class TwentyBNAdapter(MediaAdapter):
     def __init__(self, labels_file: str, data_dir: str, *, class_file: Optional[str] = None,
                  options: Optional[FrameOptions] = None,
                  label2idx: Optional[Dict[str, int]] = None) -> None:
-        if class_file:
-            fixed = self._read_classes(class_file)
-            if label2idx and any(label2idx.get(k, v) != v for k, v in fixed.items()):
-                raise ValueError(f"{class_file}: class indices differ from the existing "
-                                 "label2idx.json")
-            label2idx = dict(label2idx or {}, **fixed)
-        super().__init__(options, label2idx)
+        super().__init__(options, label2idx, class_file or None)
         if not os.path.isfile(labels_file):
             raise FileNotFoundError(f"{labels_file}: no such file")
         if not os.path.isdir(data_dir):
             raise FileNotFoundError(f"{data_dir}: no such folder")
         self.labels_file = os.path.abspath(labels_file)
         self.data_dir = os.path.abspath(data_dir)
-        self.class_file = os.path.abspath(class_file) if class_file else None
         entries = self._read_entries(self.labels_file)
         videos: Dict[str, str] = {}
         folders: Dict[str, str] = {}
@@ -520,28 +548,7 @@ class TwentyBNAdapter(MediaAdapter):
             self.items.append({"id": id_, "kind": kind, "path": path, "label": label,
                                "meta": meta,
                                "looked_for": os.path.join(self.data_dir, id_ + "[.<ext>|/]")})
-        if self.class_file:
-            known = self._base_label2idx
-            unknown = sorted({it["label"] for it in self.items
-                              if it["label"] is not None and it["label"] not in known})
-            if unknown:
-                raise ValueError(f"{labels_file}: {len(unknown)} classes are not in {class_file} "
-                                 f"(first: {unknown[0]!r})")
         self._finish(labels_file)
-
-    @staticmethod
-    def _read_classes(class_file: str) -> Dict[str, int]:
-        with open(class_file, encoding="utf-8") as f:
-            text = f.read()
-        if class_file.lower().endswith(".json"):
-            data = json.loads(text)
-            if isinstance(data, dict):
-                return {_strip_brackets(str(k)): int(v) for k, v in data.items()}
-            if isinstance(data, list):
-                return {_strip_brackets(str(k)): i for i, k in enumerate(data)}
-            raise ValueError(f"{class_file}: expected a JSON object {{class: index}} or a list")
-        names = [line.strip() for line in text.splitlines() if line.strip()]
-        return {name: i for i, name in enumerate(names)}
 
     @staticmethod
     def _read_entries(labels_file: str) -> List[Dict[str, Any]]:
@@ -583,6 +590,7 @@ class TwentyBNAdapter(MediaAdapter):
         return out
 
     def describe(self) -> Dict[str, Any]:
+        # class_file always (None too), as records of earlier 20bn ingests hold it.
         return dict(super().describe(), labels_file=self.labels_file, data_dir=self.data_dir,
                     class_file=self.class_file)
 
@@ -628,13 +636,15 @@ class KineticsAdapter(MediaAdapter):
         csv_file: the annotations.
         data_dir: where the videos are.
         options, label2idx: as for :class:`VideoFolderAdapter`.
+        class_file: fixes the classes' numbering, as for :class:`ImageFolderAdapter`.
     """
 
     name = "kinetics"
 
     def __init__(self, csv_file: str, data_dir: str, *, options: Optional[FrameOptions] = None,
-                 label2idx: Optional[Dict[str, int]] = None) -> None:
-        super().__init__(options, label2idx)
+                 label2idx: Optional[Dict[str, int]] = None,
+                 class_file: Optional[Union[str, os.PathLike]] = None) -> None:
+        super().__init__(options, label2idx, class_file)
         if not os.path.isfile(csv_file):
             raise FileNotFoundError(f"{csv_file}: no such file")
         if not os.path.isdir(data_dir):
@@ -691,3 +701,12 @@ class KineticsAdapter(MediaAdapter):
 
     def describe(self) -> Dict[str, Any]:
         return dict(super().describe(), csv_file=self.csv_file, data_dir=self.data_dir)
+
+
+def __getattr__(name: str) -> Any:
+    # gulpio2's adapter of the same module (``from gulpio2.adapters import
+    # Custom20BNJsonVideoAdapter``); lazy, as it imports this module.
+    if name == "Custom20BNJsonVideoAdapter":
+        from tf_gulp.gulp.gulpio2_adapters import Custom20BNJsonVideoAdapter
+        return Custom20BNJsonVideoAdapter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, List, Optional
 
+from tf_gulp._output_errors import OutputError, is_disk_full
 from tf_gulp.gulp.adapters import AbstractDatasetAdapter
 from tf_gulp.gulp.chunk import GulpChunk, normalize_id
 from tf_gulp.gulp.ingest_results import ChunkResult, IngestError, SkippedItem
@@ -41,15 +42,20 @@ class ChunkWriter:
             item per index, as the contract says.
         on_item: called as ``on_item(frames, bytes)`` after each item is written.
         stop_event: an ``Event``; when set, the chunk being written is dropped at the next item.
+        skip_empty: an item without frames is left out with gulpio2's message on stdout
+            (``Failed to write video with id: <id>; no frames``) and listed in
+            :attr:`ChunkResult.skipped` (default, gulpio2's behaviour); with ``False`` it is a
+            failed item like any other (``tf-gulp ingest``: an error unless ``skip_bad``).
     """
 
     def __init__(self, adapter: AbstractDatasetAdapter, skip_bad: bool = False,
                  on_item: Optional[Callable[[int, int], None]] = None,
-                 stop_event: Any = None) -> None:
+                 stop_event: Any = None, *, skip_empty: bool = True) -> None:
         self.adapter = adapter
         self.skip_bad = skip_bad
         self.on_item = on_item
         self.stop_event = stop_event
+        self.skip_empty = skip_empty
 
     def write_chunk(self, output_chunk: GulpChunk, input_slice: Optional[slice]) -> int:
         """Write ``adapter.iter_data(input_slice)`` into ``output_chunk`` (replacing it if it
@@ -69,6 +75,10 @@ class ChunkWriter:
 
     def _bad(self, result: ChunkResult, index: int, id_: Optional[str],
              error: BaseException) -> None:
+        if isinstance(error, OutputError) or is_disk_full(error):
+            # The output failed (or a full disk, whoever met it): not this item's fault, never
+            # skipped or reported as a bad input. The chunk is dropped; the ingest stops.
+            raise error
         reason = error.reason if isinstance(error, InputError) else (
             str(error) or type(error).__name__)
         if not isinstance(error, (InputError, IngestError)):
@@ -112,12 +122,18 @@ class ChunkWriter:
                 id_ = None
                 try:
                     id_ = normalize_id(item["id"])
-                    if id_ in output_chunk.meta_dict:
+                    if id_ in output_chunk:
                         raise ValueError(f"id {id_!r} appears twice")
                     frames = list(item["frames"])
+                    if not frames and self.skip_empty:
+                        # gulpio2's message, on stdout as gulpio2 prints it.
+                        print(f"Failed to write video with id: {item['id']}; no frames")
+                        result.skipped.append(SkippedItem(index, id_, None, "no frames"))
+                        continue
                     if not frames:
                         raise ValueError("no frames")
-                    output_chunk.append(id_, item["meta"], frames)
+                    # The id as the adapter gave it: append stores str(id), as gulpio2.
+                    output_chunk.append(item["id"], item["meta"], frames)
                 except Exception as e:
                     self._bad(result, index, id_, e)
                     continue

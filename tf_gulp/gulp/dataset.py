@@ -13,6 +13,7 @@ from tf_gulp import _args as A
 from tf_gulp._files import absolute
 from tf_gulp._sharding import (as_int, compose_shard, install_auto_shard_warning,
                                require_shared_seed)
+from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.limits import DEFAULT_MAX_CLIP_BYTES
 from tf_gulp.ops.gulp_ops import FrameSpec, gulp_dataset_variant
 
@@ -120,6 +121,10 @@ class GulpDataset(dataset_ops.DatasetSource):
         seeds are as good as positive ones). Default: a random seed.
       ids: only these ids, in storage order. An id missing from the directory is an error.
       label2idx: map from string labels to indices; default: the directory's ``label2idx.json``.
+        When two directories read in one process (e.g. training and validation) number one class
+        differently, a ``tf_gulp.gulp.LabelMapWarning`` names both; pass the training
+        directory's map here (``tf_gulp.gulp.read_label2idx(train_dir)``) to read another
+        directory with its numbering.
       label_field: the meta key that holds the label; ``None`` for no labels (all -1). Items
         without it are labeled -1; a field other than the default ``"label"`` that no item of the
         directory has is an ``InvalidArgumentError`` naming the fields the items do have (a typo
@@ -180,7 +185,8 @@ class GulpDataset(dataset_ops.DatasetSource):
         label2idx = _label_map(label2idx)
         label_field = A.string(label_field, "label_field", what=what, none=True)
         scale = A.integer(scale, "scale", what=what)  # its values: the kernel's (1, 2, 4 or 8)
-        # colorspace and dct_method: the op's allowed values; these minimums are the op's attrs (checked by gulp_dataset_variant).
+        # colorspace and dct_method's allowed values and these two minimums are the op's attrs,
+        # checked by gulp_dataset_variant.
         shuffle_chunk_window = A.integer(shuffle_chunk_window, "shuffle_chunk_window", what=what)
         max_clip_bytes = A.integer(max_clip_bytes, "max_clip_bytes", what=what)
         seed_given = seed is not None
@@ -199,6 +205,9 @@ class GulpDataset(dataset_ops.DatasetSource):
             # directory resolves it the same way; gs://... and other
             # TensorFlow file-system paths as they are.
             path = absolute(directory)
+            if label_field:
+                # Train on A, validate on B: a LabelMapWarning when they number a class apart.
+                note_label_map(path, label2idx)
         else:  # a string tensor, e.g. inside interleave() over directories
             path = directory
         variant = gulp_dataset_variant(

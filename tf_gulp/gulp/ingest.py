@@ -21,13 +21,19 @@ Safety rules (what ``tf-gulp ingest`` relies on):
   same ingest again (same adapter description, same items, same chunking and JPEG settings) then
   writes only the chunks whose ``.gmeta`` is missing; complete chunks are never rewritten. Running
   it after it completed does nothing.
-* A folder that already holds chunks is refused unless ``if_exists`` says ``"append"`` (new chunks
-  numbered after the existing ones) or ``"overwrite"`` (the existing chunks, ``label2idx.json`` and
-  the ingest record are deleted first).
+* A folder that already holds chunks gets new chunks numbered after the existing ones
+  (``if_exists="append"``, the default: gulpio2's behaviour), or is refused (``"error"``, what
+  ``tf-gulp ingest`` does unless told ``--append``), or is emptied first (``"overwrite"``: the
+  existing chunks, ``label2idx.json`` and the ingest record are deleted).
 * An item that fails (a file that cannot be decoded, an adapter exception) stops the ingest: the
   chunk being written is dropped, the other workers stop at their next item and drop their chunk
   too, and :class:`IngestError` names the item and its file. With ``skip_bad=True`` the item is
-  left out instead and listed in :attr:`IngestSummary.skipped`.
+  left out instead and listed in :attr:`IngestSummary.skipped`. An item without frames is left out
+  with gulpio2's message (``skip_empty=True``, the default) and listed there too.
+* A failure to write the output (a full disk, a quota, a read-only file system, no permission) is
+  never an item's fault: it stops the ingest (``skip_bad`` or not) with
+  :class:`~tf_gulp._output_errors.OutputError` (an ``OSError``) naming the output file, leaves no
+  temporary file, and the same ingest run again once there is room resumes it.
 """
 
 from __future__ import annotations
@@ -43,8 +49,10 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 from tqdm import tqdm
 
 from tf_gulp import _args as A
+from tf_gulp._output_errors import OutputError, writing_output
 from tf_gulp.gulp.adapters import AbstractDatasetAdapter
-from tf_gulp.gulp.chunk import GulpChunk, GulpDataError, fsync_dir, load_meta_file, normalize_id
+from tf_gulp.gulp.chunk import (GulpChunk, GulpDataError, default_jpeg_quality, fsync_dir,
+                                load_meta_file, normalize_id)
 from tf_gulp.gulp.chunk_writer import ChunkWriter, chunk_slices
 from tf_gulp.gulp.directory import (GulpDirectory, chunk_file_names, list_chunk_files,
                                     next_chunk_number)
@@ -85,16 +93,21 @@ class GulpIngestor:
         output_folder: created if it does not exist.
         videos_per_chunk: items per chunk.
         num_workers: processes writing chunks in parallel.
-        if_exists: what to do when the folder already holds chunks: ``"error"`` (default; raises
-            FileExistsError, unless it is this same ingest, interrupted or complete, and
-            ``resumable``), ``"append"`` or ``"overwrite"``.
+        if_exists: what to do when the folder already holds chunks: ``"append"`` (default, as
+            gulpio2: new chunks numbered after the existing ones; ids already there are refused
+            when the adapter lists its ids), ``"error"`` (raises FileExistsError, unless it is this
+            same ingest, interrupted or complete, and ``resumable``; ``tf-gulp ingest``'s default)
+            or ``"overwrite"``.
         jpeg_quality, jpeg_subsampling: JPEG settings for frames given as arrays (see
-            :class:`GulpChunk`).
+            :class:`GulpChunk`; quality 90 by default, gulpio2's).
         progress: show a tqdm progress bar (items, frames/s, ETA) on stderr.
         mp_context: multiprocessing start method or context for the pool (default: the platform's).
         resumable: keep the ingest record (``.tf_gulp_ingest.json``) that makes the ingest
             resumable; ``tf-gulp ingest`` always sets it.
         skip_bad: leave out items that fail instead of stopping.
+        skip_empty: leave out items without frames with gulpio2's message (``Failed to write
+            video with id: ...``) instead of treating them as failed items (see
+            :class:`ChunkWriter`).
         write_label2idx: write the adapter's ``label2idx`` attribute (when it has a non-empty one)
             to ``label2idx.json``; an existing file must agree with it.
         description: JSON-serializable description of the input, part of what identifies "the
@@ -103,11 +116,11 @@ class GulpIngestor:
     """
 
     def __init__(self, adapter: AbstractDatasetAdapter, output_folder: Union[str, os.PathLike],
-                 videos_per_chunk: int, num_workers: int, *, if_exists: str = "error",
-                 jpeg_quality: int = 90, jpeg_subsampling: str = "444", progress: bool = True,
-                 mp_context: Union[None, str, Any] = None, resumable: bool = False,
-                 skip_bad: bool = False, write_label2idx: bool = False,
-                 description: Any = None) -> None:
+                 videos_per_chunk: int, num_workers: int, *, if_exists: str = "append",
+                 jpeg_quality: Optional[int] = None, jpeg_subsampling: str = "444",
+                 progress: bool = True, mp_context: Union[None, str, Any] = None,
+                 resumable: bool = False, skip_bad: bool = False, skip_empty: bool = True,
+                 write_label2idx: bool = False, description: Any = None) -> None:
         what = "GulpIngestor: "
         A.choice(if_exists, "if_exists", _IF_EXISTS, what=what)
         self.adapter = adapter
@@ -115,17 +128,20 @@ class GulpIngestor:
         self.videos_per_chunk = A.integer(videos_per_chunk, "videos_per_chunk", minimum=1,
                                           what=what)
         self.num_workers = A.integer(num_workers, "num_workers", minimum=0, what=what)
-        jpeg_quality = A.integer(jpeg_quality, "jpeg_quality", minimum=1, maximum=100, what=what)
+        jpeg_quality = A.optional_integer(jpeg_quality, "jpeg_quality", minimum=1, maximum=100,
+                                          what=what)
         for flag, value in (("progress", progress), ("resumable", resumable),
-                            ("skip_bad", skip_bad), ("write_label2idx", write_label2idx)):
+                            ("skip_bad", skip_bad), ("skip_empty", skip_empty),
+                            ("write_label2idx", write_label2idx)):
             A.boolean(value, flag, what=what)
         self.if_exists = if_exists
-        self.jpeg_quality = jpeg_quality
+        self.jpeg_quality = default_jpeg_quality() if jpeg_quality is None else jpeg_quality
         self.jpeg_subsampling = jpeg_subsampling
         self.progress = progress
         self.mp_context = mp_context
         self.resumable = resumable
         self.skip_bad = skip_bad
+        self.skip_empty = skip_empty
         self.write_label2idx = write_label2idx
         self.description = description
 
@@ -323,17 +339,29 @@ class GulpIngestor:
     def __call__(self) -> IngestSummary:
         """Write every chunk not written yet. Raises :class:`IngestError` for a failed item
         (unless ``skip_bad``), FileExistsError / :class:`IngestStateError` when the folder does not
-        allow this ingest; complete chunks stay in every case."""
+        allow this ingest, :class:`~tf_gulp._output_errors.OutputError` (an OSError) when the
+        output cannot be written (full disk, read-only, no permission); complete chunks stay in
+        every case."""
+        try:
+            return self._call()
+        except OutputError as e:
+            if not e.hint:
+                e.hint = "complete chunks are kept: run the same ingest again to resume"
+            raise
+
+    def _call(self) -> IngestSummary:
         started = time.monotonic()
         final = self.output_folder
         staging = None
         if self.resumable and not os.path.exists(final):
             # A new folder appears with its ingest record already inside: a kill at any moment
             # leaves either no folder or one whose record says what it is.
-            staging = self._make_staging(final)
+            with writing_output(final):
+                staging = self._make_staging(final)
             self.output_folder = staging
         else:
-            os.makedirs(final, exist_ok=True)
+            with writing_output(final):
+                os.makedirs(final, exist_ok=True)
         try:
             with DirectoryLock(self.output_folder):
                 plan = self._plan()
@@ -349,6 +377,11 @@ class GulpIngestor:
                     self.output_folder = final
                     fsync_dir(os.path.dirname(os.path.abspath(final)))
                 return self._run(plan, started)
+        except OutputError as e:
+            if staging is not None and e.path.startswith(staging + os.sep):
+                # The user knows the output folder, not the staging folder it starts as.
+                e.path = os.path.join(final, e.path[len(staging) + 1:])
+            raise
         finally:
             self.output_folder = final
             if staging is not None:
@@ -416,7 +449,8 @@ class GulpIngestor:
                 write_ingest_record(self.output_folder, self._record)
 
     def _run_serial(self, plan: _Plan, summary: IngestSummary, meter: "Meter") -> None:
-        writer = ChunkWriter(self.adapter, skip_bad=self.skip_bad, on_item=meter.item)
+        writer = ChunkWriter(self.adapter, skip_bad=self.skip_bad, on_item=meter.item,
+                             skip_empty=self.skip_empty)
         for n, input_slice in plan.todo:
             result = writer.write(self._chunk(n), input_slice)
             self._chunk_done(plan, summary, result)
@@ -425,4 +459,5 @@ class GulpIngestor:
         write_chunks_in_pool(
             self.adapter, [(self._chunk(n), s) for n, s in plan.todo],
             num_workers=self.num_workers, skip_bad=self.skip_bad, mp_context=self.mp_context,
-            meter=meter, on_result=lambda result: self._chunk_done(plan, summary, result))
+            meter=meter, on_result=lambda result: self._chunk_done(plan, summary, result),
+            skip_empty=self.skip_empty)

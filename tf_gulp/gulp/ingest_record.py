@@ -11,10 +11,12 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import contextlib
 import os
 from typing import Any, Dict, Optional, Sequence
 
 from tf_gulp._files import join, loads_json, read_regular
+from tf_gulp._output_errors import writing_output
 from tf_gulp.gulp.chunk import fsync_dir, normalize_id
 from tf_gulp.gulp.index import check_ingest_record
 from tf_gulp.gulp.ingest_results import IngestStateError
@@ -32,15 +34,25 @@ def now() -> str:
 
 
 def write_json_atomic(path: str, obj: Any) -> None:
-    """Write ``obj`` as JSON to ``path`` via a fsynced temporary file and a rename."""
+    """Write ``obj`` as JSON to ``path`` via a fsynced temporary file and a rename.
+
+    A failed write (a full disk, a read-only file system) raises
+    :class:`~tf_gulp._output_errors.OutputError` naming ``path`` and leaves ``path`` as it was and
+    no temporary file."""
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(os.path.dirname(path))
+    text = json.dumps(obj, indent=1) + "\n"  # first: a TypeError leaves no file
+    with writing_output(path):
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        fsync_dir(os.path.dirname(path))
 
 
 def read_ingest_record(folder: str) -> Optional[Dict[str, Any]]:

@@ -172,10 +172,30 @@ class PyReader {
   std::vector<std::unique_ptr<ffr::ReadContext>> pool_;
 };
 
+// A writer's failed system call (a full disk, a read-only file system) as
+// OSError(errno, message), which Python makes the errno's subclass
+// (PermissionError, ...): tf_gulp.ffrecord turns it into an OutputError naming
+// the output. Other failures as ThrowIfError.
+void ThrowIfSystemError(const tfg::Status& status, int err) {
+  if (status.ok()) return;
+  if (err == 0) RaiseStatus(status);
+  const std::string& message = status.message();
+  PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()),
+                                        "backslashreplace");
+  if (text == nullptr) throw py::error_already_set();
+  PyObject* args = Py_BuildValue("(iN)", err, text);
+  if (args == nullptr) throw py::error_already_set();
+  PyErr_SetObject(PyExc_OSError, args);
+  Py_DECREF(args);
+  throw py::error_already_set();
+}
+
 class PyWriter {
  public:
   PyWriter(const std::string& path, int64_t n) {
-    ThrowIfError(ffr::FFRecordWriter::Create(path, n, &writer_));
+    int err = 0;
+    const tfg::Status s = ffr::FFRecordWriter::Create(path, n, &writer_, &err);
+    ThrowIfSystemError(s, err);
   }
 
   void Write(const py::object& data) {
@@ -186,7 +206,7 @@ class PyWriter {
       std::lock_guard<std::mutex> lock(mu_);
       s = writer_->Append(bytes.data(), bytes.size());
     }
-    ThrowIfError(s);
+    ThrowIfSystemError(s, writer_->os_errno());
   }
 
   void Finish() {
@@ -196,7 +216,7 @@ class PyWriter {
       std::lock_guard<std::mutex> lock(mu_);
       s = writer_->Finish();
     }
-    ThrowIfError(s);
+    ThrowIfSystemError(s, writer_->os_errno());
   }
 
   void Discard() {

@@ -1,0 +1,102 @@
+// A pool of NVDEC decode sessions for per-image HEVC samples (Benzina's
+// layout: every sample is one intra picture in Annex-B form).
+//
+// Why a pool: one decode session runs on one NVDEC engine (an H100 has seven),
+// so a single session leaves most of the hardware idle. Each session owns an
+// intra-only decoder (ulIntraDecodeOnly) created once at the largest picture
+// size the dataset holds and reconfigured (cuvidReconfigureDecoder, cheaper
+// than destroy + create) when a picture of another size arrives, and NVIDIA's
+// parser (which fills the HEVC picture parameters).
+//
+// A decoded picture is mapped (cuvidMapVideoFrame) onto the caller's stream, so
+// the post-processing copy into the output surface is ordered before the
+// kernel the caller launches next on that stream. Release() records an event on
+// that stream after the caller's kernel; the surface is unmapped only once that
+// event has completed (Benzina unmapped right after launching, a race). Several
+// pictures may be mapped at once; a Decode that needs a surface still in use
+// waits for it and never decodes into it.
+//
+// Thread safety: Decode and Release may be called from any threads. A session
+// decodes one picture at a time; Decode picks an idle session.
+#ifndef TF_GULP_CC_GPU_NVDEC_POOL_H_
+#define TF_GULP_CC_GPU_NVDEC_POOL_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cc/gpu/nvdec_api.h"
+#include "cc/gpu/nvdec_picture.h"
+#include "cc/util/status.h"
+
+namespace tfg {
+namespace gpu {
+
+struct NvdecPoolOptions {
+  // Decode sessions; 0 = one per NVDEC engine (cuvidGetDecoderCaps'
+  // nNumNVDECs; 1 where the driver does not say).
+  int sessions = 0;
+  // Decode surfaces per session, also the most pictures of one session mapped
+  // at once (ulNumDecodeSurfaces = ulNumOutputSurfaces). At least what the
+  // stream's DPB needs (CUVIDEOFORMAT::min_num_decode_surfaces; a stream that
+  // needs more is an error saying so).
+  int surfaces = 8;
+  // The largest coded picture the dataset holds (its index knows it); the
+  // decoders are created at this size, so smaller pictures only reconfigure.
+  int max_width = 0;
+  int max_height = 0;
+};
+
+class NvdecSession;
+
+class NvdecPool {
+ public:
+  // Creates the pool's sessions (each: events, a parser; the decoder itself
+  // is created at the first picture, when the chroma format is known). `ctx`
+  // is the CUDA context the caller's streams belong to (TensorFlow's); every
+  // call is made with it pushed current. The tables must outlive the pool.
+  static Status Create(const CudaApi* cuda, const NvdecApi* nvdec, CUcontext ctx,
+                       const NvdecPoolOptions& options, std::unique_ptr<NvdecPool>* pool);
+
+  // Waits for in-flight pictures (released or not), unmaps them and destroys
+  // every decoder, parser and event. Decodes still waiting for a surface
+  // return an error.
+  ~NvdecPool();
+
+  // Decodes one Annex-B HEVC picture and maps it on `stream`. The picture is
+  // the caller's until Release. `what` names the sample in errors.
+  Status Decode(const uint8_t* data, size_t size, CUstream stream, const char* what,
+                NvdecPicture* picture);
+
+  // Call after launching the kernels that read `picture` on `stream`: records
+  // an event there; the surface is unmapped once the event completed.
+  Status Release(const NvdecPicture& picture, CUstream stream);
+
+  // Stops the pool: waiting Decodes return, later ones fail; then cleans up as
+  // the destructor does. Returns the first error the clean-up met.
+  Status Shutdown();
+
+  int sessions() const { return static_cast<int>(sessions_.size()); }
+
+ private:
+  NvdecPool() = default;
+
+  std::vector<std::unique_ptr<NvdecSession>> sessions_;
+  std::mutex pick_mutex_;
+  std::condition_variable pick_cv_;
+  std::vector<bool> busy_;  // a Decode is using session i
+  int next_ = 0;            // where the next pick starts (round robin)
+  bool shut_down_ = false;
+};
+
+// "<call> failed: CUDA_ERROR_X (n)" for a failed driver/NVDEC call.
+Status CudaCallError(const CudaApi& cuda, CUresult result, const char* call,
+                     const char* what = nullptr);
+
+}  // namespace gpu
+}  // namespace tfg
+
+#endif  // TF_GULP_CC_GPU_NVDEC_POOL_H_

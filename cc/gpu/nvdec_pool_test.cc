@@ -1,0 +1,393 @@
+// The NVDEC decoder pool against a fake CUDA driver + NVDEC that records every
+// call and notes every rule broken (testing/fake_nvdec.h): the order of the
+// calls is checked by the fake's model of streams, events and surfaces, so a
+// pool that unmaps early, decodes into a surface in use or reconfigures with
+// pictures mapped fails these tests.
+#include "cc/gpu/nvdec_pool.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+
+#include "cc/gpu/testing/fake_nvdec.h"
+
+namespace tfg {
+namespace gpu {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::FakeNvdec;
+using testing::FakeSample;
+using testing::FakeSampleBytes;
+
+const CUstream kStream = reinterpret_cast<CUstream>(0x5001);
+
+FakeSample Sample(int width, int height) {
+  FakeSample s;
+  s.width = width;
+  s.height = height;
+  return s;
+}
+
+std::unique_ptr<NvdecPool> MakePool(FakeNvdec& fake, int sessions, int surfaces,
+                                    int max_size = 128) {
+  NvdecPoolOptions options;
+  options.sessions = sessions;
+  options.surfaces = surfaces;
+  options.max_width = options.max_height = max_size;
+  std::unique_ptr<NvdecPool> pool;
+  const Status s = NvdecPool::Create(&fake.cuda(), &fake.nvdec(), fake.context(), options, &pool);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return pool;
+}
+
+Status DecodeSample(NvdecPool& pool, const FakeSample& sample, NvdecPicture* picture,
+                    CUstream stream = kStream) {
+  const std::vector<uint8_t> bytes = FakeSampleBytes(sample);
+  return pool.Decode(bytes.data(), bytes.size(), stream, "sample 7", picture);
+}
+
+void ExpectCleanEnd(const FakeNvdec& fake) {
+  EXPECT_THAT(fake.violations(), ::testing::IsEmpty());
+  for (const auto& [what, count] : fake.live()) EXPECT_EQ(count, 0) << what << " left alive";
+}
+
+int Count(const FakeNvdec& fake, const std::string& prefix) {
+  int n = 0;
+  for (const std::string& call : fake.calls()) n += call.compare(0, prefix.size(), prefix) == 0;
+  return n;
+}
+
+TEST(NvdecPoolTest, MapsOnTheCallersStreamAndUnmapsOnlyAfterTheKernelsEvent) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 4);
+  NvdecPicture a;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(60, 45), &a).ok());
+  EXPECT_EQ(a.width, 60);
+  EXPECT_EQ(a.height, 45);
+  EXPECT_EQ(a.pitch, 256u);
+  EXPECT_EQ(a.surface_height, 48);  // coded height: the chroma plane starts after it
+  EXPECT_EQ(a.chroma, a.luma + 256u * 48);
+  EXPECT_GE(fake.Find("cuvidMapVideoFrame(decoder=1, surface=0, stream=20481)"), 0)
+      << "mapped on the caller's stream";
+
+  fake.LaunchKernel(kStream, a.luma);
+  ASSERT_TRUE(pool->Release(a, kStream).ok());
+  // The kernel is still running: decoding the next picture must not unmap a.
+  NvdecPicture b;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(60, 45), &b).ok());
+  EXPECT_EQ(Count(fake, "cuvidUnmapVideoFrame"), 0);
+  EXPECT_GE(fake.Find("cuEventQuery"), 0) << "completed pictures are looked for";
+
+  fake.CompleteStream(kStream);  // the GPU got past the kernel
+  NvdecPicture c;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(60, 45), &c).ok());
+  const int unmap = fake.Find("cuvidUnmapVideoFrame(decoder=1, surface=0)");
+  EXPECT_GT(unmap, fake.Find("cuEventRecord")) << "unmapped once its event completed";
+  EXPECT_EQ(Count(fake, "cuvidCreateDecoder"), 1);
+  EXPECT_EQ(Count(fake, "cuvidReconfigureDecoder"), 0);
+  pool.reset();
+  ExpectCleanEnd(fake);
+}
+
+TEST(NvdecPoolTest, EveryNvdecCallHasTheContextPushed) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 2);
+  NvdecPicture a;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 64), &a).ok());
+  ASSERT_TRUE(pool->Release(a, kStream).ok());
+  pool.reset();
+  ExpectCleanEnd(fake);  // the fake notes any NVDEC call made without a current context
+  EXPECT_GT(Count(fake, "cuCtxPushCurrent"), 0);
+  EXPECT_EQ(Count(fake, "cuCtxPushCurrent"), Count(fake, "cuCtxPopCurrent"));
+}
+
+TEST(NvdecPoolTest, SizeChangesReconfigureAndLargerPicturesRecreate) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 2, /*max_size=*/128);
+  NvdecPicture p;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &p).ok());
+  EXPECT_GE(fake.Find("cuvidCreateDecoder(size=64x48, max=128x128"), 0)
+      << "created at the dataset's largest size";
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &p).ok());
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  EXPECT_EQ(Count(fake, "cuvidReconfigureDecoder"), 0) << "same size: nothing to do";
+
+  ASSERT_TRUE(DecodeSample(*pool, Sample(100, 75), &p).ok());
+  EXPECT_GE(fake.Find("cuvidReconfigureDecoder(decoder=1, size=104x80)"), 0);
+  EXPECT_EQ(p.width, 100);
+  EXPECT_EQ(p.surface_height, 80);
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+
+  ASSERT_TRUE(DecodeSample(*pool, Sample(200, 160), &p).ok());  // beyond the promised maximum
+  EXPECT_GE(fake.Find("cuvidDestroyDecoder(decoder=1)"), 0);
+  EXPECT_GE(fake.Find("cuvidCreateDecoder(size=200x160, max=200x160"), 0);
+  EXPECT_EQ(Count(fake, "cuvidCreateDecoder"), 2);
+  EXPECT_EQ(Count(fake, "cuvidReconfigureDecoder"), 1);
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  pool.reset();
+  ExpectCleanEnd(fake);
+}
+
+TEST(NvdecPoolTest, ReconfigureWaitsForThePicturesStillMapped) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 2);
+  NvdecPicture held;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &held).ok());
+  fake.LaunchKernel(kStream, held.luma);
+  auto other = std::async(std::launch::async, [&] {
+    NvdecPicture p;
+    Status s = DecodeSample(*pool, Sample(32, 32), &p);
+    if (s.ok()) s = pool->Release(p, kStream);
+    return s;
+  });
+  EXPECT_EQ(other.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  EXPECT_EQ(Count(fake, "cuvidReconfigureDecoder"), 0);
+  ASSERT_TRUE(pool->Release(held, kStream).ok());
+  const Status s = other.get();
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_GT(fake.Find("cuvidReconfigureDecoder"), fake.Find("cuvidUnmapVideoFrame"));
+  pool.reset();
+  ExpectCleanEnd(fake);  // "decoder reconfigured with pictures mapped" would be noted
+}
+
+TEST(NvdecPoolTest, MorePicturesThanSurfacesWaitAndNeverOverwrite) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 2);
+  NvdecPicture a, b;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &a).ok());
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &b).ok());
+  EXPECT_NE(a.surface, b.surface);
+  fake.LaunchKernel(kStream, a.luma);
+  fake.LaunchKernel(kStream, b.luma);
+  NvdecPicture c;
+  auto third = std::async(std::launch::async, [&] { return DecodeSample(*pool, Sample(64, 48), &c); });
+  EXPECT_EQ(third.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout)
+      << "both surfaces are the caller's: the third picture must wait";
+  EXPECT_EQ(Count(fake, "cuvidDecodePicture"), 2);
+  ASSERT_TRUE(pool->Release(a, kStream).ok());  // the kernel still runs: the event is waited for
+  const Status s = third.get();
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(c.surface, a.surface);
+  const int unmap = fake.Find("cuvidUnmapVideoFrame(decoder=1, surface=" +
+                              std::to_string(a.surface) + ")");
+  ASSERT_GE(unmap, 0);
+  EXPECT_GT(unmap, fake.Find("cuEventSynchronize")) << "after the kernel's event";
+  EXPECT_GT(fake.Find("cuvidDecodePicture(decoder=1, surface=" + std::to_string(a.surface), unmap),
+            unmap) << "the third picture is decoded into the surface only once it is unmapped";
+  ASSERT_TRUE(pool->Release(b, kStream).ok());
+  ASSERT_TRUE(pool->Release(c, kStream).ok());
+  pool.reset();
+  ExpectCleanEnd(fake);  // "decoded into surface N while it is mapped" would be noted
+}
+
+TEST(NvdecPoolTest, SessionsDefaultToOnePerEngineAndShareTheWork) {
+  FakeNvdec fake;
+  fake.engines = 3;
+  auto pool = MakePool(fake, /*sessions=*/0, 2);
+  EXPECT_EQ(pool->sessions(), 3);
+  std::vector<NvdecPicture> pictures(3);
+  for (auto& p : pictures) ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &p).ok());
+  EXPECT_EQ(pictures[0].session, 0);
+  EXPECT_EQ(pictures[1].session, 1);
+  EXPECT_EQ(pictures[2].session, 2);
+  EXPECT_EQ(Count(fake, "cuvidCreateDecoder"), 3);
+  for (auto& p : pictures) ASSERT_TRUE(pool->Release(p, kStream).ok());
+  pool.reset();
+  ExpectCleanEnd(fake);
+}
+
+TEST(NvdecPoolTest, APictureHeldBackForDisplayIsFlushed) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 2);
+  FakeSample sample = Sample(64, 48);
+  sample.defer_display = true;
+  NvdecPicture p;
+  const Status s = DecodeSample(*pool, sample, &p);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_GE(fake.Find("cuvidParseVideoData(parser="), 0);
+  EXPECT_EQ(Count(fake, "cuvidParseVideoData"), 2) << "the picture plus an end of stream";
+  EXPECT_NE(fake.calls()[fake.Find("cuvidParseVideoData", fake.Find("cuvidParseVideoData") + 1)]
+                .find("flags=1)"),
+            std::string::npos)
+      << "the second packet is CUVID_PKT_ENDOFSTREAM";
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  pool.reset();
+  ExpectCleanEnd(fake);
+}
+
+TEST(NvdecPoolTest, SamplesNvdecCannotTakeGiveClearErrorsAndTheSessionGoesOn) {
+  FakeNvdec fake;
+  fake.max_size = 1024;
+  auto pool = MakePool(fake, 1, 2);
+  NvdecPicture p;
+  FakeSample ten_bit = Sample(64, 48);
+  ten_bit.bit_depth_minus8 = 2;
+  Status s = DecodeSample(*pool, ten_bit, &p);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("sample 7: NVDEC path decodes 8-bit 4:2:0 HEVC only"));
+  EXPECT_THAT(s.message(), HasSubstr("decode it on the CPU"));
+
+  fake.min_decode_surfaces = 3;  // more than the pool's 2
+  s = DecodeSample(*pool, Sample(64, 40), &p);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("needs 3 NVDEC decode surfaces, the pool has 2 per session"));
+  fake.min_decode_surfaces = 1;
+
+  s = DecodeSample(*pool, Sample(2048, 64), &p);
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(s.message(), HasSubstr("2048x64 picture is outside this GPU's NVDEC limits"));
+
+  FakeSample two = Sample(64, 48);
+  two.pictures = 2;
+  s = DecodeSample(*pool, two, &p);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(s.message(), HasSubstr("found 2 pictures"));
+
+  const uint8_t garbage[5] = {1, 2, 3, 4, 5};
+  s = pool->Decode(garbage, sizeof(garbage), kStream, "sample 9", &p);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(s.message(), HasSubstr("sample 9: the NVDEC parser found 0 pictures"));
+
+  s = DecodeSample(*pool, Sample(64, 48), &p);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  EXPECT_EQ(pool->Release(p, kStream).code(), StatusCode::kInvalidArgument) << "released twice";
+  pool.reset();
+  ExpectCleanEnd(fake);
+}
+
+TEST(NvdecPoolTest, ShutdownWithPicturesInFlightIsClean) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 2);
+  NvdecPicture held, released;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &held).ok());
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &released).ok());
+  fake.LaunchKernel(kStream, held.luma);      // never released by the caller
+  fake.LaunchKernel(kStream, released.luma);  // released, its kernel still running
+  ASSERT_TRUE(pool->Release(released, kStream).ok());
+  // A third thread waits for a surface (the released one's event never completes).
+  const CUstream other_stream = reinterpret_cast<CUstream>(0x5002);
+  NvdecPicture p;
+  std::atomic<bool> started{false};
+  auto waiting = std::async(std::launch::async, [&] {
+    started = true;
+    return DecodeSample(*pool, Sample(64, 48), &p, other_stream);
+  });
+  while (!started) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // (The waiting decode may also finish: it waits for the released picture's event.)
+  const Status shut = pool->Shutdown();
+  EXPECT_TRUE(shut.ok()) << shut.message();
+  const Status waited = waiting.get();
+  if (!waited.ok()) {
+    EXPECT_THAT(waited.message(), HasSubstr("shut down"));
+  }
+  EXPECT_EQ(DecodeSample(*pool, Sample(64, 48), &p).code(), StatusCode::kUnavailable);
+  pool.reset();
+  ExpectCleanEnd(fake);  // unmapping before the kernels finished would be noted
+  EXPECT_GE(fake.Find("cuCtxSynchronize"), 0) << "the unreleased picture's kernel is waited for";
+}
+
+TEST(NvdecPoolTest, ADecodeWaitingForTheCallersPictureEndsAtShutdown) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 1);
+  NvdecPicture held;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &held).ok());
+  NvdecPicture p;
+  auto waiting = std::async(std::launch::async, [&] { return DecodeSample(*pool, Sample(64, 48), &p); });
+  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  EXPECT_TRUE(pool->Shutdown().ok());
+  const Status s = waiting.get();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("sample 7: the NVDEC decoder pool was shut down while "
+                                     "waiting for a free surface"));
+  pool.reset();
+  ExpectCleanEnd(fake);
+}
+
+// A caller's life: create, decode at three sizes (reconfigure, recreate),
+// release, keep one picture, shut down. Returns the first error;
+// `in_shutdown` says whether it came from Shutdown.
+Status Scenario(FakeNvdec& fake, bool* in_shutdown = nullptr) {
+  NvdecPoolOptions options;
+  options.sessions = 2;
+  options.surfaces = 2;
+  options.max_width = options.max_height = 128;
+  std::unique_ptr<NvdecPool> pool;
+  TFG_RETURN_IF_ERROR(NvdecPool::Create(&fake.cuda(), &fake.nvdec(), fake.context(), options,
+                                        &pool));
+  Status first;
+  auto run = [&]() -> Status {
+    for (const FakeSample& sample : {Sample(64, 48), Sample(64, 48), Sample(100, 75),
+                                     Sample(100, 75), Sample(200, 160)}) {
+      NvdecPicture p;
+      TFG_RETURN_IF_ERROR(DecodeSample(*pool, sample, &p));
+      fake.LaunchKernel(kStream, p.luma);
+      TFG_RETURN_IF_ERROR(pool->Release(p, kStream));
+    }
+    NvdecPicture kept;
+    return DecodeSample(*pool, Sample(64, 48), &kept);  // still mapped at shutdown
+  };
+  first = run();
+  const Status shut = pool->Shutdown();
+  if (in_shutdown) *in_shutdown = first.ok() && !shut.ok();
+  if (first.ok()) first = shut;
+  return first;
+}
+
+TEST(NvdecPoolTest, EveryFailingCallIsAClearStatusAndLeaksNothing) {
+  std::map<std::string, int> counts;
+  {
+    FakeNvdec fake;
+    const Status s = Scenario(fake);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ExpectCleanEnd(fake);
+    for (const std::string& name : fake.call_names()) counts[name] = Count(fake, name + "(");
+  }
+  // Every call the scenario makes, and at least these, each failed at each of its occurrences.
+  for (const char* name : {"cuvidGetDecoderCaps", "cuEventCreate", "cuvidCreateVideoParser",
+                           "cuvidParseVideoData", "cuvidCreateDecoder", "cuvidReconfigureDecoder",
+                           "cuvidDecodePicture", "cuvidMapVideoFrame", "cuEventRecord",
+                           "cuEventSynchronize", "cuvidUnmapVideoFrame", "cuvidDestroyDecoder",
+                           "cuEventDestroy", "cuCtxPushCurrent", "cuCtxSynchronize",
+                           "cuEventQuery"}) {
+    EXPECT_GT(counts[name], 0) << name << " is not exercised by the scenario";
+  }
+  int cases = 0;
+  for (const auto& [name, count] : counts) {
+    // Nothing can be done about these failing, and nothing is lost: popping a
+    // context we pushed, destroying a parser (host memory only).
+    if (name == "cuCtxPopCurrent" || name == "cuvidDestroyVideoParser") continue;
+    for (int nth = 1; nth <= count; ++nth) {
+      SCOPED_TRACE(name + " failing at call " + std::to_string(nth));
+      FakeNvdec fake;
+      fake.FailCall(name, nth);
+      bool in_shutdown = false;
+      const Status s = Scenario(fake, &in_shutdown);
+      ++cases;
+      ASSERT_FALSE(s.ok());
+      EXPECT_THAT(s.message(), HasSubstr(name + " failed"));
+      EXPECT_THAT(s.message(), HasSubstr("CUDA_ERROR_UNKNOWN"));
+      EXPECT_THAT(fake.violations(), ::testing::IsEmpty());
+      auto live = fake.live();
+      if (name == "cuCtxPushCurrent" && in_shutdown) {
+        // The context could not be made current to clean up: a context that
+        // cannot be pushed is gone, and with it what was created in it.
+        continue;
+      }
+      for (const auto& [what, n] : live) EXPECT_EQ(n, 0) << what << " leaked";
+    }
+  }
+  EXPECT_GT(cases, 40);
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace tfg

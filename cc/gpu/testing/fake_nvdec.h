@@ -1,0 +1,137 @@
+// A fake CUDA driver + NVDEC for the decoder pool's tests: it records every
+// call, can fail any call, models streams, events and surfaces, and notes
+// every rule the pool breaks (decoding into a surface still in use, unmapping
+// while a kernel may still read the picture, reconfiguring with pictures
+// mapped, calls without a context, objects leaked).
+//
+// The fake's parser does not parse HEVC: a sample for it is a FakeSample
+// (coded size, chroma format, bit depth, pictures in it) serialized by
+// FakeSampleBytes. It calls the pool's callbacks the way NVIDIA's parser does
+// (sequence callback on the first picture and on every format change, decode
+// callback with surface indices cycling over the decode surfaces, display
+// callback after decoding, or at end of stream when `defer_display` is set).
+//
+// One fake per process at a time (the tables hold plain function pointers).
+#ifndef TF_GULP_CC_GPU_TESTING_FAKE_NVDEC_H_
+#define TF_GULP_CC_GPU_TESTING_FAKE_NVDEC_H_
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cc/gpu/nvdec_api.h"
+
+namespace tfg {
+namespace gpu {
+namespace testing {
+
+struct FakeSample {
+  int width = 64;
+  int height = 48;
+  int chroma_format = cudaVideoChromaFormat_420;
+  int bit_depth_minus8 = 0;
+  int pictures = 1;
+  bool defer_display = false;
+};
+std::vector<uint8_t> FakeSampleBytes(const FakeSample& sample);
+
+class FakeNvdec {
+ public:
+  FakeNvdec();   // installs itself as the process's fake
+  ~FakeNvdec();  // uninstalls
+
+  const CudaApi& cuda() const { return cuda_; }
+  const NvdecApi& nvdec() const { return nvdec_; }
+  CUcontext context() const { return reinterpret_cast<CUcontext>(0xC0);}
+
+  // Makes the `nth` (1-based) later call of `call` (e.g. "cuvidMapVideoFrame")
+  // return `result` without doing anything.
+  void FailCall(const std::string& call, int nth, CUresult result = CUDA_ERROR_UNKNOWN);
+
+  // The stand-in for the caller's kernel reading `luma` on `stream`
+  // (a picture's device pointer): fails the test's rules if it is not mapped.
+  void LaunchKernel(CUstream stream, unsigned long long luma);
+  // The GPU finishes everything queued on `stream` so far.
+  void CompleteStream(CUstream stream);
+
+  // NVDEC engines cuvidGetDecoderCaps reports; caps limits.
+  int engines = 3;
+  unsigned max_size = 4096;
+  unsigned min_size = 16;
+  // CUVIDEOFORMAT::min_num_decode_surfaces the parser reports.
+  int min_decode_surfaces = 1;
+
+  // Every call in order, e.g. "cuvidMapVideoFrame(decoder=1, surface=2)".
+  std::vector<std::string> calls() const;
+  // Calls (by name) made so far, each name once, in first-call order.
+  std::vector<std::string> call_names() const;
+  // The rules broken so far (empty = the pool behaved).
+  std::vector<std::string> violations() const;
+  // Decoders, parsers, events and mapped pictures alive, and pushed contexts
+  // not popped; all 0 after the pool is gone.
+  std::map<std::string, int> live() const;
+  // Index in calls() of the first call whose text starts with `prefix`
+  // after position `from`; -1 if none.
+  int Find(const std::string& prefix, int from = 0) const;
+
+  // ----- what the fake's C functions call (public for them, not for tests)
+  struct Stream {
+    uint64_t queued = 0;     // sequence number of the last work queued
+    uint64_t completed = 0;  // all work up to this number has finished
+  };
+  struct Event {
+    CUstream stream = nullptr;
+    uint64_t marks = 0;  // the stream's work it waits for
+    bool recorded = false;
+  };
+  struct Frame {  // a mapped picture
+    int decoder = 0;
+    int surface = 0;
+    CUstream stream = nullptr;
+    uint64_t last_read = 0;  // the last kernel reading it (sequence number on `stream`)
+  };
+  struct Decoder {
+    unsigned width = 0, height = 0, max_width = 0, max_height = 0;
+    unsigned surfaces = 0, output_surfaces = 0;
+    std::vector<bool> decoded;  // per surface: holds a decoded picture
+  };
+  struct Parser {
+    CUVIDPARSERPARAMS params = {};
+    bool have_format = false;
+    FakeSample format;
+    int next_surface = 0;
+    std::vector<int> deferred;  // decoded, display pending until end of stream
+  };
+
+  // Logs a call; returns the result to give (a scheduled failure or success).
+  CUresult Enter(const std::string& name, const std::string& args);
+  void Violation(const std::string& what);
+  bool ContextCurrent() const;
+  uint64_t Queue(CUstream stream);
+
+  mutable std::recursive_mutex mutex;
+  std::vector<std::string> log;
+  std::vector<std::string> broken;
+  std::map<std::string, int> seen;                // calls per name
+  std::map<std::string, std::map<int, CUresult>> failures;
+  std::map<CUstream, Stream> streams;
+  std::map<CUevent, Event> events;
+  std::map<int, Decoder> decoders;
+  std::map<int, Parser> parsers;
+  std::map<unsigned long long, Frame> frames;     // by luma pointer
+  int next_id = 1000;  // events
+  int next_decoder = 1;
+  int next_parser = 1;
+
+ private:
+  CudaApi cuda_;
+  NvdecApi nvdec_;
+};
+
+}  // namespace testing
+}  // namespace gpu
+}  // namespace tfg
+
+#endif  // TF_GULP_CC_GPU_TESTING_FAKE_NVDEC_H_

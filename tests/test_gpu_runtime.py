@@ -1,0 +1,139 @@
+"""Which GPU path a machine gets (cc/gpu/gpu_runtime.h), checked with stand-in driver libraries.
+
+The probe (cc/gpu/gpu_runtime_probe.cc) loads libcuda.so.1 and libnvcuvid.so.1 through ffnvcodec's
+loader, as the product does. Here stand-ins built from ffnvcodec's own symbol lists sit on
+LD_LIBRARY_PATH: no driver, too old a driver, no NVDEC library, a library missing a function, and
+everything present. Each must give the right path and a message that says what is missing and how
+to get it. Needs g++ and ffnvcodec's headers (Debian: libffmpeg-nvenc-dev), not a GPU."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+LOADER_H = pathlib.Path("/usr/include/ffnvcodec/dynlink_loader.h")
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("g++") is None or not LOADER_H.exists(),
+    reason="needs g++ and ffnvcodec's headers (Debian: libffmpeg-nvenc-dev, tools/apt-packages.txt)")
+
+
+def required_symbols(function: str) -> list[str]:
+    """The symbols ffnvcodec's `function` (cuda_load_functions, ...) loads, from its header."""
+    text = LOADER_H.read_text()
+    body = re.search(r"static inline int %s\(.*?\n}\n" % function, text, re.S).group(0)
+    return sorted(set(re.findall(r'LOAD_SYMBOL(?:_OPT)?\([^"]*"(\w+)"\)', body)))
+
+
+def stand_in(directory: pathlib.Path, soname: str, symbols: list[str], driver_version: int = 0,
+             leave_out: str = "") -> None:
+    """A shared library exporting `symbols` (all returning CUDA_SUCCESS)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for name in symbols:
+        if name == leave_out:
+            continue
+        if name == "cuDriverGetVersion":
+            lines.append(f"int {name}(int* v) {{ *v = {driver_version}; return 0; }}")
+        else:
+            lines.append(f"int {name}(void) {{ return 0; }}")
+    source = directory / f"{soname}.c"
+    source.write_text("\n".join(lines) + "\n")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(directory / soname), str(source)],
+                   check=True)
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("probe") / "gpu_runtime_probe"
+    subprocess.run(["g++", "-std=c++17", "-O1", "-I", str(REPO_ROOT),
+                    str(REPO_ROOT / "cc/gpu/gpu_runtime.cc"),
+                    str(REPO_ROOT / "cc/gpu/gpu_runtime_probe.cc"), "-o", str(out), "-ldl"],
+                   check=True, timeout=600)
+    return out
+
+
+CUDA_SYMBOLS = required_symbols("cuda_load_functions") + ["cuDriverGetVersion", "cuCtxSynchronize"]
+CUVID_SYMBOLS = required_symbols("cuvid_load_functions")
+
+
+def run_probe(probe: pathlib.Path, library_dir: pathlib.Path) -> dict:
+    env = dict(os.environ, LD_LIBRARY_PATH=str(library_dir))
+    proc = subprocess.run([str(probe)], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def system_has(library: str) -> bool:
+    try:
+        ctypes.CDLL(library)
+        return True
+    except OSError:
+        return False
+
+
+def test_symbol_lists_come_from_the_header():
+    assert "cuMemAlloc_v2" in CUDA_SYMBOLS and "cuInit" in CUDA_SYMBOLS
+    assert "cuvidMapVideoFrame64" in CUVID_SYMBOLS and "cuvidCreateDecoder" in CUVID_SYMBOLS
+
+
+def test_no_driver_means_the_cpu_path(probe, tmp_path):
+    if system_has("libcuda.so.1"):
+        pytest.skip("this machine has an NVIDIA driver: 'no driver' cannot be staged here")
+    report = run_probe(probe, tmp_path / "empty")
+    assert report["path"] == "cpu" and report["ok"] is False
+    assert "using the CPU path" in report["message"]
+    assert "Cannot load libcuda.so.1" in report["message"]
+    assert "install the NVIDIA driver (R580 or newer)" in report["message"]
+
+
+def test_too_old_a_driver_means_the_cpu_path(probe, tmp_path):
+    stand_in(tmp_path, "libcuda.so.1", CUDA_SYMBOLS, driver_version=12080)
+    stand_in(tmp_path, "libnvcuvid.so.1", CUVID_SYMBOLS)
+    report = run_probe(probe, tmp_path)
+    assert report["path"] == "cpu" and report["driver_version"] == 12080
+    assert ("the NVIDIA driver supports CUDA 12.8, the GPU kernels need CUDA 13.0 "
+            "(driver R580 or newer)") in report["message"]
+
+
+def test_no_nvdec_library_means_cpu_decoding_and_gpu_warp(probe, tmp_path):
+    if system_has("libnvcuvid.so.1"):
+        pytest.skip("this machine has libnvcuvid.so.1: its absence cannot be staged here")
+    stand_in(tmp_path, "libcuda.so.1", CUDA_SYMBOLS, driver_version=13000)
+    report = run_probe(probe, tmp_path)
+    assert report["path"] == "cpu_decode_gpu_warp" and report["ok"] is False
+    assert "decoding on the CPU and warping on the GPU" in report["message"]
+    assert "Cannot load libnvcuvid.so.1" in report["message"]
+    assert "NVIDIA_DRIVER_CAPABILITIES=compute,utility,video" in report["message"]
+
+
+def test_an_nvdec_library_missing_a_function_is_named(probe, tmp_path):
+    stand_in(tmp_path, "libcuda.so.1", CUDA_SYMBOLS, driver_version=13000)
+    stand_in(tmp_path, "libnvcuvid.so.1", CUVID_SYMBOLS, leave_out="cuvidMapVideoFrame64")
+    report = run_probe(probe, tmp_path)
+    assert report["path"] == "cpu_decode_gpu_warp"
+    assert "Cannot load cuvidMapVideoFrame64" in report["message"]
+
+
+def test_a_driver_missing_a_function_is_named(probe, tmp_path):
+    stand_in(tmp_path, "libcuda.so.1", CUDA_SYMBOLS, driver_version=13000,
+             leave_out="cuMemAlloc_v2")
+    report = run_probe(probe, tmp_path)
+    assert report["path"] == "cpu"
+    assert "Cannot load cuMemAlloc_v2" in report["message"]
+
+
+def test_everything_present_means_nvdec_and_gpu_warp(probe, tmp_path):
+    stand_in(tmp_path, "libcuda.so.1", CUDA_SYMBOLS, driver_version=13000)
+    stand_in(tmp_path, "libnvcuvid.so.1", CUVID_SYMBOLS)
+    report = run_probe(probe, tmp_path)
+    assert report == {"path": "nvdec_gpu_warp", "driver_version": 13000, "ok": True,
+                      "message": ""}
