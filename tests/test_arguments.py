@@ -232,7 +232,7 @@ def test_ffrecord_readers_and_writers_refuse_by_name(tmp_path, make, error, mess
     (lambda d: GulpIngestor([], d, 10, -1), ValueError,
      r"GulpIngestor: num_workers must be an integer >= 0, got -1"),
     (lambda d: GulpIngestor([], d, 10, 1, jpeg_quality=0), ValueError,
-     r"GulpIngestor: jpeg_quality must be an integer in \[1, 100\], got 0"),
+     r"GulpIngestor: jpeg_quality must be an integer in \[1, 100\] or None, got 0"),
     (lambda d: GulpIngestor([], d, 10, 1, skip_bad="yes"), TypeError,
      r"GulpIngestor: skip_bad must be True or False"),
     (lambda d: FrameOptions(jpeg_quality=101), ValueError,

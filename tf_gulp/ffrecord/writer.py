@@ -188,10 +188,10 @@ def dump(
     Returns:
       The paths written, in index order.
     """
-    progress = bool(verbose) if progress is None else bool(progress)
+    verbose = A.boolean(verbose, "verbose", what="dump: ")
+    progress = verbose if progress is None else A.boolean(progress, "progress", what="dump: ")
     n = len(records)
     nfiles = A.integer(nfiles, "nfiles", minimum=1, what="dump: ")
-    progress = A.boolean(progress, "progress", what="dump: ")
     workers = A.optional_integer(workers, "workers", minimum=1, what="dump: ")
     out = A.path(out_dir, "out_dir", what="dump: ")
     stage = None
