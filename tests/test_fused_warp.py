@@ -139,8 +139,12 @@ def test_checkpoint_skip_and_shard_keep_the_crops(gulp, tmp_path):
 def test_fused_options_are_checked_by_name(gulp):
     with pytest.raises(ValueError, match="warp= needs shape"):
         tf_gulp.GulpDataset(gulp["path"], warp=T.RandomResizedCrop())
-    with pytest.raises(ValueError, match="shape must be"):
+    with pytest.raises(ValueError, match=r"shape\[0\] \(height\) must be an integer >= 1, got 0"):
         tf_gulp.GulpDataset(gulp["path"], shape=(0, 10))
+    with pytest.raises(TypeError, match=r"shape must be \(height, width\)"):
+        tf_gulp.GulpDataset(gulp["path"], shape=112)
+    with pytest.raises(ValueError, match="dtype must be 'uint8' or 'float32', got 'float16'"):
+        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), dtype="float16")
     with pytest.raises(ValueError, match="bias and norm apply"):
         tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), norm=0.5)
     with pytest.raises(TypeError, match="warp must be None or a tf_gulp.transforms"):

@@ -108,7 +108,7 @@ def test_ffrecord_bad_options():
     with pytest.raises(ValueError, match=r"io_engine must be 'auto', 'io_uring' or 'pread', "
                                          r"got 'aio'"):
         tf_gulp.FFRecordDataset(THREE, io_engine="aio")
-    with pytest.raises(ValueError, match=r"queue_depth must be a positive integer or None, got 0"):
+    with pytest.raises(ValueError, match=r"queue_depth must be an integer >= 1 or None, got 0"):
         tf_gulp.FFRecordDataset(THREE, queue_depth=0)
     # The upper limit is the C++ core's kMaxQueueDepth, checked by the kernel.
     assert len(list(tf_gulp.FFRecordDataset(THREE, queue_depth=4096))) == 3

@@ -465,6 +465,56 @@ void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink) {
   }
 }
 
+namespace {
+
+// `text` as a JSON string, non-ASCII and control characters escaped: field
+// names come from the file and may hold any bytes.
+std::string Quoted(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', /*ensure_ascii=*/true,
+                                   nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+Status RequireLabelField(const GulpDirectory& directory,
+                         const std::string& label_field) {
+  // Items whose meta is looked at for the fields to list: enough to name a
+  // dataset's fields, bounded for a million-item directory.
+  constexpr int64_t kItemsSampled = 1000;
+  int64_t items = 0, sampled = 0;
+  std::set<std::string> fields;
+  for (const ChunkIndex& chunk : directory.chunks) {
+    for (const Item& item : chunk.items) {
+      if (!item.label_json.empty()) return Status::Ok();
+      ++items;
+      if (sampled >= kItemsSampled) continue;
+      ++sampled;
+      const nlohmann::json meta =
+          nlohmann::json::parse(item.meta_json, nullptr, /*allow_exceptions=*/false);
+      if (!meta.is_object()) continue;
+      for (auto it = meta.begin(); it != meta.end(); ++it) {
+        if (!it.value().is_null()) fields.insert(it.key());
+      }
+    }
+  }
+  std::string listed;
+  int64_t count = 0;
+  for (const std::string& field : fields) {
+    if (count == kMaxListed) {
+      listed += internal::StrCat(", ... (", fields.size() - kMaxListed, " more)");
+      break;
+    }
+    listed += (count++ ? ", " : "") + Quoted(field);
+  }
+  const std::string found =
+      fields.empty() ? "their meta_data[0] holds no field"
+                     : internal::StrCat("fields their meta_data[0] has: ", listed);
+  return InvalidArgumentError(
+      directory.path, ": label_field ", Quoted(label_field), ": none of the ", items,
+      " items has it (", found,
+      "); pass one of those, or label_field=None to read without labels");
+}
+
 }  // namespace gulp
 }  // namespace tfg
 

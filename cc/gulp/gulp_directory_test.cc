@@ -179,6 +179,29 @@ TEST(LabelTest, LabelsPastInt64AreRefusedNotWrapped) {
       << s.message();
 }
 
+TEST(LabelTest, RequireLabelFieldNamesTheFieldsTheItemsHave) {
+  TempDir dir;
+  WriteChunk(dir.path(), 0,
+             {TestItem{"a", {MakeJpeg(8, 8, 0)}, R"({"label": "x", "caption": "c"})"},
+              TestItem{"b", {MakeJpeg(8, 8, 1)}, R"({"idx": 3, "gone": null, "\u0001k": 1})"}});
+  GulpDirectory gd;
+  ASSERT_TRUE(LoadGulpDirectory(dir.path(), "class", &gd).ok());
+  const Status s = RequireLabelField(gd, "class");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  // Null values do not count; a field name's control bytes are escaped.
+  EXPECT_NE(s.message().find(
+                R"(: label_field "class": none of the 2 items has it (fields their )"
+                R"(meta_data[0] has: "\u0001k", "caption", "idx", "label"); pass one of )"
+                R"(those, or label_field=None to read without labels)"),
+            std::string::npos)
+      << s.message();
+  // One item with the field is enough (the others are unlabeled, -1).
+  ASSERT_TRUE(LoadGulpDirectory(dir.path(), "idx", &gd).ok());
+  EXPECT_TRUE(RequireLabelField(gd, "idx").ok());
+  ASSERT_TRUE(LoadGulpDirectory(dir.path(), "gone", &gd).ok());
+  EXPECT_EQ(RequireLabelField(gd, "gone").code(), StatusCode::kInvalidArgument);
+}
+
 TEST(LabelTest, LoadsLabel2Idx) {
   TempDir dir;
   testing::WriteFile(dir.Join("label2idx.json"), R"({"cat": 0, "dog": 1})");

@@ -7,7 +7,9 @@ import json
 import os
 from typing import Any
 
+from tf_gulp._args import cli_int
 from tf_gulp._format import human_bytes
+from tf_gulp._x265 import X265_CRF_RANGE, X265_PRESETS
 from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
                                  positive_int, progress_wanted, usable_cpus)
 
@@ -36,8 +38,10 @@ def register(subparsers: Any) -> None:
                    help="image folder (train/ val/ test/ of <class>/<image>, or <class>/<image>) "
                         "or a list file with 'path label [split]' lines")
     c.add_argument("output", metavar="OUTPUT", help="the .bzna file to write")
-    c.add_argument("--crf", type=int, default=10, help="x265 constant rate factor (default 10)")
-    c.add_argument("--preset", default="medium", help="x265 preset (default medium)")
+    c.add_argument("--crf", type=cli_int(*X265_CRF_RANGE), default=10,
+                   help="x265 constant rate factor, %d-%d (default 10)" % X265_CRF_RANGE)
+    c.add_argument("--preset", default="medium", choices=X265_PRESETS, metavar="PRESET",
+                   help=f"x265 preset: {', '.join(X265_PRESETS)} (default medium)")
     c.add_argument("-j", "--jobs", type=positive_int, default=None,
                    help="parallel encoders (default: usable CPUs)")
     c.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")

@@ -36,6 +36,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Seq
 import numpy as np
 import simplejpeg
 
+from tf_gulp import _args as A
 from tf_gulp._files import PositionalReader, exists, is_remote
 from tf_gulp._output_errors import writing_output
 from tf_gulp.gulp.index import GulpDataError, load_chunk_index, meta_dict
@@ -233,10 +234,8 @@ def decode_frames(views: Sequence[Tuple[int, int, memoryview]], path: str, key: 
 
 
 def check_max_clip_bytes(value: Any) -> int:
-    """``max_clip_bytes`` as a positive int, or ValueError."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"max_clip_bytes must be a positive number of bytes, got {value!r}")
-    return int(value)
+    """``max_clip_bytes`` as a positive int, or ValueError (a WrongTypeError for a non-integer)."""
+    return A.integer(value, "max_clip_bytes", minimum=1)
 
 
 def first_meta(entry: Dict[str, Any]) -> Any:
@@ -383,15 +382,13 @@ class GulpChunk:
                 f"serializer must be an object with load(path) and dump(obj, path) such as "
                 f"tf_gulp.gulp.serializers.json_serializer, got {serializer!r}; JPEG settings are "
                 "keyword-only (jpeg_quality=..., jpeg_subsampling=...)")
-        if jpeg_decoder is not None and not callable(jpeg_decoder):
-            raise TypeError(f"jpeg_decoder must be a function bytes -> image, got {jpeg_decoder!r}")
+        A.optional_callable(jpeg_decoder, "jpeg_decoder", what="GulpChunk: ",
+                            example="simplejpeg.decode_jpeg")
         if jpeg_quality is None:
             jpeg_quality = default_jpeg_quality()
-        if not 1 <= int(jpeg_quality) <= 100:
-            raise ValueError(f"jpeg_quality must be in 1..100, got {jpeg_quality}")
-        if jpeg_subsampling not in _SUBSAMPLINGS:
-            raise ValueError(f"jpeg_subsampling must be one of {_SUBSAMPLINGS}, "
-                             f"got {jpeg_subsampling!r}")
+        jpeg_quality = A.integer(jpeg_quality, "jpeg_quality", minimum=1, maximum=100,
+                                 what="GulpChunk: ")
+        A.choice(jpeg_subsampling, "jpeg_subsampling", _SUBSAMPLINGS, what="GulpChunk: ")
         self.data_file_path: str = os.fspath(data_file_path)
         self.meta_file_path: str = os.fspath(meta_file_path)
         self.serializer = serializer

@@ -9,6 +9,7 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops
 
+from tf_gulp import _args as A
 from tf_gulp._files import absolute
 from tf_gulp._sharding import (as_int, compose_shard, install_auto_shard_warning,
                                require_shared_seed)
@@ -20,6 +21,58 @@ from tf_gulp.transforms import kernel_transform, kernel_vector
 # Channels of each colorspace. The allowed colorspaces are the op's attr (gulp_dataset_op.cc):
 # gulp_dataset_variant checks them before this is looked up.
 _CHANNELS = {"rgb": 3, "gray": 1}
+
+#: The default ``label_field``: items without it are unlabeled (-1); any other field that no item
+#: of the directory has is an error (a typo, or another dataset's field).
+DEFAULT_LABEL_FIELD = "label"
+
+
+def _frame_spec(frames: FrameSpec) -> FrameSpec:
+    """``frames`` checked: None, a slice of integers (or None bounds), or a list of integers."""
+    what = "GulpDataset: "
+    if frames is None:
+        return None
+    if isinstance(frames, slice):
+        for part in ("start", "stop", "step"):
+            A.optional_integer(getattr(frames, part), f"frames.{part}", what=what)
+        if frames.step == 0:
+            raise ValueError(f"{what}frames.step must not be 0, got {frames!r}")
+        return frames
+    try:
+        return A.integer_list(frames, "frames", what=what)
+    except A.WrongTypeError as e:
+        raise A.WrongTypeError(f"{e}; frames is None, a slice (slice(0, 16, 2)) or a list of "
+                               f"frame indices") from None
+
+
+def _ids(ids) -> Optional[list]:
+    """``ids`` checked: None or a list of str / int ids (a lone string is refused: it would be
+    read as a list of one-character ids)."""
+    if ids is None:
+        return None
+    if isinstance(ids, (str, bytes, Mapping)) or not hasattr(ids, "__iter__"):
+        raise A.WrongTypeError(f"GulpDataset: ids must be a list of ids (str or int) or None, "
+                               f"got {ids!r} ({type(ids).__name__})")
+    out = list(ids)
+    for i, id_ in enumerate(out):
+        if not isinstance(id_, str) and not A.is_integer(id_):
+            raise A.WrongTypeError(f"GulpDataset: ids[{i}] must be a str or an int, got "
+                                   f"{id_!r} ({type(id_).__name__})")
+    return out
+
+
+def _label_map(label2idx) -> Optional[Mapping[str, int]]:
+    """``label2idx`` checked: None or a mapping of str labels to int indices."""
+    if label2idx is None:
+        return None
+    if not isinstance(label2idx, Mapping):
+        raise A.WrongTypeError(f"GulpDataset: label2idx must be a mapping {{label: index}} or "
+                               f"None, got {label2idx!r} ({type(label2idx).__name__})")
+    for label, index in label2idx.items():
+        A.string(label, "label2idx's keys", what="GulpDataset: ")
+        A.integer(index, f"label2idx[{label!r}]", minimum=A.INT64_MIN, maximum=A.INT64_MAX,
+                  what="GulpDataset: ")
+    return label2idx
 
 install_auto_shard_warning()
 
@@ -69,14 +122,18 @@ class GulpDataset(dataset_ops.DatasetSource):
         each call of an ``interleave`` function that makes it (counted per directory). A newly
         constructed ``GulpDataset`` starts again at epoch 0.
       seed: makes the shuffle and frame sampling reproducible: every decision is a function of
-        (seed, epoch, element). Default: a random seed.
+        (seed, epoch, element). An integer in [-2**63, 2**63 - 1] (the op's int64 attr; negative
+        seeds are as good as positive ones). Default: a random seed.
       ids: only these ids, in storage order. An id missing from the directory is an error.
       label2idx: map from string labels to indices; default: the directory's ``label2idx.json``.
         When two directories read in one process (e.g. training and validation) number one class
         differently, a ``tf_gulp.gulp.LabelMapWarning`` names both; pass the training
         directory's map here (``tf_gulp.gulp.read_label2idx(train_dir)``) to read another
         directory with its numbering.
-      label_field: the meta key that holds the label; ``None`` for no labels (all -1).
+      label_field: the meta key that holds the label; ``None`` for no labels (all -1). Items
+        without it are labeled -1; a field other than the default ``"label"`` that no item of the
+        directory has is an ``InvalidArgumentError`` naming the fields the items do have (a typo
+        would otherwise give every element the label -1).
       scale: decode at 1/scale of the size (1, 2, 4, 8), inside libjpeg-turbo's IDCT: much faster
         than decoding at full size and resizing.
       dct_method: ``"fast"`` (libjpeg-turbo's fast integer IDCT, as gulpio2 and
@@ -106,11 +163,14 @@ class GulpDataset(dataset_ops.DatasetSource):
     Raises:
       tf.errors.NotFoundError: the directory, a chunk's data or index file, or an id is missing.
       tf.errors.DataLossError: an index is not valid JSON or points past the end of its chunk.
+      TypeError: an option of the wrong type (``num_frames=8.5``, ``shuffle="yes"``,
+        ``frames=[0, 1.5]``; bools are not integers, numpy integers are), naming it, the value and
+        what it accepts (the exception is also a ``ValueError``).
       ValueError: an option outside the values it accepts (``colorspace``, ``dct_method``,
-        ``num_frames``, ``shuffle_chunk_window``, ``max_clip_bytes``), naming them.
-      tf.errors.InvalidArgumentError: duplicate ids across chunks, other bad options (``scale``,
-        ``frames``); when read, a clip over ``max_clip_bytes`` or a frame over the pixel limit (see
-        docs/gulp_dataset.md).
+        ``num_frames``, ``seed``, ``shuffle_chunk_window``, ``max_clip_bytes``), naming it.
+      tf.errors.InvalidArgumentError: duplicate ids across chunks, a ``label_field`` no item has,
+        other bad options (``scale``, frame indices); when read, a clip over ``max_clip_bytes`` or
+        a frame over the pixel limit (see docs/gulp_dataset.md).
     """
 
     def __init__(
@@ -139,12 +199,23 @@ class GulpDataset(dataset_ops.DatasetSource):
         dct_scaling: bool = True,
         _shard: Tuple[int, int] = (1, 0),
     ) -> None:
-        if num_frames is not None and num_frames <= 0:
-            raise ValueError(f"num_frames must be positive, got {num_frames}")
-        # Its minimum is the op's attr (checked by gulp_dataset_variant).
-        if isinstance(max_clip_bytes, bool):
-            raise ValueError(f"max_clip_bytes must be a positive number of bytes, "
-                             f"got {max_clip_bytes!r}")
+        what = "GulpDataset: "
+        if not isinstance(directory, tf.Tensor):
+            directory = A.path(directory, "directory", what=what)
+        decode = A.boolean(decode, "decode", what=what)
+        frames = _frame_spec(frames)
+        num_frames = A.optional_integer(num_frames, "num_frames", minimum=1, what=what)
+        training = A.boolean(training, "training", what=what)
+        shuffle = A.boolean(shuffle, "shuffle", what=what)
+        seed = A.seed(seed, what=what)
+        ids = _ids(ids)
+        label2idx = _label_map(label2idx)
+        label_field = A.string(label_field, "label_field", what=what, none=True)
+        scale = A.integer(scale, "scale", what=what)  # its values: the kernel's (1, 2, 4 or 8)
+        # colorspace and dct_method's allowed values and these two minimums are the op's attrs,
+        # checked by gulp_dataset_variant.
+        shuffle_chunk_window = A.integer(shuffle_chunk_window, "shuffle_chunk_window", what=what)
+        max_clip_bytes = A.integer(max_clip_bytes, "max_clip_bytes", what=what)
         fused = _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode)
         seed_given = seed is not None
         if seed is None:
@@ -172,6 +243,8 @@ class GulpDataset(dataset_ops.DatasetSource):
             path,
             ids=[str(i) for i in ids] if ids is not None else [],
             label_field=label_field or "",
+            # The default may be absent (unlabeled splits read as -1); another field must exist.
+            label_field_required=label_field not in (None, DEFAULT_LABEL_FIELD),
             label2idx=label2idx,
             frames=frames,
             num_frames=num_frames,
@@ -243,16 +316,11 @@ def _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode) -> dict:
         return {}
     if not decode:
         raise ValueError("shape= (the fused decode + warp) needs decode=True")
-    try:
-        height, width = (int(v) for v in shape)
-    except (TypeError, ValueError):
-        raise ValueError(f"shape must be (height, width), got {shape!r}") from None
-    if height <= 0 or width <= 0 or (height, width) != tuple(shape):
-        raise ValueError(f"shape must be (height, width), two positive integers, got {shape!r}")
-    if dtype not in ("uint8", "float32"):
-        raise ValueError(f"dtype must be 'uint8' or 'float32', got {dtype!r}")
+    height, width = A.output_shape(shape, what="GulpDataset: ")
+    A.choice(dtype, "dtype", ("uint8", "float32"), what="GulpDataset: ")
+    dct_scaling = A.boolean(dct_scaling, "dct_scaling", what="GulpDataset: ")
     if dtype == "uint8" and (bias is not None or norm is not None):
         raise ValueError("bias and norm apply to dtype='float32' outputs")
     return dict(warp=kernel_transform(warp), output_height=height, output_width=width,
                 output_dtype=dtype, bias=kernel_vector(bias, "bias"),
-                norm=kernel_vector(norm, "norm"), dct_scaling=bool(dct_scaling))
+                norm=kernel_vector(norm, "norm"), dct_scaling=dct_scaling)

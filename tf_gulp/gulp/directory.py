@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
+from tf_gulp import _args as A
 from tf_gulp._files import PositionalReader
 from tf_gulp.gulp.chunk import (FrameSelection, GulpChunk, GulpDataError, JpegDecoder,
                                 check_max_clip_bytes, decode_frames, first_meta, normalize_id,
@@ -88,6 +89,10 @@ class GulpDirectory:
                  jpeg_decoder: Optional[JpegDecoder] = None, *,
                  max_clip_bytes: int = DEFAULT_MAX_CLIP_BYTES,
                  require_chunks: bool = True) -> None:
+        A.path(output_dir, "output_dir", what="GulpDirectory: ")
+        A.optional_callable(jpeg_decoder, "jpeg_decoder", what="GulpDirectory: ",
+                            example="simplejpeg.decode_jpeg")
+        A.boolean(require_chunks, "require_chunks", what="GulpDirectory: ")
         self.output_dir: str = os.fspath(output_dir)
         self.jpeg_decoder = jpeg_decoder
         self.max_clip_bytes = check_max_clip_bytes(max_clip_bytes)

@@ -48,6 +48,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from tqdm import tqdm
 
+from tf_gulp import _args as A
 from tf_gulp._output_errors import OutputError, writing_output
 from tf_gulp.gulp.adapters import AbstractDatasetAdapter
 from tf_gulp.gulp.chunk import (GulpChunk, GulpDataError, default_jpeg_quality, fsync_dir,
@@ -138,14 +139,19 @@ class GulpIngestor:
                  progress: bool = True, mp_context: Union[None, str, Any] = None,
                  resumable: bool = False, skip_bad: bool = False, skip_empty: bool = True,
                  write_label2idx: bool = False, description: Any = None) -> None:
-        if if_exists not in _IF_EXISTS:
-            raise ValueError(f"if_exists must be one of {_IF_EXISTS}, got {if_exists!r}")
-        if videos_per_chunk < 1:
-            raise ValueError(f"videos_per_chunk must be >= 1, got {videos_per_chunk}")
+        what = "GulpIngestor: "
+        A.choice(if_exists, "if_exists", _IF_EXISTS, what=what)
         self.adapter = adapter
-        self.output_folder = os.fspath(output_folder)
-        self.videos_per_chunk = int(videos_per_chunk)
-        self.num_workers = int(num_workers)
+        self.output_folder = A.path(output_folder, "output_folder", what=what)
+        self.videos_per_chunk = A.integer(videos_per_chunk, "videos_per_chunk", minimum=1,
+                                          what=what)
+        self.num_workers = A.integer(num_workers, "num_workers", minimum=0, what=what)
+        jpeg_quality = A.optional_integer(jpeg_quality, "jpeg_quality", minimum=1, maximum=100,
+                                          what=what)
+        for flag, value in (("progress", progress), ("resumable", resumable),
+                            ("skip_bad", skip_bad), ("skip_empty", skip_empty),
+                            ("write_label2idx", write_label2idx)):
+            A.boolean(value, flag, what=what)
         self.if_exists = if_exists
         self.jpeg_quality = default_jpeg_quality() if jpeg_quality is None else jpeg_quality
         self.jpeg_subsampling = jpeg_subsampling

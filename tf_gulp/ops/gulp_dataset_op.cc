@@ -63,6 +63,7 @@ constexpr char kDirectory[] = "directory";
 // AsGraphDefInternal.
 constexpr char kIds[] = "ids";
 constexpr char kLabelField[] = "label_field";
+constexpr char kLabelFieldRequired[] = "label_field_required";
 constexpr char kUseLabelMap[] = "use_label_map";
 constexpr char kLabelNames[] = "label_names";
 constexpr char kLabelValues[] = "label_values";
@@ -97,6 +98,9 @@ constexpr size_t kOpenFiles = 16;
 struct Options {
   std::vector<std::string> ids;
   std::string label_field;
+  // A label_field the user chose (not the default): a directory where no item
+  // has it is an error rather than all labels -1.
+  bool label_field_required = false;
   bool use_label_map = false;  // true: label_names/values, not label2idx.json
   std::vector<std::string> label_names;
   std::vector<int64_t> label_values;
@@ -220,6 +224,7 @@ class GulpDatasetOp : public DatasetOpKernel {
     Options& o = options_;
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kIds, &o.ids));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelField, &o.label_field));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelFieldRequired, &o.label_field_required));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kUseLabelMap, &o.use_label_map));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelNames, &o.label_names));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelValues, &o.label_values));
@@ -332,6 +337,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     };
     add(kIds, o.ids);
     add(kLabelField, o.label_field);
+    add(kLabelFieldRequired, o.label_field_required);
     add(kUseLabelMap, o.use_label_map);
     add(kLabelNames, o.label_names);
     add(kLabelValues, o.label_values);
@@ -570,6 +576,9 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
   auto index = std::make_shared<gulp::GulpDirectory>();
   OP_REQUIRES_OK(ctx, ToTfStatus(gulp::LoadGulpDirectory(
                           directory, options_.label_field, index.get())));
+  if (options_.label_field_required) {
+    OP_REQUIRES_OK(ctx, ToTfStatus(gulp::RequireLabelField(*index, options_.label_field)));
+  }
 
   gulp::LabelMap labels;
   bool have_labels = false;
@@ -603,6 +612,7 @@ REGISTER_OP(kOpName)
     .Output("handle: variant")
     .Attr("ids: list(string) = []")
     .Attr("label_field: string = 'label'")
+    .Attr("label_field_required: bool = false")
     .Attr("use_label_map: bool = false")
     .Attr("label_names: list(string) = []")
     .Attr("label_values: list(int) = []")

@@ -10,6 +10,7 @@ from typing import Sequence, Union
 
 import tensorflow as tf
 
+from tf_gulp import _args as A
 from tf_gulp.ops.library import load_ops
 from tf_gulp.ops.op_attrs import check_attr
 
@@ -56,7 +57,15 @@ def similarity_warp(
     Returns:
       float32 tensor shaped like `images` with the spatial size replaced by `output_shape`.
     """
-    check_attr("TfGulp>SimilarityWarp", "layout", layout, what="similarity_warp: ")
+    what = "similarity_warp: "
+    check_attr("TfGulp>SimilarityWarp", "layout", layout, what=what)
+    if not isinstance(output_shape, (tf.Tensor, tf.Variable)):  # a tensor is checked by the op
+        if isinstance(output_shape, (str, bytes)) or not hasattr(output_shape, "__len__") or \
+                len(output_shape) != 2:
+            raise A.WrongTypeError(f"{what}output_shape must be (height, width), a pair of "
+                                   f"positive integers, got {output_shape!r}")
+        output_shape = tuple(A.integer(v, f"output_shape[{i}]", minimum=1, what=what)
+                             for i, v in enumerate(output_shape))
     with tf.name_scope(name or "similarity_warp"):
         images = tf.convert_to_tensor(images)
         if images.dtype != tf.uint8:
