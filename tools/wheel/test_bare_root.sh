@@ -78,7 +78,7 @@ unshare --mount --propagation private -- bash -euo pipefail -c '
   in_root python3 -m venv /venv
   in_root /venv/bin/pip install -q --no-index --find-links /test/wheelhouse \
     "/test/$wheel_name" "tensorflow-cpu==$tf_version"
-  in_root /venv/bin/pip list 2>/dev/null | grep -iE "^(tf-gulp|tensorflow-cpu|numpy) "
+  in_root /venv/bin/pip list 2>/dev/null | grep -iE "^(tf-gulp|tensorflow[-_]cpu|numpy) "
   echo "==> in the root: bare_root_check.py"
   in_root /usr/bin/env TF_CPP_MIN_LOG_LEVEL=2 /venv/bin/python /test/bare_root_check.py /test/data
 ' bare-root "$run" "$work/wheelhouse" "$wheel_name" "$tf_version"
