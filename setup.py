@@ -16,7 +16,10 @@ The pybind11 module `tf_gulp._core` is every tf_gulp/pybind/*.cc plus the same c
 TensorFlow: the reference-compatible Python readers and writers (tf_gulp.ffrecord) call the core through
 it. It needs pybind11 (pip install pybind11) at build time only.
 
-Environment knobs: CXX (compiler, default g++), TF_GULP_BUILD_JOBS (parallel compiles, default 2).
+Environment knobs: CXX (compiler, default g++), TF_GULP_BUILD_JOBS (parallel compiles, default 2),
+TF_GULP_FFMPEG_PREFIX (an FFmpeg install prefix to compile and link libavcodec/libavutil from instead
+of Debian's libavcodec-dev: the wheel build, tools/wheel/build_wheel.sh, points it at the minimal
+HEVC-only FFmpeg it builds; docs/wheel.md).
 Object files are cached under build/tf_gulp_objects/, so a rebuild only recompiles what changed.
 """
 
@@ -96,6 +99,24 @@ def _pybind_include_flags() -> List[str]:
     return ["-I" + pybind11.get_include(), "-I" + sysconfig.get_paths()["include"]]
 
 
+def _ffmpeg_flags() -> Dict[str, List[str]]:
+    """Compile and link flags for an FFmpeg under $TF_GULP_FFMPEG_PREFIX; empty lists without it.
+
+    The -I/-L flags come before the system directories, so <prefix>'s headers and libraries win over
+    Debian's; the run path lets a build that is not repaired by auditwheel still find them.
+    """
+    prefix = os.environ.get("TF_GULP_FFMPEG_PREFIX", "")
+    if not prefix:
+        return {"compile": [], "link": []}
+    prefix = os.path.abspath(prefix)
+    header = os.path.join(prefix, "include", "libavcodec", "avcodec.h")
+    if not os.path.isfile(header):
+        raise SystemExit(f"tf_gulp: TF_GULP_FFMPEG_PREFIX={prefix} has no {header}")
+    lib = os.path.join(prefix, "lib")
+    return {"compile": ["-I" + os.path.join(prefix, "include")],
+            "link": ["-L" + lib, "-Wl,-rpath," + lib]}
+
+
 def _deps_up_to_date(obj: str, dep_file: str, command: Sequence[str], cmd_file: str) -> bool:
     """True when `obj` is newer than every file g++ -MMD listed and was built by the same command."""
     try:
@@ -149,7 +170,8 @@ class BuildTfGulpOps(build_ext):
             raise SystemExit("tf_gulp: no tf_gulp/ops/*.cc sources to build")
 
         # Same split as the Bazel build: core gets CORE_COPTS, ops add TensorFlow's and OPS_COPTS.
-        core_flags = config["CORE_COPTS"] + ["-I" + ROOT]
+        ffmpeg = _ffmpeg_flags()
+        core_flags = config["CORE_COPTS"] + ["-I" + ROOT] + ffmpeg["compile"]
         ops_flags = config["CORE_COPTS"] + list(tf_info["compile_flags"]) + config["OPS_COPTS"]
         ops_flags += ["-I" + ROOT]
         jobs_list = [(src, core_flags) for src in sources["core"]]
@@ -194,7 +216,7 @@ class BuildTfGulpOps(build_ext):
         output = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(output), exist_ok=True)
         link = cxx + ["-shared", "-o", output] + [obj for obj, _ in results]
-        link += config["CORE_LINKOPTS"]
+        link += ffmpeg["link"] + config["CORE_LINKOPTS"]
         if ext.name == CORE_MODULE:
             print(f"tf_gulp: linking {output}", flush=True)
             subprocess.run(link, cwd=ROOT, check=True)

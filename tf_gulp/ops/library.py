@@ -70,9 +70,12 @@ def check_build_info(info: Dict[str, Any], installed_version: Optional[str] = No
     installed = tf.__version__ if installed_version is None else installed_version
     built = info.get("tensorflow_version")
     if built != installed:
+        # A binary wheel's user has no source to rebuild: the TensorFlow to install is the way out.
         message = (
             f"tf_gulp's op library was built against TensorFlow {built} but TensorFlow "
-            f"{installed} is installed; {_REBUILD_HINT}"
+            f"{installed} is installed; install the TensorFlow it was built for "
+            f"(pip install tensorflow-cpu=={built}, or tensorflow=={built}), or {_REBUILD_HINT} "
+            f"(a binary wheel for another TensorFlow: see docs/wheel.md)"
         )
         if info.get("builder") == "bazel":
             message += "; for a Bazel build: bazel sync --configure, then build again"
