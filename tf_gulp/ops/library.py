@@ -116,3 +116,10 @@ def _load(directory: str) -> ModuleType:
         raise ImportError(
             explained or f"cannot load tf_gulp's op library {path}: {e.message}; {_REBUILD_HINT}"
         ) from e
+
+
+# Importing this module imports TensorFlow; when that import was the one tf_gulp's import watcher
+# waited for, registering had to wait until load_ops above existed (tf_gulp/_op_registration.py).
+from tf_gulp._op_registration import register_now as _register_now  # noqa: E402
+
+_register_now()
