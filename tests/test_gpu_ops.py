@@ -77,6 +77,18 @@ def test_the_library_embeds_the_gpu_kernels_when_nvcc_was_there():
     assert b"\x50\xed\x55\xba" in data
 
 
+def test_the_library_links_no_cuda_library():
+    if shutil.which("readelf") is None:
+        pytest.skip("no readelf (binutils) to read the library's dependencies")
+    out = subprocess.run(["readelf", "-d", _library_path()], capture_output=True, text=True,
+                         check=True).stdout
+    needed = [line.split("[")[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
+    assert needed and "libtensorflow_framework.so.2" in needed
+    # libcuda.so.1 and libnvcuvid.so.1 are opened at run time (cc/gpu/gpu_runtime.cc): the library
+    # loads on machines without a GPU, a driver or CUDA.
+    assert not [n for n in needed if "cuda" in n or "nvcuvid" in n or n.startswith("libnv")]
+
+
 @pytest.mark.skipif(bool(tf.config.list_physical_devices("GPU")),
                     reason="TensorFlow sees a GPU here: 'no GPU' cannot be staged")
 def test_gpu_device_without_a_gpu_is_a_clear_error(tmp_path):
