@@ -95,13 +95,16 @@ CORE_COPTS = [
     "-Wno-deprecated-declarations",
 ]
 
-# libjpeg-turbo's TurboJPEG API (Debian: libturbojpeg0-dev) for JPEG decoding; threads for the I/O.
+# libjpeg-turbo's TurboJPEG API (Debian: libturbojpeg0-dev) for JPEG decoding, and its libjpeg API
+# (Debian: libjpeg62-turbo-dev) for the cropped decodes of cc/codec/jpeg_warp (TurboJPEG 2 cannot
+# crop); threads for the I/O.
 # nlohmann json (Debian: nlohmann-json3-dev) is header-only and needs no flag.
 # liburing (Debian: liburing-dev) for batched async reads (cc/io/batch_reader.*); libdeflate (Debian:
 # libdeflate-dev) for its hardware-accelerated CRC-32 (cc/util/crc32.*, FFRecord checksums).
 # FFmpeg's libavcodec + libavutil (Debian: libavcodec-dev) decode HEVC on the CPU (cc/codec/hevc_decoder.*).
 CORE_LINKOPTS = [
     "-lturbojpeg",
+    "-ljpeg",
     "-luring",
     "-ldeflate",
     "-lavcodec",

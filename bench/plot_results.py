@@ -9,6 +9,7 @@ benchmark whose JSON is there:
     ffrecord.json   (bench/bench_ffrecord.py)   -> ffrecord.png   (docs/ffrecord.md)
     bzna.json       (bench/bench_bzna.py)       -> bzna.png       (docs/benzina.md)
     ingest.json     (bench/bench_ingest.py)     -> ingest.png     (docs/ingest.md)
+    fused_warp.json (bench/bench_fused_warp.py) -> fused_warp.png (docs/benchmarks.md)
 
 The JSON files committed in bench/results/ are the runs the docs' tables quote (some transcribed
 from those tables, which their "provenance" says); after a new run, regenerate the plots and update
@@ -208,12 +209,44 @@ def plot_ingest(report: Dict[str, Any], path: str) -> None:
     plt.close(fig)
 
 
+def plot_fused_warp(report: Dict[str, Any], path: str) -> None:
+    """Augmented frames/s per reader, one panel per output size (median; whiskers: run range)."""
+    plt = _pyplot()
+    cases = report["cases"]
+    fig, axes = plt.subplots(1, len(cases), figsize=(5.2 * len(cases), 3.4), squeeze=False)
+    for ax, (size, case) in zip(axes[0], cases.items()):
+        rows = list(case["results"].items())
+        names = [name for name, _ in rows]
+        values = [r["frames_per_s"] for _, r in rows]
+        errors = []
+        for _, r in rows:
+            span = _run_range(r, "frames_per_s")
+            errors.append([0.0, 0.0] if span is None else
+                          [r["frames_per_s"] - span[0], span[1] - r["frames_per_s"]])
+        y = list(range(len(rows)))[::-1]
+        ax.barh(y, values, xerr=list(zip(*errors)), capsize=3,
+                color=[_colour(n, ("fused",), ("full-decode",)) for n in names])
+        ax.set_yticks(y, names)
+        for yy, v, err in zip(y, values, errors):
+            ax.text(v + err[1], yy, f"  {v:,.0f}", va="center", ha="left", fontsize=8)
+        data = case["data"]
+        ax.set_title(f"{data['width']}x{data['height']} -> {size}x{size}, "
+                     f"{data['clip_frames']}-frame clips", fontsize=9)
+        ax.set_xlabel("augmented frames/s (median)")
+        ax.set_xlim(0, max(v + e[1] for v, e in zip(values, errors)) * 1.25)
+    fig.text(0.01, 0.01, _source_note(report), fontsize=7, color="#555555")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 # name -> (JSON file in --results, PNG file in --out, plotter)
 PLOTS: Dict[str, Tuple[str, str, Callable[[Dict[str, Any], str], None]]] = {
     "gulp_read": ("gulp_read.json", "gulp_read.png", plot_gulp_read),
     "ffrecord": ("ffrecord.json", "ffrecord.png", plot_ffrecord),
     "bzna": ("bzna.json", "bzna.png", plot_bzna),
     "ingest": ("ingest.json", "ingest.png", plot_ingest),
+    "fused_warp": ("fused_warp.json", "fused_warp.png", plot_fused_warp),
 }
 
 

@@ -14,8 +14,9 @@ What this script does, in four steps:
    ``label2idx.json`` so the dataset can turn the string labels into class indices.
 3. **Build the input pipeline.** ``tf_gulp.GulpDataset`` reads and decodes the frames in C++
    (libjpeg-turbo, all cores), sampling 8 frames per clip (one from each of 8 equal segments, at a
-   random offset when ``training=True``). A ``map`` crops them to 112x112 and scales to [0, 1];
-   then ``batch`` and ``prefetch``. We time this pipeline alone over one epoch.
+   random offset when ``training=True``), augmented in the same pass: one random resized crop and
+   flip per clip (a centre crop for validation), each frame decoded only as far as the crop
+   needs, to 112x112 float32 in [0, 1]; then ``batch`` and ``prefetch``. We time this pipeline alone over one epoch.
 4. **Train.** A small 3D-convolutional Keras model trains for one epoch with ``model.fit`` on that
    dataset and is validated on the ``val/`` directory.
 
@@ -164,7 +165,7 @@ def build_gulps(workdir: str, short_side: int, stride: int, rebuild: bool) -> Di
     label2idx = {name: index for index, name in enumerate(CLASS_NAMES)}
     for split, out_dir in dirs.items():
         if os.path.exists(out_dir):
-            shutil.rmtree(out_dir)  # GulpIngestor refuses to mix new chunks into old ones
+            shutil.rmtree(out_dir)  # GulpIngestor would append new chunks after the old ones
         adapter = VideoClipAdapter(videos, split, stride)
         # 8 clips per chunk gives several chunks, so a shuffled read mixes chunks.
         GulpIngestor(adapter, out_dir, videos_per_chunk=8, num_workers=1)()
@@ -188,11 +189,14 @@ def dir_size(path: str) -> int:
 def make_dataset(directory: str, *, training: bool, batch_size: int, seed: int):
     """GulpDataset -> (frames, label) batches for Keras.
 
-    Reading, JPEG decoding and frame sampling happen in GulpDataset's C++ kernel; the crop and
-    normalization are TensorFlow ops in a parallel map. No Python runs per element.
+    Reading, frame sampling, JPEG decoding and the augmentation all happen in GulpDataset's C++
+    kernel: each clip gets one crop (random, with a flip, for training; the centre for
+    validation), and each frame is decoded only as far as that crop needs, straight into the
+    112x112 float32 output. No Python runs per element.
     """
     import tensorflow as tf
     import tf_gulp
+    from tf_gulp.transforms import CenterResizedCrop, RandomResizedCrop
 
     ds = tf_gulp.GulpDataset(
         directory,
@@ -200,18 +204,14 @@ def make_dataset(directory: str, *, training: bool, batch_size: int, seed: int):
         training=training,        # random offset in each segment (else the segment centre)
         shuffle=training,         # a new order every epoch...
         seed=seed,                # ...reproducible: a function of (seed, epoch, element)
+        # One crop per clip, shared by its 8 frames: 35-100% of the frame's area, aspect ratio
+        # 3/4-4/3, flipped half the time; validation takes the central 7/8.
+        warp=RandomResizedCrop(scale=(0.35, 1.0)) if training else CenterResizedCrop(),
+        shape=(MODEL_SIZE, MODEL_SIZE),
+        dtype="float32",
+        norm=1 / 255,             # float32 in [0, 1]
     )
-
-    def to_model_input(element):
-        # uint8 [8, H, W, 3]: H = 128 (--short-side), W differs between the source videos.
-        frames = element["frames"]
-        # The central 112x112 of every frame: the usual "short side 128, crop 112" recipe of
-        # video models. (Cropping costs nothing; a full resize would cost more than decoding.)
-        frames = tf.image.resize_with_crop_or_pad(frames, MODEL_SIZE, MODEL_SIZE)
-        frames = tf.cast(frames, tf.float32) / 255.0  # float32 in [0, 1]
-        return frames, element["label"]
-
-    ds = ds.map(to_model_input, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.map(lambda e: (e["frames"], e["label"]), num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.batch(batch_size, drop_remainder=False)
     return ds.prefetch(tf.data.AUTOTUNE)
 

@@ -224,3 +224,105 @@ def test_truncated_packed_index_is_an_unpickling_error_naming_file_and_record(tm
                            match=f"{path}: record 1 \\(the packed folder's index\\): cannot be "
                            "unpickled, it is truncated or corrupt"):
             PackedFolder(path)
+
+
+# -- Wrong formats, named (issue 25) --------------------------------------------------------------
+
+
+def tfrecord_bytes(records) -> bytes:
+    """A TFRecord file, written by TensorFlow itself."""
+    import tempfile
+
+    import tensorflow as tf
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "x.tfrecord")
+        with tf.io.TFRecordWriter(path) as w:
+            for r in records:
+                w.write(r)
+        with open(path, "rb") as f:
+            return f.read()
+
+
+@pytest.mark.parametrize("records", [[b"one record"], [b"a" * 70000, b"b"]],
+                         ids=["small", "large first record"])
+def test_a_tfrecord_file_given_as_ffrecord_is_named(tmp_path, records):
+    import tensorflow as tf
+
+    import tf_gulp
+    from tf_gulp.ffrecord import FileReader
+
+    path = tmp_path / "x.ffr"
+    path.write_bytes(tfrecord_bytes(records))
+    expected = (f"{path}: not an FFRecord file: it looks like a TFRecord file (it starts with a "
+                "record length and its masked CRC-32C, TFRecord's framing); read it with "
+                "tf.data.TFRecordDataset")
+    with pytest.raises(ValueError) as e:
+        FileReader(path)
+    assert str(e.value) == expected
+    with pytest.raises(tf.errors.DataLossError) as e:
+        list(tf_gulp.FFRecordDataset(str(path)))
+    assert expected in e.value.message
+
+
+def test_an_ffrecord_file_is_still_not_called_a_tfrecord(tmp_path):
+    from tf_gulp.ffrecord import FileReader
+
+    path = tmp_path / "x.ffr"
+    data = bytearray(ffrecord_bytes([b"a0", b"a1"]))
+    data[4:12] = struct.pack("<q", 10 ** 9)  # a damaged record count
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="record count at offset 4 is 1000000000") as e:
+        FileReader(path)
+    assert "TFRecord" not in str(e.value)
+
+
+def test_ffrecord_part_whose_name_is_not_utf8(tmp_path):
+    """A part's name is bytes on Linux: FileReader reads the folder FFRecordDataset reads, and
+    lists the name as os.fsdecode does (it opens again as given)."""
+    import tensorflow as tf
+
+    import tf_gulp
+    from tf_gulp.ffrecord import FileReader
+
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "a.ffr").write_bytes(ffrecord_bytes([b"a0", b"a1"]))
+    odd = os.fsencode(str(parts)) + b"/b\xff\xfe.ffr"
+    with open(odd, "wb") as f:
+        f.write(ffrecord_bytes([b"b0"]))
+    with FileReader(parts) as reader:
+        assert reader.n == 3
+        assert reader.fnames[1] == os.fsdecode(odd)
+        assert [bytes(r) for r in reader.read([0, 1, 2])] == [b"a0", b"a1", b"b0"]
+    with FileReader(reader.fnames[1]) as again:
+        assert bytes(again.read_one(0)) == b"b0"
+    assert [x.numpy() for x in tf_gulp.FFRecordDataset(str(parts))] == [b"a0", b"a1", b"b0"]
+    # An error about that part names it, escaped, from both readers.
+    with open(odd, "r+b") as f:
+        f.write(struct.pack("<I", 12345))  # its metadata checksum
+    with pytest.raises(ValueError, match=r"b\\xff\\xfe\.ffr: metadata checksum mismatch"):
+        FileReader(parts)
+    with pytest.raises(tf.errors.DataLossError, match=r"b\\xff\\xfe\.ffr: metadata checksum"):
+        list(tf_gulp.FFRecordDataset(str(parts)))
+
+
+def test_tf_gulp_info_on_a_bzna_file_points_at_bzna_info(tmp_path):
+    from tf_gulp.bzna import container as C
+
+    path = tmp_path / "x.bzna"
+    path.write_bytes(C.ftyp() + C.box(b"mdat", b"\0" * 8))
+    code, out, err = run_cli("info", path)
+    assert code == 2 and "Traceback" not in err, (code, err)
+    assert err.strip() == (f"tf-gulp info: error: {path} is a Benzina (.bzna) file, not a gulp "
+                           f"directory: tf-gulp bzna info {path} describes it")
+    assert "tf-gulp check" not in err
+
+
+def test_tf_gulp_bzna_create_on_a_missing_input_is_a_usage_error(tmp_path):
+    missing = tmp_path / "imgs"
+    code, out, err = run_cli("bzna", "create", missing, tmp_path / "out.bzna")
+    assert code == 2, (code, err)
+    assert err.strip() == (f"tf-gulp bzna: error: {missing}: no such file or folder (INPUT is an "
+                           "image folder or a list file)")
+    assert not os.path.exists(tmp_path / "out.bzna.parts")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+import warnings
 
 import numpy as np
 import pytest
@@ -160,6 +161,52 @@ def test_data_loader(data):
     (x1, y1), = list(again.as_numpy_iterator())
     two = np.concatenate([x for x, _ in a])[7:]
     np.testing.assert_array_equal(x1, two)
+
+
+@pytest.mark.parametrize("kwargs, batches", [
+    (dict(epochs=2), 5),                             # 14 images in batches of 3: 4 full, 1 of 2
+    (dict(epochs=2, drop_remainder=True), 4),
+    (dict(split="train"), 2),                        # 4 images
+    (dict(split="val", epochs=3, start_epoch=5), 2),  # 6 images
+])
+def test_data_loader_cardinality_is_known(data, kwargs, batches):
+    """cardinality() is the number of batches a pass yields (it was UNKNOWN, -2, built with
+    flat_map, and Keras warned that the input ran out of data after the first epoch)."""
+    dl = DataLoader(data["path"], (8, 8), 3, **kwargs)
+    assert int(dl.cardinality()) == batches
+    assert len(list(dl.as_numpy_iterator())) == batches
+    half = dl.shard(2, 1)  # tf.data's shard keeps the count known
+    assert int(half.cardinality()) == batches // 2
+    assert len(list(half.as_numpy_iterator())) == batches // 2
+
+
+def test_data_loader_without_epochs_is_infinite(data, tmp_path):
+    dl = DataLoader(data["path"], (8, 8), 3, epochs=None)
+    assert int(dl.cardinality()) == tf.data.INFINITE_CARDINALITY
+    assert len(list(dl.take(6).as_numpy_iterator())) == 6  # more than one epoch's 3 batches
+    with pytest.raises(ValueError, match=r"the split \[0, 0\) is empty; with epochs=None the "
+                                         r"loader would never yield a batch"):
+        DataLoader(data["path"], (8, 8), 3, epochs=None, splits={"none": (0, 0)}, split="none")
+
+
+def test_keras_fit_knows_the_epoch_length(data):
+    """Without steps_per_epoch, Keras takes each epoch's length from cardinality(): two epochs
+    of two batches, each pass reading the loader's next epoch."""
+    dl = DataLoader(data["path"], (32, 32), 2, split="train", shuffle=True)
+    model = tf.keras.Sequential([tf.keras.Input((32, 32, 3)), tf.keras.layers.Flatten(),
+                                 tf.keras.layers.Dense(3)])
+    model.compile("sgd", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    steps = []
+
+    class Count(tf.keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            steps.append(epoch)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        history = model.fit(dl, epochs=2, verbose=0, callbacks=[Count()])
+    assert len(history.history["loss"]) == 2 and steps == [0, 1]
+    assert not [w for w in caught if "ran out of data" in str(w.message)]
 
 
 def test_keras_fit(data):

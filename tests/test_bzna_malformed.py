@@ -100,6 +100,25 @@ def build_cases() -> List[Case]:
              ("data_loss", "needs more entries than the box holds")),
         Case("chunk_tables_disagree", _short_stco(body, inp(), tgt()),
              ("data_loss", "the sample tables disagree")),
+        # A split table naming entries the file does not have: refused by every entry point, not
+        # only when that split is asked for (tf-gulp bzna info listed the others and said nothing).
+        Case("split_past_last_entry",
+             body + moov([inp(), tgt()], {"splits": {"train": [0, 2], "val": [2, 5]}}),
+             ("data_loss", "split 'val' = [2, 5) in the split table (bzsp box at byte offset ")),
+        Case("split_not_a_range",
+             body + moov([inp(), tgt()], {"splits": {"train": [0, 2], "val": "2:3"}}),
+             ("data_loss", "split 'val' in the split table (bzsp box at byte offset ")),
+        # In ISO-BMFF a 32-bit size of 0 runs to the end of the file, but a 64-bit size of 0 is
+        # no size at all.
+        Case("mdat_64_bit_size_0", C.ftyp() + struct.pack(">I", 1) + b"mdat" + bytes(8) + body,
+             ("data_loss", "box 'mdat' at byte offset 24 has size 0, smaller than its header")),
+        # Box types quoted escaped: no raw NUL bytes in a log, no UnicodeDecodeError for bytes
+        # that are not UTF-8 (an .ffr file opened as a .bzna starts like this).
+        Case("box_type_with_nul_bytes", struct.pack(">I", 10 ** 6) + b"B\0\0\0" + bytes(40),
+             ("data_loss", "box 'B\\x00\\x00\\x00' at byte offset 0 has size 1000000")),
+        Case("box_type_not_utf8", body + struct.pack(">I", 10 ** 6) + b"\xc3(\xff\x01",
+             ("data_loss", "box '\\xc3(\\xff\\x01' at byte offset %d has size 1000000"
+              % len(body))),
     ]
     return cases
 

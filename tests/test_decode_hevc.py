@@ -125,3 +125,73 @@ def test_bad_arguments():
         tf_gulp.ops.decode_hevc([read("square512")])
     with pytest.raises((tf.errors.InvalidArgumentError, ValueError, TypeError)):
         tf_gulp.ops.decode_hevc(read("square512"), crop="middle")
+
+
+# -- NAL length sizes of 1 and 2 bytes (issue 25) ------------------------------------------------
+
+
+def _relength(sample: bytes, size: int) -> bytes:
+    """`sample` (4-byte NAL lengths) with `size`-byte lengths instead."""
+    out, at = b"", 0
+    while at < len(sample):
+        n = struct.unpack(">I", sample[at:at + 4])[0]
+        assert n < 1 << (8 * size), "a NAL unit too long for this length size"
+        out += n.to_bytes(size, "big") + sample[at + 4:at + 4 + n]
+        at += 4 + n
+    return out
+
+
+def _with_length_size(hvcc: bytes, size: int) -> bytes:
+    """The hvcC box with lengthSizeMinusOne = size - 1 (the low 2 bits of payload byte 21)."""
+    at = 8 + 21
+    return hvcc[:at] + bytes([(hvcc[at] & 0xFC) | (size - 1)]) + hvcc[at + 1:]
+
+
+def _image_mp4(hvcc: bytes, sample: bytes, w: int, h: int) -> bytes:
+    from tf_gulp.bzna import container as C
+
+    head = C.ftyp()
+    return head + C.box(b"mdat", sample) + C.moov([C.TrackSpec(
+        "bzna_input", [len(head) + 8], [len(sample)], hevc=(hvcc, w, h), clean=(w, h))])
+
+
+def test_nal_length_sizes_1_and_2_decode_like_4(tmp_path):
+    """ISO/IEC 14496-15 allows 1-, 2- and 4-byte NAL unit lengths (lengthSizeMinusOne 0, 1, 3).
+    A picture whose NAL units all fit decodes the same with each, by decode_hevc and by
+    BenzinaDataset (which reads an entry's bytes, then decodes them); an hvcC saying 1 byte over
+    samples written with 4 is refused, not decoded into something else."""
+    from tf_gulp.bzna import container as C
+    from tf_gulp.bzna.create import encode_hevc
+    from tf_gulp.bzna.dataset import BenzinaDataset
+
+    rgb = np.zeros((64, 64, 3), np.uint8)
+    rgb[..., 0] = 200
+    rgb[32:, :, 1] = 90
+    hvcc, sample = encode_hevc(rgb, crf=20, preset="ultrafast")
+    reference = tf_gulp.ops.decode_hevc(_image_mp4(hvcc, sample, 64, 64)).numpy()
+    entries = []
+    for size in (1, 2):
+        entry = _image_mp4(_with_length_size(hvcc, size), _relength(sample, size), 64, 64)
+        np.testing.assert_array_equal(tf_gulp.ops.decode_hevc(entry).numpy(), reference)
+        entries.append(entry)
+    head = C.ftyp()
+    offsets = [len(head) + 8 + sum(len(e) for e in entries[:i]) for i in range(len(entries))]
+    at = offsets[-1] + len(entries[-1])
+    path = tmp_path / "sizes.bzna"
+    path.write_bytes(head + C.box(b"mdat", b"".join(entries) + struct.pack("<qq", 0, 1))
+                     + C.moov([C.TrackSpec("bzna_input", offsets, [len(e) for e in entries]),
+                               C.TrackSpec("bzna_target", [at, at + 8], [8, 8])]))
+    for x in BenzinaDataset(str(path)).as_numpy_iterator():
+        np.testing.assert_array_equal(x["image"], reference)
+    wrong = _image_mp4(_with_length_size(hvcc, 1), sample, 64, 64)
+    with pytest.raises(tf.errors.DataLossError, match="NAL unit at byte 0 has length 0"):
+        tf_gulp.ops.decode_hevc(wrong)
+
+
+def test_a_box_type_that_is_not_text_is_quoted_escaped():
+    """decode_hevc's message quotes the box type escaped: a str, never a UnicodeDecodeError."""
+    data = struct.pack(">I", 100) + b"\xc3(\xff\x00" + bytes(8)
+    with pytest.raises(tf.errors.DataLossError) as e:
+        tf_gulp.ops.decode_hevc(data)
+    assert ("HEVC MP4 sample (16 bytes): box '\\xc3(\\xff\\x00' at byte offset 0 has size 100, "
+            "past the end of its parent (16 bytes left)") in e.value.message

@@ -131,7 +131,7 @@ def test_new_chunks(gulp_dir, tmp_path):
     new = gd.new_chunks(2)
     assert not isinstance(new, list)   # a generator, as in gulpio2
     assert [os.path.basename(c.data_file_path) for c in new] == ["data_14.gulp", "data_15.gulp"]
-    empty = GulpDirectory(tmp_path)
+    empty = GulpDirectory(tmp_path, require_chunks=False)
     assert empty.num_chunks == 0 and empty.chunk_lookup == {}
     chunks = list(empty.new_chunks(2))
     assert [os.path.basename(c.meta_file_path) for c in chunks] == ["meta_0.gmeta", "meta_1.gmeta"]

@@ -26,6 +26,7 @@ import tensorflow as tf
 
 import tf_gulp
 from gulp_testing import make_gulp_dir
+from ingest_testing import run_cli
 from tf_gulp.gulp import GulpChunk, GulpDirectory
 from tf_gulp.gulp.check import check_directory
 from tf_gulp.gulp.info import directory_info
@@ -142,6 +143,29 @@ def _temporary_files(d: pathlib.Path) -> None:
     (d / "data_2.gulp.tmp").write_bytes(b"interrupted")
 
 
+def _bytes_not_utf8_in_index(d: pathlib.Path) -> None:
+    # JSON's strings are UTF-8: the parser refuses this, and its message quotes what it read.
+    (d / "meta_1.gmeta").write_bytes(b'{"vid\xc3\x28": {"frame_info": []}}')
+
+
+def _control_bytes_in_an_id(d: pathlib.Path) -> None:
+    # JSON escapes (\u0000) make ids with control bytes, quoted by the messages about them.
+    text = (d / "meta_0.gmeta").read_text()
+    entry = json.dumps(_meta(d, 0)["vid0000"])
+    key = '"v\\u0000\\u001b[31m"'
+    (d / "meta_0.gmeta").write_text(f"{text[:-1]}, {key}: {entry}, {key}: {entry}}}")
+
+
+def _no_chunks(d: pathlib.Path) -> None:
+    for name in os.listdir(d):
+        os.unlink(d / name)
+
+
+def _unrelated_folder(d: pathlib.Path) -> None:
+    _no_chunks(d)
+    (d / "notes.txt").write_text("not a gulp directory")
+
+
 # (name, edit, refused): refused cases name a fragment of the one message every reader gives.
 CASES: List[Tuple[str, Callable[[pathlib.Path], None], Optional[str]]] = [
     ("two files for one chunk number", _two_files_for_chunk_1, "same chunk number as data_01.gulp"),
@@ -164,6 +188,12 @@ CASES: List[Tuple[str, Callable[[pathlib.Path], None], Optional[str]]] = [
     ("Python's NaN in a meta", _nan_in_meta, None),
     ("unindexed trailing bytes", _trailing_bytes, None),
     ("temporary files", _temporary_files, None),
+    # Bytes that are not UTF-8, and control bytes, come back escaped in the one message (never a
+    # UnicodeDecodeError, never raw NUL bytes).
+    ("bytes not UTF-8 in an index", _bytes_not_utf8_in_index, "last read: '\"vid\\xc3("),
+    ("control bytes in an id", _control_bytes_in_an_id, "id 'v\\x00\\x1b[31m': listed twice"),
+    ("empty folder", _no_chunks, "no gulp chunks (data_N.gulp + meta_N.gmeta) found"),
+    ("unrelated folder", _unrelated_folder, "no gulp chunks (data_N.gulp + meta_N.gmeta) found"),
 ]
 
 
@@ -220,6 +250,7 @@ def test_every_entry_point_judges_alike(tmp_path, name, edit, refused, where):
         assert verdicts == {k: None for k in verdicts}, verdicts
         return
     reader_messages = [verdicts[k] for k in ("GulpDataset", "GulpDirectory", "tf-gulp info")]
+    assert not any("\0" in (m or "") for m in verdicts.values()), verdicts
     assert all(m is not None and refused in m for m in reader_messages), verdicts
     # The same message from every reader, and check lists it (with the file relative).
     assert len(set(reader_messages)) == 1, verdicts
@@ -241,3 +272,88 @@ def test_gulp_chunk_judges_its_index_alike(tmp_path, edit, refused):
     chunk_message = _message(lambda: chunk.meta_dict)
     assert chunk_message is not None and refused in chunk_message
     assert chunk_message == _message(lambda: _read_dataset(str(d)))
+
+
+def _set_first_label(d: pathlib.Path, label) -> None:
+    meta = _meta(d, 0)
+    meta["vid0000"]["meta_data"][0]["label"] = label
+    _set_meta(d, 0, meta)
+
+
+@pytest.mark.parametrize("label", [2 ** 63, 2 ** 64 - 1])
+def test_a_label_past_int64_is_refused(tmp_path, label):
+    """nlohmann keeps such an integer unsigned; read as int64 it wrapped (2^64 - 1 came back as -1,
+    "no label") silently. It is an error naming the file, the id and the value."""
+    d = tmp_path / "g"
+    make_gulp_dir(d, num_videos=4, frames_per_video=3, height=8, width=8, videos_per_chunk=2)
+    _set_first_label(d, label)
+    message = _message(lambda: _read_dataset(str(d)))
+    assert message == (f"{d}/meta_0.gmeta: id 'vid0000' has label {label}, past the largest "
+                       "int64 label (2^63 - 1)")
+    # tf-gulp check refuses it too (GulpDirectory hands meta_data back as it is: no labels).
+    report = check_directory(str(d))
+    assert not report.ok and len(report.errors) == 1, report.errors
+    assert str(report.errors[0]) == (f"error: meta_0.gmeta: id 'vid0000': has label {label}, "
+                                     "past the largest int64 label (2^63 - 1)"), report.errors
+
+
+LABEL_MAP_CASES = [
+    ('"hello"', "label2idx.json: expected a JSON object {label: index}"),
+    ('{"cat": 9223372036854775808}',
+     "label2idx.json: index of label 'cat' is 9223372036854775808, past the largest int64 label"),
+    ('{"cat": 18446744073709551615}',
+     "label2idx.json: index of label 'cat' is 18446744073709551615, past the largest int64"),
+    (b'{"c\xc3\x28t": 1}', "label2idx.json: invalid JSON at byte offset"),
+]
+
+
+@pytest.mark.parametrize("text,refused", LABEL_MAP_CASES, ids=["string", "2^63", "2^64-1",
+                                                               "not UTF-8"])
+def test_label_map_judged_alike(tmp_path, text, refused):
+    """GulpDataset, tf-gulp info and tf-gulp check read label2idx.json by the same rules (the
+    core's LoadLabelMap) and give the same message; the command prints it on one line."""
+    d = tmp_path / "g"
+    make_gulp_dir(d, num_videos=4, frames_per_video=3, height=8, width=8, videos_per_chunk=2)
+    path = d / "label2idx.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    dataset = _message(lambda: _read_dataset(str(d)))
+    info = _message(lambda: directory_info(str(d)))
+    report = check_directory(str(d))
+    assert dataset is not None and refused in dataset, dataset
+    assert info == dataset, (info, dataset)
+    assert not report.ok and refused in str(report.errors[0]), report.errors
+    code, out, err = run_cli("info", str(d))
+    assert code == 1 and "Traceback" not in err and refused in err, (code, err)
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def _cmyk_jpeg() -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("CMYK", (8, 8), (10, 20, 30, 40)).save(out, "JPEG")
+    return out.getvalue()
+
+
+def test_check_decode_refuses_what_gulp_dataset_refuses(tmp_path):
+    """A CMYK JPEG frame: GulpDataset cannot decode it (libjpeg-turbo converts no CMYK to RGB),
+    other decoders convert it. `tf-gulp check --decode` decodes frames with the core, as the
+    dataset does, so it reports the frame instead of passing it."""
+    d = tmp_path / "g"
+    make_gulp_dir(d, num_videos=4, frames_per_video=3, height=8, width=8, videos_per_chunk=2)
+    data = d / "data_0.gulp"
+    offset = os.path.getsize(data)
+    cmyk = _cmyk_jpeg()
+    with open(data, "ab") as f:
+        f.write(cmyk)
+    _edit_frame(0, "vid0001", 2, [offset, 0, len(cmyk)])(d)
+    dataset = _message(lambda: list(tf_gulp.GulpDataset(str(d))))
+    assert dataset is not None and "id 'vid0001' frame 2" in dataset, dataset
+    report = check_directory(str(d), decode=True)
+    errors = [e for e in report.errors if e.id == "vid0001"]
+    assert len(errors) == 1 and errors[0].frame == 2, report.errors
+    assert "cannot decode JPEG" in str(errors[0]), errors
+    # The reason is the dataset's own.
+    assert dataset.split(": ")[-1] in str(errors[0]), (dataset, errors)

@@ -108,8 +108,9 @@ def test_existing_dataset_needs_append_or_overwrite(tmp_path):
     out = tmp_path / "out"
     ingest(Flaky([1, 1, 1]), out, write_label2idx=True)
     before = chunk_files(out)
+    # if_exists="error" is what tf-gulp ingest passes unless --append.
     with pytest.raises(FileExistsError, match="append"):
-        ingest(Flaky([1, 1], labels=("q",)), out)
+        ingest(Flaky([1, 1], labels=("q",)), out, if_exists="error")
     assert chunk_files(out) == before
 
     class Renamed(Flaky):
@@ -250,3 +251,26 @@ def test_not_resumable_mode_keeps_old_behaviour(tmp_path):
     GulpIngestor(Flaky([1, 1]), out, 1, 1, progress=False)()
     assert listing(out, hidden=True) == ["data_0.gulp", "data_1.gulp", "meta_0.gmeta",
                                          "meta_1.gmeta"]
+
+
+class WithOptions(Flaky):
+    """Flaky with adapter options in its description, as the folder adapters have."""
+
+    def __init__(self, counts, fps, **kwargs):
+        super().__init__(counts, **kwargs)
+        self.fps = fps
+
+    def describe(self):
+        return {"adapter": "with-options", "root": "/src",
+                "options": {"fps": self.fps, "size": 64, "gray": False, "keyframes": "all"}}
+
+
+def test_resume_refusal_names_just_the_changed_option(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(IngestError):
+        ingest(WithOptions([1] * 6, fps=8, bad=[4]), out)
+    with pytest.raises(IngestStateError) as e:
+        ingest(WithOptions([1] * 6, fps=12), out)
+    message = str(e.value)
+    assert "(options.fps: 8 then, 12 now)" in message, message
+    assert "size" not in message and "keyframes" not in message, message

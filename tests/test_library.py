@@ -88,3 +88,74 @@ def test_unloadable_library_is_an_import_error(tmp_path, monkeypatch):
     _write_build_info(tmp_path, tensorflow_version=tf.__version__, cxx11_abi=1, builder="setup.py")
     with pytest.raises(ImportError, match="cannot load tf_gulp's op library"):
         library.load_ops(str(tmp_path))
+
+
+# -- A runtime library missing or broken (issue 25) ----------------------------------------------
+
+
+def _with_broken_liburing(tmp_path, code: str):
+    """`code` run in a child whose dynamic loader finds an empty liburing.so.2 first (a stand-in
+    for a broken or half-removed install; tf_gulp's modules link liburing, TensorFlow does not)."""
+    import subprocess
+    import sys
+
+    from ingest_testing import REPO_ROOT, cli_env
+
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    (libs / "liburing.so.2").write_bytes(b"")
+    env = cli_env()
+    env["LD_LIBRARY_PATH"] = str(libs)
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=300, cwd=str(REPO_ROOT))
+
+
+def test_a_broken_runtime_library_is_named_with_its_package(tmp_path):
+    done = _with_broken_liburing(tmp_path, "\n".join([
+        "from tf_gulp.ops import library",
+        "try:",
+        "    library.load_ops()",
+        "except ImportError as e:",
+        "    print('OPS', e)",
+        "from tf_gulp._runtime_libs import import_core",
+        "try:",
+        "    import_core()",
+        "except ImportError as e:",
+        "    print('CORE', e)",
+    ]))
+    lines = {line.split(" ", 1)[0]: line for line in done.stdout.splitlines()}
+    for name in ("OPS", "CORE"):
+        line = lines.get(name, "")
+        assert "liburing.so.2" in line and "file too short" in line, done
+        assert "install the Debian package liburing2" in line, line
+        assert "--force-reinstall" not in line, line
+
+
+def test_tf_gulp_info_with_a_broken_runtime_library_is_one_line(tmp_path):
+    from gulp_testing import make_gulp_dir
+
+    d = tmp_path / "g"
+    make_gulp_dir(d, num_videos=2, frames_per_video=2, height=8, width=8, videos_per_chunk=2)
+    done = _with_broken_liburing(
+        tmp_path, "import sys\nfrom tf_gulp.cli.main import main\n"
+                  f"sys.exit(main(['info', {str(d)!r}]))")
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    error = done.stderr.strip().splitlines()[-1]
+    assert error.startswith("tf-gulp info: error: ") and "liburing.so.2" in error, done.stderr
+    assert "install the Debian package liburing2" in error, error
+
+
+def test_explain_load_error_reads_the_loaders_messages():
+    from tf_gulp._runtime_libs import explain_load_error
+
+    missing = explain_load_error("libavcodec.so.59: cannot open shared object file: No such "
+                                 "file or directory", "tf_gulp._core")
+    assert missing == ("tf_gulp._core cannot load the shared library libavcodec.so.59: cannot "
+                       "open shared object file: No such file or directory; it is not installed "
+                       "or is broken (rebuilding tf_gulp does not help): install the Debian "
+                       "package libavcodec59 (apt-get install libavcodec59); "
+                       "tools/apt-packages.txt and docs/building.md list what tf_gulp needs")
+    # tf_gulp's own library, or a message already explained, is left alone.
+    assert explain_load_error("/x/tf_gulp/ops/_tf_gulp_ops.so: undefined symbol: f", "m") is None
+    assert explain_load_error(missing, "tf_gulp") is None

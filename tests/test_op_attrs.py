@@ -108,7 +108,7 @@ def test_ffrecord_bad_options():
     with pytest.raises(ValueError, match=r"io_engine must be 'auto', 'io_uring' or 'pread', "
                                          r"got 'aio'"):
         tf_gulp.FFRecordDataset(THREE, io_engine="aio")
-    with pytest.raises(ValueError, match=r"queue_depth must be a positive integer or None, got 0"):
+    with pytest.raises(ValueError, match=r"queue_depth must be an integer >= 1 or None, got 0"):
         tf_gulp.FFRecordDataset(THREE, queue_depth=0)
     # The upper limit is the C++ core's kMaxQueueDepth, checked by the kernel.
     assert len(list(tf_gulp.FFRecordDataset(THREE, queue_depth=4096))) == 3
@@ -146,8 +146,9 @@ def _public_defaults(cls):
 
 @pytest.mark.parametrize("cls, op, exceptions", [
     # None for GulpDataset's ids (the op's []), num_frames (frame_mode "segments" only) and seed
-    # (a random one).
-    (tf_gulp.GulpDataset, GULP, {"ids", "num_frames", "seed"}),
+    # (a random one); warp, bias and norm None are the op's [] (a transform object or numbers
+    # encoded as floats).
+    (tf_gulp.GulpDataset, GULP, {"ids", "num_frames", "seed", "warp", "bias", "norm"}),
     # batch_size/queue_depth None is the op's 0; seed None is a random one.
     (tf_gulp.FFRecordDataset, FFRECORD, {"batch_size", "queue_depth", "seed"}),
 ])

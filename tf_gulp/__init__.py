@@ -2,13 +2,21 @@
 
 >>> import tf_gulp
 >>> ds = tf_gulp.GulpDataset("/data/my_gulp_dir", num_frames=8)   # doctest: +SKIP
+
+Importing tf_gulp registers its ops with TensorFlow (now, or when TensorFlow is imported), so a
+SavedModel, a tf.data service worker or any other saved graph that uses them loads after a plain
+``import tf_gulp`` (tf_gulp/_op_registration.py); it does not import TensorFlow itself.
 """
 
 from typing import Any
 
+from tf_gulp import _op_registration
+
 __version__ = "0.1.0"
 
 __all__ = ["BenzinaDataset", "FFRecordDataset", "GulpDataset", "keep_epoch_counts", "__version__"]
+
+_op_registration.install()
 
 
 def __getattr__(name: str) -> Any:
@@ -28,6 +36,10 @@ def __getattr__(name: str) -> Any:
 
         globals()["BenzinaDataset"] = BenzinaDataset
         return BenzinaDataset
+    if name == "transforms":
+        import tf_gulp.transforms as transforms
+
+        return transforms
     if name == "keep_epoch_counts":
         from tf_gulp.epochs import keep_epoch_counts
 

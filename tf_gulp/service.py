@@ -23,7 +23,10 @@ from typing import Optional, Sequence
 
 import tensorflow as tf
 
+from tf_gulp._args import cli_int, integer
 from tf_gulp.ops.library import load_ops
+
+_PORTS = (0, 65535)
 
 __all__ = ["start_dispatcher", "start_worker", "main"]
 
@@ -31,6 +34,7 @@ __all__ = ["start_dispatcher", "start_worker", "main"]
 def start_dispatcher(port: int = 0, *, work_dir: Optional[str] = None,
                      fault_tolerant_mode: bool = False) -> tf.data.experimental.service.DispatchServer:
     """Loads tf_gulp's ops and starts a tf.data service dispatcher on `port` (0: any free port)."""
+    port = integer(port, "port", minimum=_PORTS[0], maximum=_PORTS[1], what="start_dispatcher: ")
     load_ops()
     config = tf.data.experimental.service.DispatcherConfig(
         port=port, work_dir=work_dir, fault_tolerant_mode=fault_tolerant_mode)
@@ -41,6 +45,7 @@ def start_worker(dispatcher_address: str, port: int = 0, *,
                  worker_address: Optional[str] = None) -> tf.data.experimental.service.WorkerServer:
     """Loads tf_gulp's ops and starts a tf.data service worker of the dispatcher at
     `dispatcher_address` (``host:port``) on `port` (0: any free port)."""
+    port = integer(port, "port", minimum=_PORTS[0], maximum=_PORTS[1], what="start_worker: ")
     load_ops()
     config = tf.data.experimental.service.WorkerConfig(
         dispatcher_address=dispatcher_address, worker_address=worker_address, port=port)
@@ -53,11 +58,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         description="Run a tf.data service dispatcher or worker that can run tf_gulp datasets.")
     sub = parser.add_subparsers(dest="role", required=True)
     d = sub.add_parser("dispatcher", help="a dispatcher")
-    d.add_argument("--port", type=int, default=5050, help="port to listen on (0: any free one)")
+    d.add_argument("--port", type=cli_int(*_PORTS), default=5050, help="port to listen on (0: any free one)")
     d.add_argument("--work-dir", help="where the dispatcher keeps its journal (fault tolerance)")
     w = sub.add_parser("worker", help="a worker")
     w.add_argument("--dispatcher", required=True, help="the dispatcher's host:port")
-    w.add_argument("--port", type=int, default=0, help="port to listen on (0: any free one)")
+    w.add_argument("--port", type=cli_int(*_PORTS), default=0, help="port to listen on (0: any free one)")
     w.add_argument("--worker-address", help="host:%%port the dispatcher and clients reach this "
                    "worker at (default localhost:%%port)")
     args = parser.parse_args(argv)

@@ -48,7 +48,7 @@ SANITIZE = "address,undefined"
 # left out so any assert() in the core is checked too.
 CXXFLAGS = ["-std=c++17", "-O1", "-g", "-fno-omit-frame-pointer", f"-fsanitize={SANITIZE}",
             "-fno-sanitize-recover=all", "-I", str(REPO)]
-LIBS = ["-lturbojpeg", "-luring", "-ldeflate", "-lavcodec", "-lavutil", "-pthread"]
+LIBS = ["-lturbojpeg", "-ljpeg", "-luring", "-ldeflate", "-lavcodec", "-lavutil", "-pthread"]
 
 
 def clang_missing() -> Optional[str]:

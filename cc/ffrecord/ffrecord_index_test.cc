@@ -129,6 +129,25 @@ TEST(FFRecordIndexTest, ForeignFile) {
   ExpectDataLoss("\xff\xd8\xff\xe0 this is a JPEG, not an FFRecord file", "not an FFRecord file");
 }
 
+TEST(FFRecordIndexTest, TfRecordFileIsNamed) {
+  // What tf.io.TFRecordWriter writes for the one record "one record": its length (uint64 LE),
+  // the masked CRC-32C of the length, the data, the masked CRC-32C of the data.
+  const std::string tfrecord(
+      "\x0a\x00\x00\x00\x00\x00\x00\x00\xae\xa3\xbf\x3a"
+      "one record\x6c\x2e\x29\xbd",
+      26);
+  ExpectDataLoss(tfrecord, "not an FFRecord file: it looks like a TFRecord file");
+  // One bit off in the length's checksum: not TFRecord framing, the FFRecord message stays.
+  std::string other = tfrecord;
+  other[8] ^= 1;
+  testing::TempDir dir;
+  testing::WriteFile(dir.Join("f.ffr"), other);
+  FileIndex index;
+  const Status s = Load(dir.Join("f.ffr"), &index);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_EQ(s.message().find("TFRecord"), std::string::npos) << s.message();
+}
+
 TEST(FFRecordIndexTest, ExpandPathsListsDirectoriesSortedAndKeepsFilesAsGiven) {
   testing::TempDir dir;
   ::mkdir(dir.Join("d").c_str(), 0755);

@@ -1,16 +1,20 @@
 // Fuzz target: the JPEG path of a gulp read (cc/gulp/clip_reader.h over
 // cc/codec/jpeg_decoder.h): the header read that sizes the output, then the
-// decode into a buffer of exactly that size, under every decode option.
+// decode into a buffer of exactly that size, under every decode option; then
+// the fused decode + warp (cc/codec/jpeg_warp.h: cropped columns, skipped
+// rows, DCT scaling) of a crop keyed by the options byte.
 //
 // Input: [options: 1 byte] [JPEG bytes]. Options bits: 0 gray, 1-2 scale
-// 1/2/4/8, 3 accurate DCT, 4 fast upsampling. Seeds: written by tools/fuzz.py
+// 1/2/4/8, 3 accurate DCT, 4 fast upsampling, 5-7 the fused crop's key. Seeds: written by tools/fuzz.py
 // from the frames of tests/data/gulpio2/data_*.gulp.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "cc/fuzz/fuzz_common.h"
 #include "cc/gulp/clip_reader.h"
+#include "cc/warp/similarity_transform.h"
 
 namespace {
 
@@ -52,5 +56,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t k = 0; k < 2; ++k) {
     (void)DecodeClipFrame(clip, k, options, shape, "data_0.gulp", "video", pixels.data());
   }
+  // The fused path: a random resized crop of the full-size frame to 24x32.
+  ClipShape full;
+  options.scale_denominator = 1;
+  if (!ClipDecodedShape(clip, options, "data_0.gulp", "video", &full).ok()) return 0;
+  warp::TransformSpec spec;
+  FUZZ_CHECK(warp::ParseTransformSpec({1, 0.08f, 1, 0.75f, 4.f / 3, -10, 10, 0, 0, 0.5f, 0, 1,
+                                       0, 1}, &spec).ok());
+  double m[9];
+  warp::TransformMatrix(spec, bits >> 5, full.height, full.width, 24, 32, m);
+  const float zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
+  jpeg::WarpTarget target;
+  target.out_height = 24;
+  target.out_width = 32;
+  target.dct_scaling = (bits & 32) != 0;
+  target.bias = zero;
+  target.norm = one;
+  target.oob_color = zero;
+  std::vector<float> warped(2 * 24 * 32 * full.channels);
+  const Status fused = DecodeClipWarped(clip, options, full, m, target, "data_0.gulp", "video",
+                                        [](std::function<void()> f) { f(); }, 1, warped.data());
+  if (!fused.ok()) FUZZ_CHECK(fused.message().find("data_0.gulp") != std::string::npos);
   return 0;
 }

@@ -12,6 +12,7 @@
 #include "cc/io/file_system.h"
 #include "cc/io/random_access_file.h"
 #include "cc/util/json_text.h"
+#include "cc/util/printable_text.h"
 
 namespace tfg {
 namespace gulp {
@@ -172,7 +173,7 @@ class EntriesParser : public nlohmann::json_sax<Json> {
                    const nlohmann::detail::exception& e) override {
     failed_ = true;
     error_offset_ = position;
-    error_ = e.what();
+    error_ = PrintableText(e.what());  // quotes the bytes last read
     return false;
   }
 
@@ -313,7 +314,7 @@ class ChunkChecker {
       Json::sax_parse(text, &parser);
     } catch (const nlohmann::json::exception& e) {
       // Not expected after CheckJsonLimits; never let it escape as a crash.
-      Report(Error(meta_path_, std::string("unreadable JSON: ") + e.what()));
+      Report(Error(meta_path_, std::string("unreadable JSON: ") + PrintableText(e.what())));
       return false;
     }
     if (parser.failed()) {
@@ -441,7 +442,7 @@ class ChunkChecker {
       const std::string& a_id = IdOf(a);
       Problem p = ItemError(
           data_path_, IdOf(b),
-          internal::StrCat("shares bytes with id '", a_id, "' frame ", a.frame,
+          internal::StrCat("shares bytes with id '", PrintableText(a_id), "' frame ", a.frame,
                            " (bytes [", a.begin, ", ", a.end,
                            ")); frames never share bytes, so the index is "
                            "damaged (index: ",

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cc/io/file_system.h"
+#include "cc/util/printable_text.h"
 
 namespace tfg {
 namespace gulp {
@@ -13,7 +14,7 @@ namespace {
 Status WithContext(const Status& status, const std::string& data_path,
                    const std::string& id, int64_t frame, uint64_t offset) {
   if (status.ok()) return status;
-  return Status(status.code(), data_path + ": id '" + id + "' frame " +
+  return Status(status.code(), data_path + ": id '" + PrintableText(id) + "' frame " +
                                    std::to_string(frame) + " at byte offset " +
                                    std::to_string(offset) + ": " +
                                    status.message());
@@ -36,7 +37,7 @@ Status CheckClipJpegBytes(const Item& item, const std::vector<int64_t>& selected
                                                               : total + length;
     if (total > max_bytes) {
       return InvalidArgumentError(
-          data_path, ": id '", item.id, "': the ", selected.size(),
+          data_path, ": id '", PrintableText(item.id), "': the ", selected.size(),
           " selected frames hold more than ", max_bytes,
           " bytes of JPEG data (max_clip_bytes); ", LimitHint());
     }
@@ -50,7 +51,7 @@ Status CheckClipDecodedBytes(const ClipShape& shape, uint64_t max_bytes,
   const uint64_t frames = static_cast<uint64_t>(shape.num_frames);
   if (frame > 0 && frames > max_bytes / frame) {
     return InvalidArgumentError(
-        data_path, ": id '", id, "': ", frames, " frames of ", shape.width, "x",
+        data_path, ": id '", PrintableText(id), "': ", frames, " frames of ", shape.width, "x",
         shape.height, "x", shape.channels, " (", frame,
         " bytes each) decode to more than the limit of ", max_bytes,
         " bytes per clip (max_clip_bytes); nothing was decoded; ", LimitHint());
@@ -141,7 +142,7 @@ Status ClipDecodedShape(const ClipBytes& clip, const jpeg::DecodeOptions& option
       shape->height = height;
     } else if (width != shape->width || height != shape->height) {
       return InvalidArgumentError(
-          data_path, ": id '", id, "' frame ", span.frame, " at byte offset ",
+          data_path, ": id '", PrintableText(id), "' frame ", span.frame, " at byte offset ",
           span.file_offset, " decodes to ", width, "x", height,
           " but the clip's first selected frame decodes to ", shape->width,
           "x", shape->height, "; all frames of a clip must have one size");
@@ -174,6 +175,53 @@ Status DecodeClip(const ClipBytes& clip, const jpeg::DecodeOptions& options,
               });
   for (const Status& s : statuses) TFG_RETURN_IF_ERROR(s);
   return Status::Ok();
+}
+
+namespace {
+
+template <typename Out>
+Status DecodeClipWarpedImpl(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                            const ClipShape& shape, const double matrix[9],
+                            const jpeg::WarpTarget& target, const std::string& data_path,
+                            const std::string& id, const Scheduler& schedule,
+                            int max_parallelism, Out* dst) {
+  const size_t frame_values = static_cast<size_t>(target.out_height) * target.out_width *
+                              jpeg::Channels(options.color_space);
+  jpeg::ImageInfo info;
+  info.width = shape.width;
+  info.height = shape.height;
+  std::vector<Status> statuses(clip.frames.size());
+  ParallelFor(static_cast<int64_t>(clip.frames.size()), max_parallelism, schedule,
+              [&](int64_t k) {
+                const ClipBytes::Span& span = clip.frames[k];
+                statuses[k] = WithContext(
+                    jpeg::DecodeWarped(clip.buffer.data() + span.begin, span.length,
+                                       options, info, matrix, target,
+                                       dst + k * frame_values),
+                    data_path, id, span.frame, span.file_offset);
+              });
+  for (const Status& s : statuses) TFG_RETURN_IF_ERROR(s);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                        const ClipShape& shape, const double matrix[9],
+                        const jpeg::WarpTarget& target, const std::string& data_path,
+                        const std::string& id, const Scheduler& schedule,
+                        int max_parallelism, float* dst) {
+  return DecodeClipWarpedImpl(clip, options, shape, matrix, target, data_path, id, schedule,
+                              max_parallelism, dst);
+}
+
+Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                        const ClipShape& shape, const double matrix[9],
+                        const jpeg::WarpTarget& target, const std::string& data_path,
+                        const std::string& id, const Scheduler& schedule,
+                        int max_parallelism, uint8_t* dst) {
+  return DecodeClipWarpedImpl(clip, options, shape, matrix, target, data_path, id, schedule,
+                              max_parallelism, dst);
 }
 
 }  // namespace gulp

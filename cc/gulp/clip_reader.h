@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cc/codec/jpeg_decoder.h"
+#include "cc/codec/jpeg_warp.h"
 #include "cc/gulp/chunk_index.h"
 #include "cc/io/random_access_file.h"
 #include "cc/util/parallel_for.h"
@@ -85,6 +86,23 @@ Status DecodeClip(const ClipBytes& clip, const jpeg::DecodeOptions& options,
                   const ClipShape& shape, const std::string& data_path,
                   const std::string& id, const Scheduler& schedule,
                   int max_parallelism, uint8_t* dst);
+
+// Decodes the clip fused with a warp (jpeg_warp.h): every frame decoded only
+// as far as `matrix` (output pixels -> pixels of the full-size frames of
+// `shape`, one matrix for the whole clip so its frames do not jitter) samples
+// it, and warped into its place in `dst` (num_frames * out_height * out_width
+// * channels values). Frames in parallel on `schedule`, up to
+// `max_parallelism` threads. Errors name the file, id, frame and offset.
+Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                        const ClipShape& shape, const double matrix[9],
+                        const jpeg::WarpTarget& target, const std::string& data_path,
+                        const std::string& id, const Scheduler& schedule,
+                        int max_parallelism, float* dst);
+Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                        const ClipShape& shape, const double matrix[9],
+                        const jpeg::WarpTarget& target, const std::string& data_path,
+                        const std::string& id, const Scheduler& schedule,
+                        int max_parallelism, uint8_t* dst);
 
 }  // namespace gulp
 }  // namespace tfg

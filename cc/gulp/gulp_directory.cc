@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "cc/io/file_system.h"
 #include "cc/io/random_access_file.h"
 #include "cc/util/json_text.h"
+#include "cc/util/printable_text.h"
 
 namespace tfg {
 namespace gulp {
@@ -337,8 +339,16 @@ Status LoadLabelMap(const std::string& path, LabelMap* labels) {
   labels->clear();
   for (auto it = root.begin(); it != root.end(); ++it) {
     if (!it.value().is_number_integer()) {
-      return DataLossError(path, ": index of label '", it.key(),
+      return DataLossError(path, ": index of label '", PrintableText(it.key()),
                            "' is not an integer");
+    }
+    // nlohmann keeps integers above INT64_MAX unsigned; get<int64_t>() would
+    // wrap them (2^64 - 1 becomes -1, "no label"), silently wrong data.
+    if (it.value().is_number_unsigned() &&
+        it.value().get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()}) {
+      return DataLossError(path, ": index of label '", PrintableText(it.key()), "' is ",
+                           it.value().get<uint64_t>(),
+                           ", past the largest int64 label (2^63 - 1)");
     }
     (*labels)[it.key()] = it.value().get<int64_t>();
   }
@@ -353,6 +363,13 @@ Status ResolveLabel(const Item& item, const std::string& meta_path,
   }
   nlohmann::json value = nlohmann::json::parse(item.label_json, nullptr,
                                                /*allow_exceptions=*/false);
+  if (value.is_number_unsigned() &&
+      value.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()}) {
+    // get<int64_t>() would wrap it (2^64 - 1 becomes -1, "no label").
+    return InvalidArgumentError(meta_path, ": id '", PrintableText(item.id), "' has label ",
+                                value.get<uint64_t>(),
+                                ", past the largest int64 label (2^63 - 1)");
+  }
   if (value.is_number_integer()) {
     *label = value.get<int64_t>();
     return Status::Ok();
@@ -361,25 +378,54 @@ Status ResolveLabel(const Item& item, const std::string& meta_path,
     const std::string name = value.get<std::string>();
     if (labels == nullptr) {
       return InvalidArgumentError(
-          meta_path, ": id '", item.id, "' has the string label '", name,
+          meta_path, ": id '", PrintableText(item.id), "' has the string label '",
+          PrintableText(name),
           "' but there is no label2idx.json in the directory; pass a mapping "
           "(label2idx=) or disable labels (label_field=None)");
     }
     auto it = labels->find(name);
     if (it == labels->end()) {
-      return InvalidArgumentError(meta_path, ": id '", item.id, "' has label '",
-                                  name, "' which is not in the label mapping");
+      return InvalidArgumentError(meta_path, ": id '", PrintableText(item.id), "' has label '",
+                                  PrintableText(name), "' which is not in the label mapping");
     }
     *label = it->second;
     return Status::Ok();
   }
-  return InvalidArgumentError(meta_path, ": id '", item.id,
+  return InvalidArgumentError(meta_path, ": id '", PrintableText(item.id),
                               "' has a label that is neither an integer nor a "
                               "string: ",
                               item.label_json);
 }
 
 void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink) {
+  // Integer labels past int64, which GulpDataset refuses (ResolveLabel), with
+  // or without a label map.
+  int64_t too_large = 0;
+  for (const ChunkIndex& chunk : directory.chunks) {
+    for (const Item& item : chunk.items) {
+      if (item.label_json.empty()) continue;
+      const nlohmann::json label =
+          nlohmann::json::parse(item.label_json, nullptr, /*allow_exceptions=*/false);
+      if (!label.is_number_unsigned() ||
+          label.get<uint64_t>() <= uint64_t{std::numeric_limits<int64_t>::max()}) {
+        continue;
+      }
+      if (++too_large > kMaxListed) continue;
+      Problem p = Finding(true, StatusCode::kInvalidArgument, chunk.meta_path,
+                          internal::StrCat("has label ", label.get<uint64_t>(),
+                                           ", past the largest int64 label (2^63 - 1)"));
+      p.id = item.id;
+      p.has_id = true;
+      if (!sink(p)) return;
+    }
+  }
+  if (too_large > kMaxListed) {
+    if (!sink(Finding(true, StatusCode::kInvalidArgument, directory.path,
+                      internal::StrCat("... and ", too_large - kMaxListed,
+                                       " more labels past the largest int64 label")))) {
+      return;
+    }
+  }
   const std::string path = JoinPath(directory.path, kLabelMapName);
   FileInfo info;
   if (StatPath(path, &info).code() == StatusCode::kNotFound) return;
@@ -405,7 +451,7 @@ void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink) {
         continue;
       }
       Problem p = Finding(false, StatusCode::kOk, path,
-                          "has no entry for label '" + name +
+                          "has no entry for label '" + PrintableText(name) +
                               "' (used by this id and maybe others); GulpDataset "
                               "fails on it");
       p.id = item.id;
@@ -417,6 +463,56 @@ void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink) {
     sink(Finding(false, StatusCode::kOk, path,
                  internal::StrCat("... and ", unlisted, " more labels without an entry")));
   }
+}
+
+namespace {
+
+// `text` as a JSON string, non-ASCII and control characters escaped: field
+// names come from the file and may hold any bytes.
+std::string Quoted(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', /*ensure_ascii=*/true,
+                                   nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+Status RequireLabelField(const GulpDirectory& directory,
+                         const std::string& label_field) {
+  // Items whose meta is looked at for the fields to list: enough to name a
+  // dataset's fields, bounded for a million-item directory.
+  constexpr int64_t kItemsSampled = 1000;
+  int64_t items = 0, sampled = 0;
+  std::set<std::string> fields;
+  for (const ChunkIndex& chunk : directory.chunks) {
+    for (const Item& item : chunk.items) {
+      if (!item.label_json.empty()) return Status::Ok();
+      ++items;
+      if (sampled >= kItemsSampled) continue;
+      ++sampled;
+      const nlohmann::json meta =
+          nlohmann::json::parse(item.meta_json, nullptr, /*allow_exceptions=*/false);
+      if (!meta.is_object()) continue;
+      for (auto it = meta.begin(); it != meta.end(); ++it) {
+        if (!it.value().is_null()) fields.insert(it.key());
+      }
+    }
+  }
+  std::string listed;
+  int64_t count = 0;
+  for (const std::string& field : fields) {
+    if (count == kMaxListed) {
+      listed += internal::StrCat(", ... (", fields.size() - kMaxListed, " more)");
+      break;
+    }
+    listed += (count++ ? ", " : "") + Quoted(field);
+  }
+  const std::string found =
+      fields.empty() ? "their meta_data[0] holds no field"
+                     : internal::StrCat("fields their meta_data[0] has: ", listed);
+  return InvalidArgumentError(
+      directory.path, ": label_field ", Quoted(label_field), ": none of the ", items,
+      " items has it (", found,
+      "); pass one of those, or label_field=None to read without labels");
 }
 
 }  // namespace gulp

@@ -83,8 +83,16 @@ Status ResolveLabel(const Item& item, const std::string& meta_path,
 // labels): label2idx.json, when present, must be a JSON object of integers
 // (an error), and each string label of an item (Item::label_json, so load
 // with a label_field) should have an entry (a warning: GulpDataset fails on
-// that item).
+// that item); an integer label past int64 is an error (GulpDataset refuses
+// it), with or without label2idx.json.
 void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink);
+
+// InvalidArgument when no item of `directory` (loaded with `label_field`) has
+// a non-null `label_field` in its meta_data[0], naming the fields its items
+// do have: a label field chosen by the user that no item has is a typo or
+// another dataset's field, and would otherwise label every element -1.
+Status RequireLabelField(const GulpDirectory& directory,
+                         const std::string& label_field);
 
 }  // namespace gulp
 }  // namespace tfg

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "cc/testing/gulp_testing.h"
 
 namespace tfg {
@@ -150,6 +152,54 @@ TEST(LabelTest, ResolvesIntegersStringsAndAbsence) {
   item.label_json = "1.5";
   EXPECT_EQ(ResolveLabel(item, "m", &labels, &label).code(),
             StatusCode::kInvalidArgument);
+}
+
+TEST(LabelTest, LabelsPastInt64AreRefusedNotWrapped) {
+  // nlohmann keeps them unsigned; read as int64, 2^64 - 1 was -1 ("no label").
+  Item item;
+  item.id = "v\x01";
+  int64_t label = 99;
+  item.label_json = "9223372036854775807";
+  ASSERT_TRUE(ResolveLabel(item, "m", nullptr, &label).ok());
+  EXPECT_EQ(label, INT64_MAX);
+  for (const char* big : {"9223372036854775808", "18446744073709551615"}) {
+    item.label_json = big;
+    const Status s = ResolveLabel(item, "m", nullptr, &label);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(s.message(), std::string("m: id 'v\\x01' has label ") + big +
+                               ", past the largest int64 label (2^63 - 1)");
+  }
+  TempDir dir;
+  testing::WriteFile(dir.Join("label2idx.json"), R"({"cat": 18446744073709551615})");
+  LabelMap labels;
+  const Status s = LoadLabelMap(dir.Join("label2idx.json"), &labels);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("index of label 'cat' is 18446744073709551615, past the largest"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(LabelTest, RequireLabelFieldNamesTheFieldsTheItemsHave) {
+  TempDir dir;
+  WriteChunk(dir.path(), 0,
+             {TestItem{"a", {MakeJpeg(8, 8, 0)}, R"({"label": "x", "caption": "c"})"},
+              TestItem{"b", {MakeJpeg(8, 8, 1)}, R"({"idx": 3, "gone": null, "\u0001k": 1})"}});
+  GulpDirectory gd;
+  ASSERT_TRUE(LoadGulpDirectory(dir.path(), "class", &gd).ok());
+  const Status s = RequireLabelField(gd, "class");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  // Null values do not count; a field name's control bytes are escaped.
+  EXPECT_NE(s.message().find(
+                R"(: label_field "class": none of the 2 items has it (fields their )"
+                R"(meta_data[0] has: "\u0001k", "caption", "idx", "label"); pass one of )"
+                R"(those, or label_field=None to read without labels)"),
+            std::string::npos)
+      << s.message();
+  // One item with the field is enough (the others are unlabeled, -1).
+  ASSERT_TRUE(LoadGulpDirectory(dir.path(), "idx", &gd).ok());
+  EXPECT_TRUE(RequireLabelField(gd, "idx").ok());
+  ASSERT_TRUE(LoadGulpDirectory(dir.path(), "gone", &gd).ok());
+  EXPECT_EQ(RequireLabelField(gd, "gone").code(), StatusCode::kInvalidArgument);
 }
 
 TEST(LabelTest, LoadsLabel2Idx) {

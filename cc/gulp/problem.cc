@@ -2,13 +2,14 @@
 
 #include <sstream>
 
+#include "cc/util/printable_text.h"
 namespace tfg {
 namespace gulp {
 
 std::string Problem::Describe() const {
   std::ostringstream out;
   out << file;
-  if (has_id) out << ": id '" << id << "'";
+  if (has_id) out << ": id '" << PrintableText(id) << "'";
   if (frame >= 0) out << " frame " << frame;
   if (offset >= 0) out << " at byte offset " << offset;
   out << ": " << message;

@@ -1,7 +1,53 @@
 #include "cc/mp4/bzna_container.h"
 
+#include <nlohmann/json.hpp>
+
+#include "cc/util/json_text.h"
+#include "cc/util/printable_text.h"
+
 namespace tfg {
 namespace mp4 {
+namespace {
+
+// Each split of the split table ({"splits": {name: [start, stop]}, ...}) is a
+// range of entries of this file: one reaching past the last entry means the
+// table or the tracks are damaged (a split nobody asks for would otherwise
+// pass unnoticed until someone does).
+Status CheckSplitTable(const Movie& movie, uint64_t entries) {
+  if (!movie.has_split_table) return Status::Ok();
+  nlohmann::json table;
+  TFG_RETURN_IF_ERROR(ParseJson(movie.split_table, movie.name, &table));
+  const std::string where =
+      " in the split table (bzsp box at byte offset " + std::to_string(movie.split_table_offset) +
+      ")";
+  if (!table.is_object() || !table.contains("splits")) return Status::Ok();
+  const nlohmann::json& splits = table["splits"];
+  if (!splits.is_object()) {
+    return DataLossError(movie.name, ": \"splits\"", where, " is not a JSON object");
+  }
+  for (auto it = splits.begin(); it != splits.end(); ++it) {
+    const nlohmann::json& range = it.value();
+    const std::string name = PrintableText(it.key());
+    if (!range.is_array() || range.size() != 2 || !range[0].is_number_integer() ||
+        !range[1].is_number_integer()) {
+      return DataLossError(movie.name, ": split '", name, "'", where,
+                           " is not a [start, stop] pair of entry indices");
+    }
+    // nlohmann reads every non-negative integer as unsigned: a signed one is
+    // negative, as wrong as one past the last entry.
+    const bool in_file = range[0].is_number_unsigned() && range[1].is_number_unsigned() &&
+                         range[0].get<uint64_t>() <= range[1].get<uint64_t>() &&
+                         range[1].get<uint64_t>() <= entries;
+    if (!in_file) {
+      return DataLossError(movie.name, ": split '", name, "' = [", range[0].dump(), ", ",
+                           range[1].dump(), ")", where,
+                           " is not within the file's ", entries, " entries");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status BuildEntryIndex(const Movie& movie, EntryIndex* index) {
   const Track* input = nullptr;
@@ -24,6 +70,7 @@ Status BuildEntryIndex(const Movie& movie, EntryIndex* index) {
                            " bytes; targets are ", kTargetBytes, "-byte integers");
     }
   }
+  TFG_RETURN_IF_ERROR(CheckSplitTable(movie, n));
   index->file = movie.name;
   index->entries = n;
   index->targets = t;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "cc/util/json_text.h"
+#include "cc/util/printable_text.h"
 
 namespace tfg {
 namespace mp4 {
@@ -90,12 +91,12 @@ Status ReadBoxHeader(const uint8_t* data, uint64_t pos, uint64_t parent_end,
     size = parent_end - pos;  // to the end of the parent (or file)
   }
   if (size < header) {
-    return DataLossError(file, ": box '", box->type, "' at byte offset ", base + pos,
-                         " has size ", size, ", smaller than its header");
+    return DataLossError(file, ": box '", PrintableText(box->type), "' at byte offset ",
+                         base + pos, " has size ", size, ", smaller than its header");
   }
   if (size > parent_end - pos) {
-    return DataLossError(file, ": box '", box->type, "' at byte offset ", base + pos,
-                         " has size ", size, ", past the end of its parent (",
+    return DataLossError(file, ": box '", PrintableText(box->type), "' at byte offset ",
+                         base + pos, " has size ", size, ", past the end of its parent (",
                          parent_end - pos, " bytes left)");
   }
   box->begin = pos;
@@ -179,7 +180,8 @@ class Parser {
     std::function<Status(const Box&)> visit = [&](const Box& b) -> Status {
       if (b.type == "mdia" || b.type == "minf" || b.type == "stbl") {
         if (depth >= kMaxTrackBoxDepth) {
-          return DataLossError(file_, ": box '", b.type, "' at byte offset ", base_ + b.begin,
+          return DataLossError(file_, ": box '", PrintableText(b.type), "' at byte offset ",
+                               base_ + b.begin,
                                " is nested more than ", kMaxTrackBoxDepth,
                                " container boxes deep inside its trak");
         }
@@ -207,7 +209,7 @@ class Parser {
       return Status::Ok();
     };
     TFG_RETURN_IF_ERROR(ForEachChild(trak.payload, trak.end, visit));
-    const std::string which = "track '" + t->name + "' (trak at byte offset " +
+    const std::string which = "track '" + PrintableText(t->name) + "' (trak at byte offset " +
                               std::to_string(base_ + trak.begin) + ")";
     if (!have_stsz || !have_offsets) {
       return DataLossError(file_, ": ", which, " has no ",
@@ -448,8 +450,10 @@ Status Movie::GetTrack(const std::string& track_name, const Track** track) const
   *track = FindTrack(track_name);
   if (*track != nullptr) return Status::Ok();
   std::string names;
-  for (const Track& t : tracks) names += (names.empty() ? "'" : ", '") + t.name + "'";
-  return NotFoundError(name, ": no track named '", track_name, "' (tracks: ",
+  for (const Track& t : tracks) {
+    names += (names.empty() ? "'" : ", '") + PrintableText(t.name) + "'";
+  }
+  return NotFoundError(name, ": no track named '", PrintableText(track_name), "' (tracks: ",
                        names.empty() ? "none" : names, ")");
 }
 

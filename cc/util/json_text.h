@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cc/util/printable_text.h"
 #include "cc/util/status.h"
 
 namespace tfg {
@@ -42,11 +43,12 @@ Status ParseJson(const std::string& text, const std::string& path, JsonT* out,
   try {
     *out = JsonT::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
+    // what() quotes the bytes last read, which may be anything.
     return DataLossError(path, ": invalid JSON at byte offset ", e.byte, ": ",
-                         e.what());
+                         PrintableText(e.what()));
   } catch (const nlohmann::json::exception& e) {
     // Not expected after CheckJsonLimits; never let it escape as a crash.
-    return DataLossError(path, ": unreadable JSON: ", e.what());
+    return DataLossError(path, ": unreadable JSON: ", PrintableText(e.what()));
   }
   return Status::Ok();
 }

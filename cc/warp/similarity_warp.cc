@@ -73,19 +73,32 @@ Status ValidateMatrix(const float* matrix, int64_t index) {
 
 namespace {
 
+// The value written for a sample q in [0, 255]: (q - bias) * norm as float,
+// or q itself as uint8 (no bias or norm).
+inline void Store(float q, const float* bias, const float* norm, int64_t c, float* out) {
+  *out = (q - bias[c]) * norm[c];
+}
+inline void Store(float q, const float*, const float*, int64_t, uint8_t* out) {
+  *out = static_cast<uint8_t>(q);
+}
+inline void StoreOob(float v, float* out) { *out = v; }
+inline void StoreOob(float v, uint8_t* out) {
+  *out = static_cast<uint8_t>(v < 0.f ? 0.f : v > 255.f ? 255.f : v + 0.5f);
+}
+
 // One output row; C > 0 fixes the channel count at compile time (the common
 // RGB case), C == 0 reads it from the geometry.
-template <int C>
+template <int C, typename Out>
 void WarpRow(const WarpGeometry& g, const Strides& in, const Strides& out,
              const uint8_t* src, const double* m, bool affine, const float* bias,
-             const float* norm, const float* oob_color, int64_t y, float* row) {
+             const float* norm, const float* oob_color, int64_t y, Out* row) {
   const int64_t channels = C > 0 ? C : g.channels;
   const double x_hi = static_cast<double>(g.in_width) - 0.5;
   const double y_hi = static_cast<double>(g.in_height) - 0.5;
   const int64_t last_x = g.in_width - 1, last_y = g.in_height - 1;
   const double row_x = m[1] * y + m[2], row_y = m[4] * y + m[5], row_w = m[7] * y + m[8];
   for (int64_t x = 0; x < g.out_width; ++x) {
-    float* px = row + x * out.x;
+    Out* px = row + x * out.x;
     double X = m[0] * x + row_x;
     double Y = m[3] * x + row_y;
     bool inside = true;
@@ -101,7 +114,7 @@ void WarpRow(const WarpGeometry& g, const Strides& in, const Strides& out,
     // Written so that NaN coordinates count as outside.
     inside = inside && X >= -0.5 && X <= x_hi && Y >= -0.5 && Y <= y_hi;
     if (!inside) {
-      for (int64_t c = 0; c < channels; ++c) px[c * out.c] = oob_color[c];
+      for (int64_t c = 0; c < channels; ++c) StoreOob(oob_color[c], &px[c * out.c]);
       continue;
     }
     // X, Y >= -0.5, so truncating X + 1 is floor(X) + 1.
@@ -126,7 +139,26 @@ void WarpRow(const WarpGeometry& g, const Strides& in, const Strides& out,
       const float v = w00 * p00[o] + w01 * p01[o] + w10 * p10[o] + w11 * p11[o];
       int q = static_cast<int>(v + 0.5f);
       q = q > 255 ? 255 : q;
-      px[c * out.c] = (static_cast<float>(q) - bias[c]) * norm[c];
+      Store(static_cast<float>(q), bias, norm, c, &px[c * out.c]);
+    }
+  }
+}
+
+template <typename Out>
+void WarpRowsOf(const WarpGeometry& g, const uint8_t* src, const float* matrix,
+                const float* bias, const float* norm, const float* oob_color,
+                int64_t row_begin, int64_t row_end, Out* dst) {
+  const Strides in = StridesOf(g.layout, g.in_height, g.in_width, g.channels);
+  const Strides out = StridesOf(g.layout, g.out_height, g.out_width, g.channels);
+  const double m[9] = {matrix[0], matrix[1], matrix[2], matrix[3], matrix[4],
+                       matrix[5], matrix[6], matrix[7], matrix[8]};
+  const bool affine = m[6] == 0.0 && m[7] == 0.0 && m[8] == 1.0;
+  for (int64_t y = row_begin; y < row_end; ++y) {
+    Out* row = dst + y * out.y;
+    if (g.channels == 3) {
+      WarpRow<3>(g, in, out, src, m, affine, bias, norm, oob_color, y, row);
+    } else {
+      WarpRow<0>(g, in, out, src, m, affine, bias, norm, oob_color, y, row);
     }
   }
 }
@@ -136,19 +168,13 @@ void WarpRow(const WarpGeometry& g, const Strides& in, const Strides& out,
 void WarpRows(const WarpGeometry& g, const uint8_t* src, const float* matrix,
               const float* bias, const float* norm, const float* oob_color,
               int64_t row_begin, int64_t row_end, float* dst) {
-  const Strides in = StridesOf(g.layout, g.in_height, g.in_width, g.channels);
-  const Strides out = StridesOf(g.layout, g.out_height, g.out_width, g.channels);
-  const double m[9] = {matrix[0], matrix[1], matrix[2], matrix[3], matrix[4],
-                       matrix[5], matrix[6], matrix[7], matrix[8]};
-  const bool affine = m[6] == 0.0 && m[7] == 0.0 && m[8] == 1.0;
-  for (int64_t y = row_begin; y < row_end; ++y) {
-    float* row = dst + y * out.y;
-    if (g.channels == 3) {
-      WarpRow<3>(g, in, out, src, m, affine, bias, norm, oob_color, y, row);
-    } else {
-      WarpRow<0>(g, in, out, src, m, affine, bias, norm, oob_color, y, row);
-    }
-  }
+  WarpRowsOf(g, src, matrix, bias, norm, oob_color, row_begin, row_end, dst);
+}
+
+void WarpRows(const WarpGeometry& g, const uint8_t* src, const float* matrix,
+              const float* oob_color, int64_t row_begin, int64_t row_end,
+              uint8_t* dst) {
+  WarpRowsOf(g, src, matrix, nullptr, nullptr, oob_color, row_begin, row_end, dst);
 }
 
 }  // namespace warp

@@ -53,6 +53,13 @@ void WarpRows(const WarpGeometry& g, const uint8_t* src, const float* matrix,
               const float* bias, const float* norm, const float* oob_color,
               int64_t row_begin, int64_t row_end, float* dst);
 
+// The same into uint8 pictures: each sample rounded and clamped to [0, 255]
+// is written as is (no bias or norm); out-of-bounds pixels get `oob_color`
+// rounded and clamped.
+void WarpRows(const WarpGeometry& g, const uint8_t* src, const float* matrix,
+              const float* oob_color, int64_t row_begin, int64_t row_end,
+              uint8_t* dst);
+
 // Whole picture: WarpRows over every output row.
 inline void WarpPicture(const WarpGeometry& g, const uint8_t* src,
                         const float* matrix, const float* bias,

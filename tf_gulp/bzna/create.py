@@ -35,7 +35,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tf_gulp import _args as A
 from tf_gulp import _core
+from tf_gulp._x265 import X265_CRF_RANGE, X265_PRESETS
 from tf_gulp._output_errors import OutputError, writing_output
 from tf_gulp.bzna import container as C
 
@@ -264,6 +266,14 @@ def create_dataset(source: str, output: str, *, crf: int = 10, preset: str = "me
     written (a full disk, a read-only file system, no permission): the images encoded so far are
     kept in ``<output>.parts/`` and the same call resumes once there is room.
     """
+    what = "create_dataset: "
+    source = A.path(source, "source", what=what)
+    output = A.path(output, "output", what=what)
+    crf = A.integer(crf, "crf", minimum=X265_CRF_RANGE[0], maximum=X265_CRF_RANGE[1], what=what)
+    A.choice(preset, "preset", X265_PRESETS, what=what)
+    workers = A.optional_integer(workers, "workers", minimum=1, what=what)
+    progress = A.boolean(progress, "progress", what=what)
+    overwrite = A.boolean(overwrite, "overwrite", what=what)
     try:
         return _create(source, output, crf=crf, preset=preset, workers=workers,
                        progress=progress, overwrite=overwrite)

@@ -4,7 +4,7 @@ the DataLoader helper.
 Everything per element runs in C++ kernels inside the tf.data graph: the container's index is
 parsed by an op (``BznaEntryIndex``, cc/mp4) when the dataset is iterated, each sample is one
 ``pread`` (``ReadFileRange``), decoding is ``tf_gulp.ops.decode_hevc`` and augmentation
-``tf_gulp.ops.similarity_warp`` with matrices from ``tf_gulp.bzna.transforms``. Python only builds
+``tf_gulp.ops.similarity_warp`` with matrices from ``tf_gulp.transforms``. Python only builds
 the graph; when it is built, the container is read and judged once by the same C++ code
 (``tf_gulp._core``, ``cc/mp4/bzna_container``) for the split table and the entry count.
 """
@@ -17,15 +17,17 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops
 
+from tf_gulp import _args as A
 from tf_gulp import _core
 from tf_gulp._files import absolute, check_regular_file
 from tf_gulp._sharding import as_int, install_auto_shard_warning
 from tf_gulp.bzna import container
-from tf_gulp.bzna import transforms as T
+from tf_gulp import transforms as T
 from tf_gulp.ops.bzna_ops import bzna_entry_index, read_file_range
 from tf_gulp.ops.cardinality_ops import KnownCardinalityDataset
 from tf_gulp.ops.epoch_ops import EpochDataset, new_epoch_counter
 from tf_gulp.ops.hevc_ops import decode_hevc
+from tf_gulp.ops.op_attrs import check_attr
 from tf_gulp.ops.warp_ops import similarity_warp
 
 IMAGENET_TEST = container.IMAGENET_TEST
@@ -45,6 +47,28 @@ def _container(path: str) -> container.Container:
         raise tf.errors.DataLossError(None, None, str(e)) from None
     except ValueError as e:
         raise tf.errors.InvalidArgumentError(None, None, str(e)) from None
+
+
+def _check_common(what: str, split, track: str, shuffle, seed, splits) -> Tuple[bool, int]:
+    """The arguments BenzinaDataset and DataLoader share: (shuffle, seed) checked."""
+    A.string(split, "split", what=what, none=True)
+    A.choice(track, "track", TRACKS, what=what)
+    shuffle = A.boolean(shuffle, "shuffle", what=what)
+    seed = A.seed(seed, what=what, none=False)
+    if splits is not None and not isinstance(splits, Mapping):
+        raise A.WrongTypeError(f"{what}splits must be a mapping {{name: (start, stop)}} or None, "
+                               f"got {splits!r} ({type(splits).__name__})")
+    return shuffle, seed
+
+
+def _transform(value, name: str, what: str):
+    return A.optional_callable(value, name, what=what,
+                               example=f"tf_gulp.bzna.transforms.{_TRANSFORM_EXAMPLES[name]}")
+
+
+_TRANSFORM_EXAMPLES = {"warp_transform": "RandomResizedCrop()",
+                       "bias_transform": "ConstantBiasTransform()",
+                       "norm_transform": "ConstantNormTransform()"}
 
 
 def split_range(path: str, split: Optional[str],
@@ -232,8 +256,13 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
     The cardinality is known, and ``skip``, ``take`` and ``shard`` with integer arguments read and
     decode only what they keep (see :class:`BenzinaSource`).
     """
-    if track not in TRACKS:
-        raise ValueError(f"track must be one of {TRACKS}, got {track!r}")
+    what = "BenzinaDataset: "
+    path = A.path(path, "path", what=what)
+    shuffle, seed = _check_common(what, split, track, shuffle, seed, splits)
+    epoch = A.integer(epoch, "epoch", minimum=0, what=what)
+    check_attr("TfGulp>DecodeHevc", "crop", crop, what=what)
+    decode = A.boolean(decode, "decode", what=what)
+    split_per_entry = A.boolean(split_per_entry, "split_per_entry", what=what)
     path = absolute(path)
     try:  # local: a FIFO is refused (reading it would wait for a writer forever)
         check_regular_file(path)
@@ -257,7 +286,7 @@ def ImageNet(root: Union[str, os.PathLike], split: str = "train", **kwargs) -> t
     """ImageNet stored the Benzina way: `root` is the .bzna file, or a folder holding
     `ilsvrc2012.bzna` (or exactly one .bzna file); splits as in :func:`split_range` (keyword
     arguments, `splits=` included, go to :func:`BenzinaDataset`)."""
-    root = absolute(root)
+    root = absolute(A.path(root, "root", what="ImageNet: "))
     if tf.io.gfile.isdir(root):  # local or any TensorFlow file system
         candidates = sorted(f.rstrip("/") for f in tf.io.gfile.listdir(root)
                             if f.rstrip("/").endswith(".bzna"))
@@ -297,20 +326,38 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     (docs/gpu.md): batches are then ``({"image": uint8 [B, H, W, 3] padded to the batch's largest
     picture, "size": int32 [B, 2], "matrix": [B, 3, 3], "bias": [B, 3], "norm": [B, 3]}, labels)``
     and the model's first layer is ``tf_gulp.bzna.WarpOnDevice(shape)``, which gives the float
-    batch above in the device's memory. Decoding stays on the CPU. A device TensorFlow does not
-    have (e.g. "/GPU:0" with tensorflow-cpu) is a ValueError.
+    batch above in the device's memory. Decoding stays on the CPU.
+
+    ``cardinality()`` is known: ``epochs`` times the split's entries, in batches (rounded up, or
+    down with ``drop_remainder``); infinite with ``epochs=None``.
+
+    Raises:
+      TypeError: an argument of the wrong type (``shape=96`` instead of ``(96, 96)``,
+        ``batch_size=32.0``, ``shuffle="yes"``, a transform that is not callable), naming it (the
+        exception is also a ``ValueError``).
+      ValueError: an argument outside its range (a size, ``batch_size`` or ``epochs`` under 1,
+        a ``seed`` outside [-2**63, 2**63 - 1], a ``track`` other than "bzna_input" /
+        "bzna_thumb"), an unknown split, or a `device` TensorFlow does not have (e.g. "/GPU:0"
+        with tensorflow-cpu).
     """
+    what = "DataLoader: "
+    path = absolute(A.path(path, "path", what=what))
+    shape = A.output_shape(shape, what)
+    batch_size = A.integer(batch_size, "batch_size", minimum=1, what=what)
+    shuffle, seed = _check_common(what, split, track, shuffle, seed, splits)
+    epochs = A.optional_integer(epochs, "epochs", minimum=1, what=what)
+    start_epoch = A.integer(start_epoch, "start_epoch", minimum=0, what=what)
+    drop_remainder = A.boolean(drop_remainder, "drop_remainder", what=what)
+    warp_transform = (_transform(warp_transform, "warp_transform", what)
+                      or T.SimilarityTransform(resize=True))
+    bias_transform = (_transform(bias_transform, "bias_transform", what)
+                      or T.ConstantBiasTransform((0.0, 0.0, 0.0)))
+    norm_transform = (_transform(norm_transform, "norm_transform", what)
+                      or T.ConstantNormTransform((1.0, 1.0, 1.0)))
     if device is not None:
         from tf_gulp.bzna.on_device import check_device  # pylint: disable=import-outside-toplevel
 
         device = check_device(device)
-    path = absolute(path)
-    shape = (int(shape[0]), int(shape[1]))
-    warp_transform = warp_transform or T.SimilarityTransform(resize=True)
-    bias_transform = bias_transform or T.ConstantBiasTransform((0.0, 0.0, 0.0))
-    norm_transform = norm_transform or T.ConstantNormTransform((1.0, 1.0, 1.0))
-    if track not in TRACKS:
-        raise ValueError(f"track must be one of {TRACKS}, got {track!r}")
     start, stop = split_range(path, split, splits)
 
     @tf.autograph.experimental.do_not_convert
@@ -339,7 +386,17 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
         epochs_ds = EpochDataset(path).flat_map(
             lambda p: tf.data.Dataset.range(start_epoch + p * epochs,
                                             start_epoch + (p + 1) * epochs))
-    ds = epochs_ds.flat_map(one_epoch)
+    # flat_map hides the count from tf.data (cardinality -2, and Keras then warns that the input
+    # ran out of data); it is known: every epoch reads the whole range. Stated, not asserted, as
+    # BenzinaSource does (a tf.data service worker yields only its splits).
+    if epochs is None:
+        if stop == start:  # an endless loader of empty epochs would never yield
+            raise ValueError(f"{what}{path}: the split [{start}, {stop}) is empty; with "
+                             f"epochs=None the loader would never yield a batch")
+        count = tf.data.INFINITE_CARDINALITY
+    else:
+        count = epochs * (stop - start)
+    ds = KnownCardinalityDataset(epochs_ds.flat_map(one_epoch), count)
     if device is not None:  # pictures of different sizes: padded, with their sizes
         ds = ds.padded_batch(batch_size, drop_remainder=drop_remainder)
     else:

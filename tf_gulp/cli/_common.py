@@ -7,6 +7,8 @@ import os
 import sys
 from typing import Any, NoReturn, Optional
 
+from tf_gulp._args import cli_int
+
 
 class UsageError(Exception):
     """A user mistake (bad option, missing input, refused output): one line, exit code 2."""
@@ -45,14 +47,8 @@ def usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+#: argparse ``type=`` for a count of at least 1 (the flag is named in the error).
+positive_int = cli_int(1)
 
 
 def progress_wanted(flag: Optional[bool]) -> bool:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import Any
 
+from tf_gulp._args import cli_int
 from tf_gulp._format import human_bytes
+from tf_gulp._x265 import X265_CRF_RANGE, X265_PRESETS
 from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
                                  positive_int, progress_wanted, usable_cpus)
 
@@ -35,8 +38,10 @@ def register(subparsers: Any) -> None:
                    help="image folder (train/ val/ test/ of <class>/<image>, or <class>/<image>) "
                         "or a list file with 'path label [split]' lines")
     c.add_argument("output", metavar="OUTPUT", help="the .bzna file to write")
-    c.add_argument("--crf", type=int, default=10, help="x265 constant rate factor (default 10)")
-    c.add_argument("--preset", default="medium", help="x265 preset (default medium)")
+    c.add_argument("--crf", type=cli_int(*X265_CRF_RANGE), default=10,
+                   help="x265 constant rate factor, %d-%d (default 10)" % X265_CRF_RANGE)
+    c.add_argument("--preset", default="medium", choices=X265_PRESETS, metavar="PRESET",
+                   help=f"x265 preset: {', '.join(X265_PRESETS)} (default medium)")
     c.add_argument("-j", "--jobs", type=positive_int, default=None,
                    help="parallel encoders (default: usable CPUs)")
     c.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
@@ -55,6 +60,10 @@ def run_create(args: argparse.Namespace) -> int:
     from tf_gulp._output_errors import OutputError
     from tf_gulp.bzna.create import create_dataset
 
+    # Said before anything is written, as tf-gulp ingest says it (a usage error, exit code 2).
+    if not os.path.exists(args.input):
+        raise UsageError(f"{args.input}: no such file or folder (INPUT is an image folder or a "
+                         "list file)")
     try:
         summary = create_dataset(args.input, args.output, crf=args.crf, preset=args.preset,
                                  workers=args.jobs or usable_cpus(),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+import os
+from typing import Any, Optional
 
 from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
                                  progress_wanted)
@@ -32,9 +33,31 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _other_format(path: str) -> Optional[str]:
+    """The command that reads `path` when it is a file of another format tf_gulp reads (a Benzina
+    container, an FFRecord file), else None."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        head = b""
+    if path.endswith(".bzna") or head[4:8] == b"ftyp":
+        return (f"{path} is a Benzina (.bzna) file, not a gulp directory: "
+                f"tf-gulp bzna info {path} describes it")
+    if path.endswith(".ffr"):
+        return (f"{path} is an FFRecord file, not a gulp directory: read it with "
+                "tf_gulp.ffrecord.FileReader or tf_gulp.FFRecordDataset")
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from tf_gulp.gulp.chunk import GulpDataError
     from tf_gulp.gulp.info import directory_info, format_info
+    other = _other_format(args.directory)
+    if other is not None:
+        raise UsageError(other)
     try:
         info = directory_info(args.directory, all_frames=args.all_frames,
                               label_field=args.label_field,

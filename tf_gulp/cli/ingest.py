@@ -11,6 +11,7 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
+from tf_gulp._args import cli_int
 from tf_gulp._format import human_bytes
 from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
                                  positive_int, progress_wanted, require_local, usable_cpus)
@@ -75,7 +76,7 @@ def register(subparsers: Any) -> None:
                    help="items per chunk (default 100)")
     g.add_argument("--num-workers", type=positive_int, default=None, metavar="N",
                    help=f"worker processes (default: the usable CPUs, {usable_cpus()} here)")
-    g.add_argument("--decode-threads", type=int, default=None, metavar="N",
+    g.add_argument("--decode-threads", type=cli_int(0), default=None, metavar="N",
                    help="FFmpeg decoding threads per worker (default: CPUs / workers)")
     mode = g.add_mutually_exclusive_group()
     mode.add_argument("--append", action="store_true",
@@ -96,7 +97,7 @@ def register(subparsers: Any) -> None:
                         "nearest pixel, ties up); default: keep the size")
     f.add_argument("--max-frames", type=positive_int, metavar="N",
                    help="keep at most the first N frames of each video (after --fps)")
-    f.add_argument("--jpeg-quality", type=int, default=90, metavar="Q",
+    f.add_argument("--jpeg-quality", type=cli_int(1, 100), default=90, metavar="Q",
                    help="JPEG quality 1-100 for encoded frames (default 90)")
     f.add_argument("--jpeg-subsampling", default="444",
                    choices=("444", "422", "420", "440", "411"),
@@ -361,7 +362,11 @@ def run(args: argparse.Namespace) -> int:
                             jpeg_subsampling=args.jpeg_subsampling,
                             progress=progress_wanted(args.progress), resumable=True,
                             skip_bad=args.skip_bad, write_label2idx=True,
-                            description=description)
+                            description=description,
+                            # The command keeps its safe defaults where the Python API follows
+                            # gulpio2: an existing dataset is refused unless --append (if_exists
+                            # above), an item without frames is an error unless --skip-bad.
+                            skip_empty=False)
     try:
         summary = ingestor()
     except OutputError as e:  # the output's fault (full disk, read-only...), not an input's

@@ -14,6 +14,7 @@ import sys
 from typing import List, Optional, Sequence
 
 from tf_gulp import __version__
+from tf_gulp._runtime_libs import explain_load_error
 from tf_gulp.cli._common import CommandError, HelpFormatter, Parser, UsageError
 
 #: The command modules, in the order ``tf-gulp --help`` lists them.
@@ -63,6 +64,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     except CommandError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
+    except ImportError as e:
+        # A broken installation (a runtime library missing): one line naming what to install.
+        print(f"{prog}: error: {explain_load_error(str(e), 'tf_gulp') or e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         hint = getattr(args, "interrupt_hint", "")

@@ -6,6 +6,8 @@ writers call the C++ core through ``tf_gulp._core``); ``FFRecordDataset`` is imp
 
 - :class:`FileReader`, :class:`FileWriter`, :func:`dump`: the reference's API;
 - :func:`pack_folder`, :class:`PackedFolder`: a directory tree as one file;
+- ``__version__`` (tf_gulp's), :mod:`tf_gulp.ffrecord.utils` (``dump``) and :func:`checkFsAlign`,
+  the rest of the reference's public names (docs/compat.md);
 - :class:`FFRecordDataset`: records as a ``tf.data.Dataset`` (also ``tf_gulp.FFRecordDataset``).
 
 See docs/ffrecord.md.
@@ -13,6 +15,9 @@ See docs/ffrecord.md.
 
 from typing import Any
 
+from tf_gulp import __version__
+from tf_gulp.ffrecord import utils
+from tf_gulp.ffrecord.fs_align import checkFsAlign
 from tf_gulp.ffrecord.packed import PackedFolder, pack_folder
 from tf_gulp.ffrecord.reader import DataLossError, FFRecordWarning, FileReader
 from tf_gulp.ffrecord.writer import FileWriter, dump
@@ -24,6 +29,8 @@ __all__ = [
     "FileReader",
     "FileWriter",
     "PackedFolder",
+    "__version__",
+    "checkFsAlign",
     "dump",
     "pack_folder",
 ]

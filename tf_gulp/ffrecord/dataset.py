@@ -9,6 +9,7 @@ from typing import Optional, Tuple, Union
 import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops
 
+from tf_gulp import _args as A
 from tf_gulp._files import absolute
 from tf_gulp._sharding import (as_int, compose_shard, install_auto_shard_warning,
                                require_shared_seed)
@@ -69,7 +70,11 @@ class FFRecordDataset(dataset_ops.DatasetSource):
       tf.errors.DataLossError: a truncated, corrupt or non-FFRecord file (when the dataset is made),
         or a record whose checksum does not match (when it is read); the message names the file, the
         record and the byte offset.
-      ValueError: bad options, naming the option and the values it accepts.
+      TypeError: an option of the wrong type (``batch_size=32.0``, ``shuffle="yes"``; bools are
+        not integers, numpy integers are), naming it, the value and what it accepts (the
+        exception is also a ``ValueError``).
+      ValueError: an option outside the values it accepts (``batch_size``, ``seed``: an integer
+        in [-2**63, 2**63 - 1], ``queue_depth``, ``io_engine``), naming it.
       tf.errors.InvalidArgumentError: a path that is not a regular file (a FIFO); a
         ``queue_depth`` over its limit (the C++ core's, checked by the kernel).
     """
@@ -88,16 +93,18 @@ class FFRecordDataset(dataset_ops.DatasetSource):
         direct_io: bool = False,
         _shard: Tuple[int, int] = (1, 0),
     ) -> None:
-        if batch_size is not None:
-            if isinstance(batch_size, bool) or int(batch_size) != batch_size or batch_size < 1:
-                raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}")
-            batch_size = int(batch_size)
+        what = "FFRecordDataset: "
+        batch_size = A.optional_integer(batch_size, "batch_size", minimum=1, what=what)
+        shuffle = A.boolean(shuffle, "shuffle", what=what)
+        seed = A.seed(seed, what=what)
+        check_data = A.boolean(check_data, "check_data", what=what)
+        drop_remainder = A.boolean(drop_remainder, "drop_remainder", what=what)
         if drop_remainder and batch_size is None:
-            raise ValueError("drop_remainder=True needs a batch_size")
+            raise ValueError(f"{what}drop_remainder=True needs a batch_size")
         # 0 is the op's "the batch size", which None stands for here. The upper limit and
         # io_engine's allowed values are the op's (checked by ffrecord_dataset_variant).
-        if queue_depth is not None and int(queue_depth) < 1:
-            raise ValueError(f"queue_depth must be a positive integer or None, got {queue_depth}")
+        queue_depth = A.optional_integer(queue_depth, "queue_depth", minimum=1, what=what)
+        direct_io = A.boolean(direct_io, "direct_io", what=what)
         seed_given = seed is not None
         if seed is None:
             seed = secrets.randbits(63) if shuffle else 0
@@ -112,7 +119,7 @@ class FFRecordDataset(dataset_ops.DatasetSource):
         else:
             # Absolute, so that a tf.data service worker with another working directory resolves
             # them the same way; gs://... and other TensorFlow file-system paths as they are.
-            path_arg = [absolute(p) for p in normalize_paths(paths)]
+            path_arg = [absolute(p) for p in normalize_paths(paths, "paths", what)]
         self._batch_size = batch_size
         self._drop_remainder = bool(drop_remainder)
         variant = ffrecord_dataset_variant(

@@ -14,6 +14,7 @@ from typing import Iterable, List, Sequence, Union
 
 import numpy as np
 
+from tf_gulp import _args as A
 from tf_gulp._files import is_remote
 from tf_gulp.ffrecord._native import DataLossError, _core
 
@@ -29,22 +30,24 @@ class FFRecordWarning(UserWarning):
     checksum)."""
 
 
-def normalize_paths(fname: PathArg) -> List[str]:
-    """`fname` as a list of path strings (directories are expanded by the C++ reader)."""
+def normalize_paths(fname: PathArg, name: str = "fname", what: str = "") -> List[str]:
+    """`fname` (the argument `name` of `what`) as a list of path strings (directories are
+    expanded by the C++ reader)."""
     if isinstance(fname, (str, bytes, os.PathLike)):
         return [os.fsdecode(fname)]
     if isinstance(fname, (list, tuple)):
         if not fname:
-            raise ValueError("no FFRecord files given (the list is empty)")
+            raise ValueError(f"{what}{name}: no FFRecord files given (the list is empty)")
         out = []
         for f in fname:
             if not isinstance(f, (str, bytes, os.PathLike)):
-                raise TypeError(f"FFRecord paths must be str or os.PathLike, got {type(f).__name__}")
+                raise TypeError(f"{what}{name}: FFRecord paths must be str or os.PathLike, "
+                                f"got {f!r} ({type(f).__name__})")
             out.append(os.fsdecode(f))
         return out
     raise TypeError(
-        "fname must be a path (str or os.PathLike), a directory, or a list of paths, "
-        f"got {type(fname).__name__}"
+        f"{what}{name} must be a path (str or os.PathLike), a directory, or a list of paths, "
+        f"got {fname!r} ({type(fname).__name__})"
     )
 
 
@@ -104,7 +107,11 @@ class FileReader:
         direct_io: bool = False,
         access: str = "normal",
     ) -> None:
-        paths = normalize_paths(fname)
+        what = "FileReader: "
+        paths = normalize_paths(fname, what=what)
+        check_data = A.boolean(check_data, "check_data", what=what)
+        queue_depth = A.integer(queue_depth, "queue_depth", minimum=1, what=what)
+        direct_io = A.boolean(direct_io, "direct_io", what=what)
         for path in paths:
             # Said here, not left to the core: once a gulp reader has handed the core a remote
             # file system (tf_gulp._files), it would open these too, without batched reads.
@@ -115,7 +122,9 @@ class FileReader:
         self.check_data = bool(check_data)
         self._options = dict(io_engine=io_engine, queue_depth=int(queue_depth),
                              direct_io=bool(direct_io), access=access)
-        self._reader = _core.FFRecordReader(paths, self.check_data, **self._options)
+        # As bytes: a name that is not UTF-8 (os.fsdecode's surrogates) reaches the core intact.
+        self._reader = _core.FFRecordReader([os.fsencode(p) for p in paths], self.check_data,
+                                            **self._options)
         #: The files read, in index order (directories expanded).
         self.fnames: List[str] = list(self._reader.files)
         for message in self._reader.warnings:

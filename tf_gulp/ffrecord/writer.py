@@ -23,6 +23,7 @@ import threading
 import warnings
 from typing import Any, Iterator, List, Optional, Sequence, Union
 
+from tf_gulp import _args as A
 from tf_gulp._output_errors import OutputError, output_error
 from tf_gulp.ffrecord._native import _core
 
@@ -77,10 +78,8 @@ class FileWriter:
     """
 
     def __init__(self, fname: Union[str, os.PathLike], n: int) -> None:
-        self.fname = os.fsdecode(fname)
-        self.n = int(n)
-        if self.n < 0:
-            raise ValueError(f"n must be >= 0, got {n}")
+        self.fname = A.path(fname, "fname", what="FileWriter: ")
+        self.n = A.integer(n, "n", minimum=0, what="FileWriter: ")
         with _writing(self.fname):
             self._writer = _core.FFRecordWriter(self.fname, self.n)
 
@@ -157,8 +156,9 @@ def dump(
     records: Sequence[Any],
     out_dir: Union[str, os.PathLike],
     nfiles: int,
+    verbose: bool = False,
     *,
-    progress: bool = True,
+    progress: Optional[bool] = None,
     workers: Optional[int] = None,
 ) -> List[str]:
     """Writes ``records`` (anything with ``len()`` and ``[i]`` giving bytes-like objects) as
@@ -182,14 +182,18 @@ def dump(
     moved in one by one. A dump that is killed leaves nothing in ``out_dir``; the next dump to the
     same ``out_dir`` removes what it left.
 
+    Silent by default, as the reference: ``verbose=True`` (the reference's fourth argument) shows a
+    progress bar on stderr; ``progress`` (keyword) overrides ``verbose`` when given.
+
     Returns:
       The paths written, in index order.
     """
+    verbose = A.boolean(verbose, "verbose", what="dump: ")
+    progress = verbose if progress is None else A.boolean(progress, "progress", what="dump: ")
     n = len(records)
-    nfiles = int(nfiles)
-    if nfiles < 1:
-        raise ValueError(f"nfiles must be >= 1, got {nfiles}")
-    out = os.fsdecode(out_dir)
+    nfiles = A.integer(nfiles, "nfiles", minimum=1, what="dump: ")
+    workers = A.optional_integer(workers, "workers", minimum=1, what="dump: ")
+    out = A.path(out_dir, "out_dir", what="dump: ")
     stage = None
     if nfiles == 1 and out.endswith(".ffr"):
         paths = [out]

@@ -2,10 +2,13 @@
 
 Everything here except :class:`GulpDataset` is plain Python + numpy + simplejpeg and imports without
 TensorFlow; ``GulpDataset`` (which needs TensorFlow and the op library) is imported on first use.
+gulpio2's module names are here too (``fileio``, ``utils``, ``sanity_utils``, ``adapters``):
+replacing ``gulpio2`` by ``tf_gulp.gulp`` in imports is the migration (docs/compat.md).
 """
 
 from typing import Any
 
+from tf_gulp import __version__
 from tf_gulp.gulp.adapters import (AbstractDatasetAdapter, FrameOptions, ImageFolderAdapter,
                                    ImageListAdapter, InputError, KineticsAdapter,
                                    TwentyBNAdapter, VideoFolderAdapter)
@@ -31,6 +34,7 @@ __all__ = [
     "LabelMapWarning",
     "TwentyBNAdapter",
     "VideoFolderAdapter",
+    "__version__",
     "read_class_list",
     "read_label2idx",
 ]

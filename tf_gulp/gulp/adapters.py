@@ -701,3 +701,12 @@ class KineticsAdapter(MediaAdapter):
 
     def describe(self) -> Dict[str, Any]:
         return dict(super().describe(), csv_file=self.csv_file, data_dir=self.data_dir)
+
+
+def __getattr__(name: str) -> Any:
+    # gulpio2's adapter of the same module (``from gulpio2.adapters import
+    # Custom20BNJsonVideoAdapter``); lazy, as it imports this module.
+    if name == "Custom20BNJsonVideoAdapter":
+        from tf_gulp.gulp.gulpio2_adapters import Custom20BNJsonVideoAdapter
+        return Custom20BNJsonVideoAdapter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

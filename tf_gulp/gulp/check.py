@@ -41,7 +41,7 @@ from tqdm import tqdm
 
 from tf_gulp._files import PositionalReader, exists, isdir
 from tf_gulp.gulp.chunk import GulpDataError, pread_exact
-from tf_gulp.gulp.index import check_directory_index
+from tf_gulp.gulp.index import _core, check_directory_index
 from tf_gulp.gulp.limits import frame_header_problem
 
 __all__ = ["CheckReport", "Problem", "check_directory"]
@@ -129,14 +129,15 @@ def _decode_frames(data_path: str, data_name: str,
                                         "image marker)", key, index, offset))
                 continue
             try:
-                height, width, colorspace, _sub = simplejpeg.decode_jpeg_header(data)
+                height, width, _colorspace, _sub = simplejpeg.decode_jpeg_header(data)
                 # The header's size is checked before the decoder allocates it.
                 problem = frame_header_problem(data, width, height)
                 if problem is not None:
                     problems.append(Problem("error", data_name, problem, key, index, offset))
                     continue
-                simplejpeg.decode_jpeg(data, colorspace="GRAY" if colorspace == "Gray" else "RGB",
-                                       fastdct=True, fastupsample=True, strict=True)
+                # Decoded by the core as GulpDataset decodes it, so what the dataset refuses
+                # (a CMYK frame, which simplejpeg would convert) is an error here too.
+                height, width = _core().gulp_decode_frame(bytes(data))
             except ValueError as e:
                 problems.append(Problem("error", data_name, f"cannot decode JPEG ({e})", key,
                                         index, offset))

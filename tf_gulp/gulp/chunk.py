@@ -29,19 +29,21 @@ import bisect
 import contextlib
 import json
 import os
-import random
+import threading
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple,
                     Union)
 
 import numpy as np
 import simplejpeg
 
+from tf_gulp import _args as A
 from tf_gulp._files import PositionalReader, exists, is_remote
 from tf_gulp._output_errors import writing_output
 from tf_gulp.gulp.index import GulpDataError, load_chunk_index, meta_dict
 from tf_gulp.gulp.limits import DEFAULT_MAX_CLIP_BYTES, frame_header_problem
+from tf_gulp.gulp.serializers import JSONSerializer, is_serializer, json_serializer
 
-__all__ = ["GulpChunk", "GulpDataError", "encode_frame", "decode_jpeg"]
+__all__ = ["GulpChunk", "GulpDataError", "UnsupportedModeError", "encode_frame", "decode_jpeg"]
 
 #: A frame given to :meth:`GulpChunk.append`: a uint8 array or the bytes of an encoded JPEG.
 Frame = Union[np.ndarray, bytes, bytearray, memoryview, Any]
@@ -232,10 +234,8 @@ def decode_frames(views: Sequence[Tuple[int, int, memoryview]], path: str, key: 
 
 
 def check_max_clip_bytes(value: Any) -> int:
-    """``max_clip_bytes`` as a positive int, or ValueError."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"max_clip_bytes must be a positive number of bytes, got {value!r}")
-    return int(value)
+    """``max_clip_bytes`` as a positive int, or ValueError (a WrongTypeError for a non-integer)."""
+    return A.integer(value, "max_clip_bytes", minimum=1)
 
 
 def first_meta(entry: Dict[str, Any]) -> Any:
@@ -248,6 +248,18 @@ def load_meta_file(meta_path: str, data_path: str) -> Dict[str, Any]:
     """The index of the chunk ``meta_path`` + ``data_path`` as gulpio2's dict, judged by the core's
     rules (:mod:`tf_gulp.gulp.index`): GulpDataError naming the file if it is damaged."""
     return meta_dict(load_chunk_index(meta_path, data_path))
+
+
+#: JPEG quality of frames appended as arrays when none is given: gulpio2's. gulpio2's tests set
+#: ``gulpio2.utils._JPEG_WRITE_QUALITY`` to change it; ``tf_gulp.gulp.utils._JPEG_WRITE_QUALITY``
+#: does the same here (read when a chunk or an ingestor is made).
+DEFAULT_JPEG_QUALITY = 90
+
+
+def default_jpeg_quality() -> int:
+    """The JPEG quality used when none is given (gulpio2's module setting, 90 unless changed)."""
+    from tf_gulp.gulp import utils  # lazy: utils is the gulpio2-compatible helpers module
+    return int(getattr(utils, "_JPEG_WRITE_QUALITY", DEFAULT_JPEG_QUALITY))
 
 
 def encode_frame(frame: Frame, quality: int = 90, subsampling: str = "444") -> bytes:
@@ -304,47 +316,89 @@ def _unlink_quietly(path: str) -> None:
         os.unlink(path)
 
 
+class _OnDemandReader:
+    """A data file reader opened at its first use (an iteration that reads nothing opens
+    nothing)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._reader: Optional[PositionalReader] = None
+
+    def reader(self) -> PositionalReader:
+        if self._reader is None:
+            self._reader = PositionalReader(self.path, GulpDataError)
+        return self._reader
+
+    def close(self) -> None:
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
+
+
+class UnsupportedModeError(NotImplementedError, ValueError):
+    """:meth:`GulpChunk.open` with a mode other than ``'rb'``, ``'wb'`` or ``'ab'``: gulpio2 raises
+    NotImplementedError, tf_gulp raised ValueError; this is both."""
+
+
 # --------------------------------------------------------------------------------------------------
 
 
 class GulpChunk:
     """A gulp chunk: ``data_file_path`` (``.gulp``) plus ``meta_file_path`` (``.gmeta``).
 
-    gulpio2-compatible API: ``with chunk.open('rb' | 'wb' | 'ab'):`` then ``append`` (writing) or
-    ``read_frames`` / ``iter_all`` (reading). Reading also works without ``open``: a read then opens
-    the data file for the duration of the call. Reads use ``os.pread`` and keep no file position, so
-    a chunk open for reading may be shared by threads; writing is single-threaded.
+    gulpio2-compatible API (gulpio2's signature ``GulpChunk(data_file_path, meta_file_path,
+    serializer, jpeg_decoder)``; the other settings are keyword-only): ``with chunk.open('rb' | 'wb'
+    | 'ab'):`` then ``append`` (writing) or ``read_frames`` / ``iter_all`` (reading). Reading also
+    works without ``open``: a read then opens the data file for the duration of the call. Reads use
+    ``os.pread`` and keep no file position, so a chunk open for reading may be shared by threads;
+    writing is single-threaded.
 
     Args:
         data_file_path: the ``.gulp`` file.
         meta_file_path: the ``.gmeta`` file.
-        jpeg_quality: JPEG quality (1-100) for frames appended as arrays.
-        jpeg_subsampling: chroma subsampling for RGB frames: ``"444"`` (default, as gulpio2),
-            ``"422"``, ``"420"``, ``"440"`` or ``"411"``.
+        serializer: reads and writes the ``.gmeta`` file (:mod:`tf_gulp.gulp.serializers`):
+            ``json_serializer`` (default; the index is then judged by the core's rules) or another
+            object with ``load(path)`` and ``dump(obj, path)``, such as gulpio2's
+            ``pickle_serializer``. Anything else raises TypeError.
         jpeg_decoder: optional function ``bytes -> array`` used instead of the built-in decoder
             (:func:`decode_jpeg`) when reading.
+        jpeg_quality: JPEG quality (1-100) for frames appended as arrays (default 90, gulpio2's:
+            :func:`default_jpeg_quality`).
+        jpeg_subsampling: chroma subsampling for RGB frames: ``"444"`` (default, as gulpio2),
+            ``"422"``, ``"420"``, ``"440"`` or ``"411"``.
         max_clip_bytes: the most bytes one read may return: the decoded frames (checked from the
             JPEG headers before anything is decoded), or the JPEG bytes with :meth:`read_jpegs`.
             A read over it raises :class:`GulpDataError` naming the id. Default 1 GiB.
     """
 
     def __init__(self, data_file_path: Union[str, os.PathLike],
-                 meta_file_path: Union[str, os.PathLike], jpeg_quality: int = 90,
-                 jpeg_subsampling: str = "444",
+                 meta_file_path: Union[str, os.PathLike], serializer: Any = json_serializer,
                  jpeg_decoder: Optional[JpegDecoder] = None, *,
+                 jpeg_quality: Optional[int] = None, jpeg_subsampling: str = "444",
                  max_clip_bytes: int = DEFAULT_MAX_CLIP_BYTES) -> None:
-        if not 1 <= int(jpeg_quality) <= 100:
-            raise ValueError(f"jpeg_quality must be in 1..100, got {jpeg_quality}")
-        if jpeg_subsampling not in _SUBSAMPLINGS:
-            raise ValueError(f"jpeg_subsampling must be one of {_SUBSAMPLINGS}, "
-                             f"got {jpeg_subsampling!r}")
+        if not is_serializer(serializer):
+            # Before gulpio2's signature, the third argument was jpeg_quality: say so.
+            raise TypeError(
+                f"serializer must be an object with load(path) and dump(obj, path) such as "
+                f"tf_gulp.gulp.serializers.json_serializer, got {serializer!r}; JPEG settings are "
+                "keyword-only (jpeg_quality=..., jpeg_subsampling=...)")
+        A.optional_callable(jpeg_decoder, "jpeg_decoder", what="GulpChunk: ",
+                            example="simplejpeg.decode_jpeg")
+        if jpeg_quality is None:
+            jpeg_quality = default_jpeg_quality()
+        jpeg_quality = A.integer(jpeg_quality, "jpeg_quality", minimum=1, maximum=100,
+                                 what="GulpChunk: ")
+        A.choice(jpeg_subsampling, "jpeg_subsampling", _SUBSAMPLINGS, what="GulpChunk: ")
         self.data_file_path: str = os.fspath(data_file_path)
         self.meta_file_path: str = os.fspath(meta_file_path)
+        self.serializer = serializer
         self.jpeg_quality = int(jpeg_quality)
         self.jpeg_subsampling = jpeg_subsampling
         self.jpeg_decoder = jpeg_decoder
         self.max_clip_bytes = check_max_clip_bytes(max_clip_bytes)
         self._meta_dict: Optional[Dict[str, Any]] = None
+        # thread id -> the data file an iter_all of that thread opened (see iter_all).
+        self._iter_readers: Dict[int, _OnDemandReader] = {}
         self._reset_open_state()
 
     def _reset_open_state(self) -> None:
@@ -364,10 +418,29 @@ class GulpChunk:
         open for writing it includes what was appended so far."""
         if self._meta_dict is None:
             if exists(self.meta_file_path):
-                self._meta_dict = load_meta_file(self.meta_file_path, self.data_file_path)
+                self._meta_dict = self._load_meta()
             else:
                 self._meta_dict = {}
         return self._meta_dict
+
+    @meta_dict.setter
+    def meta_dict(self, value: Dict[str, Any]) -> None:
+        # gulpio2's meta_dict is a plain attribute; code written for it may assign one.
+        self._meta_dict = value
+
+    def _load_meta(self) -> Dict[str, Any]:
+        if isinstance(self.serializer, JSONSerializer):
+            return load_meta_file(self.meta_file_path, self.data_file_path)
+        # Another format (gulpio2's pickle_serializer, ...): the core cannot judge it; reads still
+        # check every frame's range against the data file before reading it.
+        return self.serializer.load(self.meta_file_path)
+
+    @property
+    def fp(self) -> Any:
+        """gulpio2's ``fp``: ``None`` unless the chunk is open; while open for writing, the data
+        file object; while open for reading, the positional reader of the data file (``pread``,
+        ``size``; it keeps no position, so threads may share it)."""
+        return self._data_fp if self._data_fp is not None else self._reader
 
     @property
     def data_tmp_path(self) -> str:
@@ -393,7 +466,7 @@ class GulpChunk:
     def __getstate__(self) -> Dict[str, Any]:
         # A pickled chunk (e.g. sent to an ingestion worker) is always closed.
         state = self.__dict__.copy()
-        state.update(_mode=None, _reader=None, _data_fp=None, _data_size=0,
+        state.update(_mode=None, _reader=None, _iter_readers={}, _data_fp=None, _data_size=0,
                      _orig_data_size=0, _data_to_publish=False)
         return state
 
@@ -409,7 +482,8 @@ class GulpChunk:
         normally; if it raises, nothing is published and the previous chunk is left as it was.
         """
         if flag not in ("rb", "wb", "ab"):
-            raise ValueError(f"flag must be 'rb', 'wb' or 'ab', got {flag!r}")
+            raise UnsupportedModeError(f"{self.data_file_path}: GulpChunk.open supports the modes "
+                                      f"'rb', 'wb' and 'ab', not {flag!r}")
         if flag != "rb" and (is_remote(self.data_file_path) or is_remote(self.meta_file_path)):
             raise ValueError(f"{self.data_file_path}: gulp chunks are written to local "
                              "directories only (a crash-safe write needs fsync and rename); write "
@@ -447,7 +521,7 @@ class GulpChunk:
         if flag == "ab" and os.path.exists(self.meta_file_path):
             # The core's rules refuse an inconsistent chunk (a frame past the end of the data
             # file, frames sharing bytes): nothing is appended to one.
-            meta = load_meta_file(self.meta_file_path, self.data_file_path)
+            meta = self._load_meta()
             size = os.path.getsize(self.data_file_path)
             self._meta_dict = meta
             with writing_output(self.data_file_path):
@@ -463,6 +537,15 @@ class GulpChunk:
         self._mode = flag
 
     def _write_meta_tmp(self) -> None:
+        if not isinstance(self.serializer, JSONSerializer):
+            with writing_output(self.meta_tmp_path):
+                self.serializer.dump(self._meta_dict, self.meta_tmp_path)
+            fd = os.open(self.meta_tmp_path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            return
         with writing_output(self.meta_tmp_path), \
                 open(self.meta_tmp_path, "w", encoding="utf-8") as f:
             json.dump(self._meta_dict, f)
@@ -554,6 +637,10 @@ class GulpChunk:
         if self._mode == "rb":
             yield self._reader  # type: ignore[misc]
         elif self._mode is None:
+            borrowed = self._iter_readers.get(threading.get_ident())
+            if borrowed is not None:
+                yield borrowed.reader()
+                return
             with PositionalReader(self.data_file_path, GulpDataError) as reader:
                 yield reader
         else:
@@ -592,17 +679,33 @@ class GulpChunk:
 
     def iter_all(self, accepted_ids: Optional[Iterable[Any]] = None,
                  shuffle: bool = False) -> Iterator[Tuple[List[np.ndarray], Any]]:
-        """Yield ``(frames, meta_data[0])`` for every id in storage order (or a random order if
-        ``shuffle``), keeping only ``accepted_ids`` when given."""
+        """Yield ``(frames, meta_data[0])`` for every id in storage order (or, if ``shuffle``, in
+        the order ``numpy.random.shuffle`` gives, as gulpio2: ``np.random.seed`` repeats it),
+        keeping only ``accepted_ids`` when given. Each item is read with :meth:`read_frames`, as
+        in gulpio2. A chunk that is not open is not opened (threads may iterate one chunk at the
+        same time): the data file is opened once for this iteration, and the reads of this
+        thread use it meanwhile."""
         ids = list(self.meta_dict)
         if accepted_ids is not None:
             accepted = {normalize_id(i) for i in accepted_ids}
             ids = [i for i in ids if i in accepted]
         if shuffle:
-            random.shuffle(ids)
-        with self._reading_file() as file:
+            np.random.shuffle(ids)
+        thread = threading.get_ident()
+        if self._mode is not None or thread in self._iter_readers:
+            # Open (`with chunk.open(): for frames, meta in chunk: ...`), or inside another
+            # iteration of this thread, whose reader serves while it lasts.
             for key in ids:
-                yield self._read(file, key, None, decode=True)
+                yield self.read_frames(key)
+            return
+        self._iter_readers[thread] = borrowed = _OnDemandReader(self.data_file_path)
+        try:
+            for key in ids:
+                yield self.read_frames(key)
+        finally:
+            # Reads after this (an interleaved iteration, a later call) open their own.
+            del self._iter_readers[thread]
+            borrowed.close()
 
     def __iter__(self) -> Iterator[Tuple[List[np.ndarray], Any]]:
         return self.iter_all()

@@ -42,15 +42,20 @@ class ChunkWriter:
             item per index, as the contract says.
         on_item: called as ``on_item(frames, bytes)`` after each item is written.
         stop_event: an ``Event``; when set, the chunk being written is dropped at the next item.
+        skip_empty: an item without frames is left out with gulpio2's message on stdout
+            (``Failed to write video with id: <id>; no frames``) and listed in
+            :attr:`ChunkResult.skipped` (default, gulpio2's behaviour); with ``False`` it is a
+            failed item like any other (``tf-gulp ingest``: an error unless ``skip_bad``).
     """
 
     def __init__(self, adapter: AbstractDatasetAdapter, skip_bad: bool = False,
                  on_item: Optional[Callable[[int, int], None]] = None,
-                 stop_event: Any = None) -> None:
+                 stop_event: Any = None, *, skip_empty: bool = True) -> None:
         self.adapter = adapter
         self.skip_bad = skip_bad
         self.on_item = on_item
         self.stop_event = stop_event
+        self.skip_empty = skip_empty
 
     def write_chunk(self, output_chunk: GulpChunk, input_slice: Optional[slice]) -> int:
         """Write ``adapter.iter_data(input_slice)`` into ``output_chunk`` (replacing it if it
@@ -117,12 +122,18 @@ class ChunkWriter:
                 id_ = None
                 try:
                     id_ = normalize_id(item["id"])
-                    if id_ in output_chunk.meta_dict:
+                    if id_ in output_chunk:
                         raise ValueError(f"id {id_!r} appears twice")
                     frames = list(item["frames"])
+                    if not frames and self.skip_empty:
+                        # gulpio2's message, on stdout as gulpio2 prints it.
+                        print(f"Failed to write video with id: {item['id']}; no frames")
+                        result.skipped.append(SkippedItem(index, id_, None, "no frames"))
+                        continue
                     if not frames:
                         raise ValueError("no frames")
-                    output_chunk.append(id_, item["meta"], frames)
+                    # The id as the adapter gave it: append stores str(id), as gulpio2.
+                    output_chunk.append(item["id"], item["meta"], frames)
                 except Exception as e:
                     self._bad(result, index, id_, e)
                     continue

@@ -9,16 +9,70 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops
 
+from tf_gulp import _args as A
 from tf_gulp._files import absolute
 from tf_gulp._sharding import (as_int, compose_shard, install_auto_shard_warning,
                                require_shared_seed)
 from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.limits import DEFAULT_MAX_CLIP_BYTES
 from tf_gulp.ops.gulp_ops import FrameSpec, gulp_dataset_variant
+from tf_gulp.transforms import kernel_transform, kernel_vector
 
 # Channels of each colorspace. The allowed colorspaces are the op's attr (gulp_dataset_op.cc):
 # gulp_dataset_variant checks them before this is looked up.
 _CHANNELS = {"rgb": 3, "gray": 1}
+
+#: The default ``label_field``: items without it are unlabeled (-1); any other field that no item
+#: of the directory has is an error (a typo, or another dataset's field).
+DEFAULT_LABEL_FIELD = "label"
+
+
+def _frame_spec(frames: FrameSpec) -> FrameSpec:
+    """``frames`` checked: None, a slice of integers (or None bounds), or a list of integers."""
+    what = "GulpDataset: "
+    if frames is None:
+        return None
+    if isinstance(frames, slice):
+        for part in ("start", "stop", "step"):
+            A.optional_integer(getattr(frames, part), f"frames.{part}", what=what)
+        if frames.step == 0:
+            raise ValueError(f"{what}frames.step must not be 0, got {frames!r}")
+        return frames
+    try:
+        return A.integer_list(frames, "frames", what=what)
+    except A.WrongTypeError as e:
+        raise A.WrongTypeError(f"{e}; frames is None, a slice (slice(0, 16, 2)) or a list of "
+                               f"frame indices") from None
+
+
+def _ids(ids) -> Optional[list]:
+    """``ids`` checked: None or a list of str / int ids (a lone string is refused: it would be
+    read as a list of one-character ids)."""
+    if ids is None:
+        return None
+    if isinstance(ids, (str, bytes, Mapping)) or not hasattr(ids, "__iter__"):
+        raise A.WrongTypeError(f"GulpDataset: ids must be a list of ids (str or int) or None, "
+                               f"got {ids!r} ({type(ids).__name__})")
+    out = list(ids)
+    for i, id_ in enumerate(out):
+        if not isinstance(id_, str) and not A.is_integer(id_):
+            raise A.WrongTypeError(f"GulpDataset: ids[{i}] must be a str or an int, got "
+                                   f"{id_!r} ({type(id_).__name__})")
+    return out
+
+
+def _label_map(label2idx) -> Optional[Mapping[str, int]]:
+    """``label2idx`` checked: None or a mapping of str labels to int indices."""
+    if label2idx is None:
+        return None
+    if not isinstance(label2idx, Mapping):
+        raise A.WrongTypeError(f"GulpDataset: label2idx must be a mapping {{label: index}} or "
+                               f"None, got {label2idx!r} ({type(label2idx).__name__})")
+    for label, index in label2idx.items():
+        A.string(label, "label2idx's keys", what="GulpDataset: ")
+        A.integer(index, f"label2idx[{label!r}]", minimum=A.INT64_MIN, maximum=A.INT64_MAX,
+                  what="GulpDataset: ")
+    return label2idx
 
 install_auto_shard_warning()
 
@@ -30,7 +84,8 @@ class GulpDataset(dataset_ops.DatasetSource):
 
     - ``id``: string scalar, the item's id;
     - ``frames``: uint8 ``[T, H, W, C]`` (C = 3 for ``colorspace="rgb"``, 1 for ``"gray"``), or the
-      JPEG bytes as a string ``[T]`` with ``decode=False``;
+      JPEG bytes as a string ``[T]`` with ``decode=False``; with ``shape=(h, w)``, the warped clip
+      ``[T, h, w, C]`` (uint8, or float32 with ``dtype="float32"``);
     - ``label``: int64 scalar: the meta's ``label_field`` value, mapped through ``label2idx`` (or the
       directory's ``label2idx.json``) when it is a string, as is when it is an integer, -1 when absent;
     - ``meta``: string scalar, the JSON text of the item's ``meta_data[0]``.
@@ -40,11 +95,14 @@ class GulpDataset(dataset_ops.DatasetSource):
     is just the path and these options, so it can be saved, checkpointed and run on tf.data service
     workers.
 
-    Example::
+    Example (training clips: a random resized crop and flip per clip, decoded only as far as the
+    crop needs, normalized, in the kernel)::
 
+        from tf_gulp.transforms import RandomResizedCrop
         ds = tf_gulp.GulpDataset("/data/kinetics_gulp", num_frames=8, training=True,
-                                 shuffle=True, seed=1)
-        ds = ds.map(lambda e: (tf.image.resize(e["frames"], (112, 112)), e["label"]))
+                                 shuffle=True, seed=1, warp=RandomResizedCrop(),
+                                 shape=(112, 112), dtype="float32", norm=1 / 255)
+        ds = ds.map(lambda e: (e["frames"], e["label"]))
         model.fit(ds.batch(16).prefetch(tf.data.AUTOTUNE), epochs=10)
 
     Args:
@@ -64,14 +122,18 @@ class GulpDataset(dataset_ops.DatasetSource):
         each call of an ``interleave`` function that makes it (counted per directory). A newly
         constructed ``GulpDataset`` starts again at epoch 0.
       seed: makes the shuffle and frame sampling reproducible: every decision is a function of
-        (seed, epoch, element). Default: a random seed.
+        (seed, epoch, element). An integer in [-2**63, 2**63 - 1] (the op's int64 attr; negative
+        seeds are as good as positive ones). Default: a random seed.
       ids: only these ids, in storage order. An id missing from the directory is an error.
       label2idx: map from string labels to indices; default: the directory's ``label2idx.json``.
         When two directories read in one process (e.g. training and validation) number one class
         differently, a ``tf_gulp.gulp.LabelMapWarning`` names both; pass the training
         directory's map here (``tf_gulp.gulp.read_label2idx(train_dir)``) to read another
         directory with its numbering.
-      label_field: the meta key that holds the label; ``None`` for no labels (all -1).
+      label_field: the meta key that holds the label; ``None`` for no labels (all -1). Items
+        without it are labeled -1; a field other than the default ``"label"`` that no item of the
+        directory has is an ``InvalidArgumentError`` naming the fields the items do have (a typo
+        would otherwise give every element the label -1).
       scale: decode at 1/scale of the size (1, 2, 4, 8), inside libjpeg-turbo's IDCT: much faster
         than decoding at full size and resizing.
       dct_method: ``"fast"`` (libjpeg-turbo's fast integer IDCT, as gulpio2 and
@@ -80,16 +142,35 @@ class GulpDataset(dataset_ops.DatasetSource):
       max_clip_bytes: the most bytes one element's ``frames`` may take: decoded (checked from the
         JPEG headers before anything is decoded or allocated), or as JPEG bytes with
         ``decode=False`` (checked before reading). Default 1 GiB. An element over it is an
-        ``InvalidArgumentError`` naming the id (``ignore_errors()`` skips it).
+        ``InvalidArgumentError`` naming the id (``ignore_errors()`` skips it). With ``shape``, the
+        output's bytes count.
+      shape: ``(height, width)``: decode fused with a warp into clips of this size. Each frame is
+        decoded only as far as the warp samples it (the iMCU columns around the crop, the rows
+        down to its bottom, at the DCT scale 1/2, 1/4, 1/8 that keeps the output's resolution)
+        and warped (bilinear) straight into the output. Default None: frames at their size.
+      warp: with ``shape``: a :mod:`tf_gulp.transforms` transform (``RandomResizedCrop()``,
+        ``CenterResizedCrop()``, ``SimilarityTransform(...)``, ``ConstantWarpTransform(m)``), one
+        per clip (its frames share it), drawn in the kernel from (seed, epoch, element); None:
+        the whole frame resized to ``shape``.
+      dtype: with ``shape``: ``"uint8"`` (default; ``bias``/``norm`` not applied) or
+        ``"float32"``: ``(v - bias) * norm``.
+      bias, norm: with ``dtype="float32"``: a number, one per channel, or a
+        ``ConstantBiasTransform`` / ``ConstantNormTransform``. Default 0 and 1.
+      dct_scaling: with ``shape``: let the decoder scale by 1/2, 1/4, 1/8 where the output keeps
+        its resolution (default; close to, not equal to, the full-size decode, see
+        docs/gulp_dataset.md); False decodes the crop at full size.
 
     Raises:
       tf.errors.NotFoundError: the directory, a chunk's data or index file, or an id is missing.
       tf.errors.DataLossError: an index is not valid JSON or points past the end of its chunk.
+      TypeError: an option of the wrong type (``num_frames=8.5``, ``shuffle="yes"``,
+        ``frames=[0, 1.5]``; bools are not integers, numpy integers are), naming it, the value and
+        what it accepts (the exception is also a ``ValueError``).
       ValueError: an option outside the values it accepts (``colorspace``, ``dct_method``,
-        ``num_frames``, ``shuffle_chunk_window``, ``max_clip_bytes``), naming them.
-      tf.errors.InvalidArgumentError: duplicate ids across chunks, other bad options (``scale``,
-        ``frames``); when read, a clip over ``max_clip_bytes`` or a frame over the pixel limit (see
-        docs/gulp_dataset.md).
+        ``num_frames``, ``seed``, ``shuffle_chunk_window``, ``max_clip_bytes``), naming it.
+      tf.errors.InvalidArgumentError: duplicate ids across chunks, a ``label_field`` no item has,
+        other bad options (``scale``, frame indices); when read, a clip over ``max_clip_bytes`` or
+        a frame over the pixel limit (see docs/gulp_dataset.md).
     """
 
     def __init__(
@@ -110,14 +191,32 @@ class GulpDataset(dataset_ops.DatasetSource):
         dct_method: str = "fast",
         shuffle_chunk_window: int = 4,
         max_clip_bytes: int = DEFAULT_MAX_CLIP_BYTES,
+        shape: Optional[Tuple[int, int]] = None,
+        warp=None,
+        dtype: str = "uint8",
+        bias=None,
+        norm=None,
+        dct_scaling: bool = True,
         _shard: Tuple[int, int] = (1, 0),
     ) -> None:
-        if num_frames is not None and num_frames <= 0:
-            raise ValueError(f"num_frames must be positive, got {num_frames}")
-        # Its minimum is the op's attr (checked by gulp_dataset_variant).
-        if isinstance(max_clip_bytes, bool):
-            raise ValueError(f"max_clip_bytes must be a positive number of bytes, "
-                             f"got {max_clip_bytes!r}")
+        what = "GulpDataset: "
+        if not isinstance(directory, tf.Tensor):
+            directory = A.path(directory, "directory", what=what)
+        decode = A.boolean(decode, "decode", what=what)
+        frames = _frame_spec(frames)
+        num_frames = A.optional_integer(num_frames, "num_frames", minimum=1, what=what)
+        training = A.boolean(training, "training", what=what)
+        shuffle = A.boolean(shuffle, "shuffle", what=what)
+        seed = A.seed(seed, what=what)
+        ids = _ids(ids)
+        label2idx = _label_map(label2idx)
+        label_field = A.string(label_field, "label_field", what=what, none=True)
+        scale = A.integer(scale, "scale", what=what)  # its values: the kernel's (1, 2, 4 or 8)
+        # colorspace and dct_method's allowed values and these two minimums are the op's attrs,
+        # checked by gulp_dataset_variant.
+        shuffle_chunk_window = A.integer(shuffle_chunk_window, "shuffle_chunk_window", what=what)
+        max_clip_bytes = A.integer(max_clip_bytes, "max_clip_bytes", what=what)
+        fused = _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode)
         seed_given = seed is not None
         if seed is None:
             seed = secrets.randbits(63)
@@ -126,7 +225,8 @@ class GulpDataset(dataset_ops.DatasetSource):
                           num_frames=num_frames, training=training, shuffle=shuffle, seed=seed,
                           ids=ids, label2idx=label2idx, label_field=label_field, scale=scale,
                           dct_method=dct_method, shuffle_chunk_window=shuffle_chunk_window,
-                          max_clip_bytes=max_clip_bytes)
+                          max_clip_bytes=max_clip_bytes, shape=shape, warp=warp, dtype=dtype,
+                          bias=bias, norm=norm, dct_scaling=dct_scaling)
         self._seed_given = seed_given
         self._shard = (int(_shard[0]), int(_shard[1]))
         if isinstance(directory, (str, bytes, os.PathLike)):
@@ -143,6 +243,8 @@ class GulpDataset(dataset_ops.DatasetSource):
             path,
             ids=[str(i) for i in ids] if ids is not None else [],
             label_field=label_field or "",
+            # The default may be absent (unlabeled splits read as -1); another field must exist.
+            label_field_required=label_field not in (None, DEFAULT_LABEL_FIELD),
             label2idx=label2idx,
             frames=frames,
             num_frames=num_frames,
@@ -157,13 +259,18 @@ class GulpDataset(dataset_ops.DatasetSource):
             max_clip_bytes=int(max_clip_bytes),
             num_shards=self._shard[0],
             shard_index=self._shard[1],
+            **fused,
         )
         num_selected: Optional[int] = None
         if num_frames is not None:
             num_selected = int(num_frames)
         elif frames is not None and not isinstance(frames, slice):
             num_selected = len(list(frames))
-        if decode:
+        if shape is not None:
+            frame_spec = tf.TensorSpec(
+                [num_selected, fused["output_height"], fused["output_width"],
+                 _CHANNELS[colorspace]], tf.float32 if dtype == "float32" else tf.uint8)
+        elif decode:
             frame_spec = tf.TensorSpec(
                 [num_selected, None, None, _CHANNELS[colorspace]], tf.uint8
             )
@@ -196,3 +303,24 @@ class GulpDataset(dataset_ops.DatasetSource):
         ds = GulpDataset(**self._args, _shard=compose_shard(self._shard, n, i))
         ds._seed_given = self._seed_given
         return ds
+
+
+def _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode) -> dict:
+    """The op's attrs of the fused decode + warp, checked by name."""
+    if shape is None:
+        for name, value in (("warp", warp), ("bias", bias), ("norm", norm)):
+            if value is not None:
+                raise ValueError(f"{name}= needs shape=(height, width), the output size")
+        if dtype != "uint8":
+            raise ValueError(f"dtype={dtype!r} needs shape=(height, width), the output size")
+        return {}
+    if not decode:
+        raise ValueError("shape= (the fused decode + warp) needs decode=True")
+    height, width = A.output_shape(shape, what="GulpDataset: ")
+    A.choice(dtype, "dtype", ("uint8", "float32"), what="GulpDataset: ")
+    dct_scaling = A.boolean(dct_scaling, "dct_scaling", what="GulpDataset: ")
+    if dtype == "uint8" and (bias is not None or norm is not None):
+        raise ValueError("bias and norm apply to dtype='float32' outputs")
+    return dict(warp=kernel_transform(warp), output_height=height, output_width=width,
+                output_dtype=dtype, bias=kernel_vector(bias, "bias"),
+                norm=kernel_vector(norm, "norm"), dct_scaling=dct_scaling)

@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
+from tf_gulp import _args as A
 from tf_gulp._files import PositionalReader
 from tf_gulp.gulp.chunk import (FrameSelection, GulpChunk, GulpDataError, JpegDecoder,
                                 check_max_clip_bytes, decode_frames, first_meta, normalize_id,
@@ -61,8 +62,9 @@ class GulpDirectory:
     missing directory raises FileNotFoundError, and the directory is judged by the same rules as
     :class:`~tf_gulp.GulpDataset` (``tf_gulp.gulp.index``): what the dataset refuses (an id in two
     chunks, two files for one chunk number, a ``.gulp`` without its ``.gmeta`` that no unfinished
-    ingest is writing, a damaged index) raises the same message here; only a directory without
-    chunks is accepted (an empty reader, to write with :meth:`new_chunks`). ``output_dir`` may be
+    ingest is writing, a damaged index, a folder without chunks) raises the same message here
+    (a folder without chunks: ``FileNotFoundError``, as GulpDataset's ``NotFoundError``; pass
+    ``require_chunks=False`` for an empty reader to write to with :meth:`new_chunks`). ``output_dir`` may be
     local or on any of TensorFlow's file systems (``gs://``, ``ram://``, ...). One instance may be
     shared by any number of threads: each data file is opened once and read with ``os.pread`` (no
     shared file position, no per-call state; remote files with one read at a time). The index
@@ -78,19 +80,24 @@ class GulpDirectory:
             JPEG headers before anything is decoded, as are the per-frame limits of
             :mod:`tf_gulp.gulp.limits`), or the JPEG bytes with :meth:`read_jpegs`. A read over it
             raises :class:`GulpDataError` naming the id. Default 1 GiB.
-        require_chunks: refuse a directory without chunks (FileNotFoundError), as GulpDataset
-            does; by default it is an empty reader, to write to with :meth:`new_chunks`.
+        require_chunks: refuse a directory without chunks (FileNotFoundError, the default), as
+            GulpDataset does; False gives an empty reader, to write to with :meth:`new_chunks`
+            (gulpio2 accepted any folder: a mistyped path read as 0 items).
     """
 
     def __init__(self, output_dir: Union[str, os.PathLike],
                  jpeg_decoder: Optional[JpegDecoder] = None, *,
                  max_clip_bytes: int = DEFAULT_MAX_CLIP_BYTES,
-                 require_chunks: bool = False) -> None:
+                 require_chunks: bool = True) -> None:
+        A.path(output_dir, "output_dir", what="GulpDirectory: ")
+        A.optional_callable(jpeg_decoder, "jpeg_decoder", what="GulpDirectory: ",
+                            example="simplejpeg.decode_jpeg")
+        A.boolean(require_chunks, "require_chunks", what="GulpDirectory: ")
         self.output_dir: str = os.fspath(output_dir)
         self.jpeg_decoder = jpeg_decoder
         self.max_clip_bytes = check_max_clip_bytes(max_clip_bytes)
-        # The core judges the directory as GulpDataset does (tf_gulp.gulp.index).
-        # An empty directory is one to write to (new_chunks), as in gulpio2.
+        # The core judges the directory as GulpDataset does (tf_gulp.gulp.index): a folder
+        # without chunks is refused, unless the caller means to write to it (new_chunks).
         chunks = load_directory_index(self.output_dir, require_chunks=require_chunks)
         numbers = [int(c["number"]) for c in chunks]
         self._data_paths: Dict[int, str] = {int(c["number"]): c["data_path"] for c in chunks}

@@ -26,9 +26,9 @@ class GulpDataError(ValueError):
 
 
 def _core() -> Any:
-    from tf_gulp import _core  # the compiled core; imported late so docs build without it
+    from tf_gulp._runtime_libs import import_core  # imported late so docs build without it
 
-    return _core
+    return import_core()
 
 
 def _judged(call: Callable[[], Any]) -> Any:
@@ -57,6 +57,13 @@ def load_chunk_index(meta_path: str, data_path: str) -> Dict[str, Any]:
     use_remote_paths_in_core(meta_path)
     use_remote_paths_in_core(data_path)
     return _judged(lambda: _core().gulp_load_chunk(meta_path, data_path))
+
+
+def load_label_map(path: str) -> Dict[str, int]:
+    """``label2idx.json`` at ``path`` as ``{label: index}``, by the rules GulpDataset applies (a
+    JSON object of int64 indexes); :class:`GulpDataError` naming the file otherwise."""
+    use_remote_paths_in_core(path)
+    return _judged(lambda: _core().gulp_load_label_map(path))
 
 
 def meta_dict(chunk: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:

@@ -17,11 +17,11 @@ from typing import Any, Dict, List, Optional, Tuple
 import simplejpeg
 from tqdm import tqdm
 
-from tf_gulp._files import (PositionalReader, absolute, exists, file_size, join, loads_json,
-                            read_regular)
+from tf_gulp._files import PositionalReader, absolute, exists, file_size, join
 from tf_gulp._format import human_bytes
 from tf_gulp.gulp.chunk import GulpDataError, first_meta, pread_exact
 from tf_gulp.gulp.directory import GulpDirectory
+from tf_gulp.gulp.index import load_label_map
 from tf_gulp.gulp.ingest import read_ingest_record
 
 __all__ = ["directory_info", "format_info"]
@@ -55,7 +55,7 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
         directory is one GulpDataset refuses (the same rules and message; ``tf-gulp check`` lists
         every problem).
     """
-    gd = GulpDirectory(path, require_chunks=True)  # judged as GulpDataset judges it
+    gd = GulpDirectory(path)  # judged as GulpDataset judges it
     try:
         frames_per_item: List[int] = []
         bytes_per_frame: List[int] = []
@@ -73,11 +73,8 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
         label2idx: Optional[Dict[str, int]] = None
         label_path = join(path, "label2idx.json")
         if exists(label_path):
-            text = read_regular(label_path)
-            try:
-                label2idx = loads_json(text)
-            except ValueError as e:
-                raise ValueError(f"{label_path}: {e}") from None
+            # Judged as GulpDataset judges it: a JSON object of integer indexes.
+            label2idx = load_label_map(label_path)
         label_rows = [{"label": label, "count": count,
                        "index": (label2idx or {}).get(label)}
                       for label, count in labels.most_common(top_labels)]

@@ -21,13 +21,15 @@ Safety rules (what ``tf-gulp ingest`` relies on):
   same ingest again (same adapter description, same items, same chunking and JPEG settings) then
   writes only the chunks whose ``.gmeta`` is missing; complete chunks are never rewritten. Running
   it after it completed does nothing.
-* A folder that already holds chunks is refused unless ``if_exists`` says ``"append"`` (new chunks
-  numbered after the existing ones) or ``"overwrite"`` (the existing chunks, ``label2idx.json`` and
-  the ingest record are deleted first).
+* A folder that already holds chunks gets new chunks numbered after the existing ones
+  (``if_exists="append"``, the default: gulpio2's behaviour), or is refused (``"error"``, what
+  ``tf-gulp ingest`` does unless told ``--append``), or is emptied first (``"overwrite"``: the
+  existing chunks, ``label2idx.json`` and the ingest record are deleted).
 * An item that fails (a file that cannot be decoded, an adapter exception) stops the ingest: the
   chunk being written is dropped, the other workers stop at their next item and drop their chunk
   too, and :class:`IngestError` names the item and its file. With ``skip_bad=True`` the item is
-  left out instead and listed in :attr:`IngestSummary.skipped`.
+  left out instead and listed in :attr:`IngestSummary.skipped`. An item without frames is left out
+  with gulpio2's message (``skip_empty=True``, the default) and listed there too.
 * A failure to write the output (a full disk, a quota, a read-only file system, no permission) is
   never an item's fault: it stops the ingest (``skip_bad`` or not) with
   :class:`~tf_gulp._output_errors.OutputError` (an ``OSError``) naming the output file, leaves no
@@ -46,9 +48,11 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from tqdm import tqdm
 
+from tf_gulp import _args as A
 from tf_gulp._output_errors import OutputError, writing_output
 from tf_gulp.gulp.adapters import AbstractDatasetAdapter
-from tf_gulp.gulp.chunk import GulpChunk, GulpDataError, fsync_dir, load_meta_file, normalize_id
+from tf_gulp.gulp.chunk import (GulpChunk, GulpDataError, default_jpeg_quality, fsync_dir,
+                                load_meta_file, normalize_id)
 from tf_gulp.gulp.chunk_writer import ChunkWriter, chunk_slices
 from tf_gulp.gulp.directory import (GulpDirectory, chunk_file_names, list_chunk_files,
                                     next_chunk_number)
@@ -76,6 +80,24 @@ class _Plan:
     earlier_skips: List[SkippedItem]
 
 
+def _changed_settings(then: Any, now: Any, prefix: str = "") -> List[str]:
+    """``"name: <then> then, <now> now"`` for each input setting that differs, nested dicts (an
+    adapter's options) compared key by key (``options.fps``), so a refusal names just what
+    changed, not both whole dicts."""
+    if not (isinstance(then, dict) and isinstance(now, dict)):
+        return [f"input: {then!r} then, {now!r} now"]
+    changes: List[str] = []
+    for k in sorted(set(then) | set(now), key=str):
+        a, b = then.get(k), now.get(k)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            changes.extend(_changed_settings(a, b, f"{prefix}{k}."))
+        else:
+            changes.append(f"{prefix}{k}: {a!r} then, {b!r} now")
+    return changes
+
+
 class GulpIngestor:
     """Write a whole adapter into ``output_folder`` as chunks ``data_<N>.gulp`` / ``meta_<N>.gmeta``
     of ``videos_per_chunk`` items each.
@@ -89,16 +111,21 @@ class GulpIngestor:
         output_folder: created if it does not exist.
         videos_per_chunk: items per chunk.
         num_workers: processes writing chunks in parallel.
-        if_exists: what to do when the folder already holds chunks: ``"error"`` (default; raises
-            FileExistsError, unless it is this same ingest, interrupted or complete, and
-            ``resumable``), ``"append"`` or ``"overwrite"``.
+        if_exists: what to do when the folder already holds chunks: ``"append"`` (default, as
+            gulpio2: new chunks numbered after the existing ones; ids already there are refused
+            when the adapter lists its ids), ``"error"`` (raises FileExistsError, unless it is this
+            same ingest, interrupted or complete, and ``resumable``; ``tf-gulp ingest``'s default)
+            or ``"overwrite"``.
         jpeg_quality, jpeg_subsampling: JPEG settings for frames given as arrays (see
-            :class:`GulpChunk`).
+            :class:`GulpChunk`; quality 90 by default, gulpio2's).
         progress: show a tqdm progress bar (items, frames/s, ETA) on stderr.
         mp_context: multiprocessing start method or context for the pool (default: the platform's).
         resumable: keep the ingest record (``.tf_gulp_ingest.json``) that makes the ingest
             resumable; ``tf-gulp ingest`` always sets it.
         skip_bad: leave out items that fail instead of stopping.
+        skip_empty: leave out items without frames with gulpio2's message (``Failed to write
+            video with id: ...``) instead of treating them as failed items (see
+            :class:`ChunkWriter`).
         write_label2idx: write the adapter's ``label2idx`` attribute (when it has a non-empty one)
             to ``label2idx.json``; an existing file must agree with it.
         description: JSON-serializable description of the input, part of what identifies "the
@@ -107,26 +134,32 @@ class GulpIngestor:
     """
 
     def __init__(self, adapter: AbstractDatasetAdapter, output_folder: Union[str, os.PathLike],
-                 videos_per_chunk: int, num_workers: int, *, if_exists: str = "error",
-                 jpeg_quality: int = 90, jpeg_subsampling: str = "444", progress: bool = True,
-                 mp_context: Union[None, str, Any] = None, resumable: bool = False,
-                 skip_bad: bool = False, write_label2idx: bool = False,
-                 description: Any = None) -> None:
-        if if_exists not in _IF_EXISTS:
-            raise ValueError(f"if_exists must be one of {_IF_EXISTS}, got {if_exists!r}")
-        if videos_per_chunk < 1:
-            raise ValueError(f"videos_per_chunk must be >= 1, got {videos_per_chunk}")
+                 videos_per_chunk: int, num_workers: int, *, if_exists: str = "append",
+                 jpeg_quality: Optional[int] = None, jpeg_subsampling: str = "444",
+                 progress: bool = True, mp_context: Union[None, str, Any] = None,
+                 resumable: bool = False, skip_bad: bool = False, skip_empty: bool = True,
+                 write_label2idx: bool = False, description: Any = None) -> None:
+        what = "GulpIngestor: "
+        A.choice(if_exists, "if_exists", _IF_EXISTS, what=what)
         self.adapter = adapter
-        self.output_folder = os.fspath(output_folder)
-        self.videos_per_chunk = int(videos_per_chunk)
-        self.num_workers = int(num_workers)
+        self.output_folder = A.path(output_folder, "output_folder", what=what)
+        self.videos_per_chunk = A.integer(videos_per_chunk, "videos_per_chunk", minimum=1,
+                                          what=what)
+        self.num_workers = A.integer(num_workers, "num_workers", minimum=0, what=what)
+        jpeg_quality = A.optional_integer(jpeg_quality, "jpeg_quality", minimum=1, maximum=100,
+                                          what=what)
+        for flag, value in (("progress", progress), ("resumable", resumable),
+                            ("skip_bad", skip_bad), ("skip_empty", skip_empty),
+                            ("write_label2idx", write_label2idx)):
+            A.boolean(value, flag, what=what)
         self.if_exists = if_exists
-        self.jpeg_quality = jpeg_quality
+        self.jpeg_quality = default_jpeg_quality() if jpeg_quality is None else jpeg_quality
         self.jpeg_subsampling = jpeg_subsampling
         self.progress = progress
         self.mp_context = mp_context
         self.resumable = resumable
         self.skip_bad = skip_bad
+        self.skip_empty = skip_empty
         self.write_label2idx = write_label2idx
         self.description = description
 
@@ -253,12 +286,8 @@ class GulpIngestor:
                     "jpeg_subsampling"):
             if old.get(key) != signature.get(key):
                 if key == "input":
-                    a, b = old.get(key) or {}, signature.get(key) or {}
-                    if isinstance(a, dict) and isinstance(b, dict):
-                        for k in sorted(set(a) | set(b)):
-                            if a.get(k) != b.get(k):
-                                diffs.append(f"{k}: {a.get(k)!r} then, {b.get(k)!r} now")
-                        continue
+                    diffs.extend(_changed_settings(old.get(key) or {}, signature.get(key) or {}))
+                    continue
                 if key == "ids_sha256":
                     diffs.append("the list of items changed")
                     continue
@@ -269,7 +298,7 @@ class GulpIngestor:
 
     def _refuse_present_ids(self, ids: List[str]) -> None:
         try:
-            present = GulpDirectory(self.output_folder).chunk_lookup
+            present = GulpDirectory(self.output_folder, require_chunks=False).chunk_lookup
         except (GulpDataError, OSError) as e:
             raise IngestStateError(f"cannot append to {self.output_folder}: {e}") from e
         clash = [i for i in ids if i in present]
@@ -434,7 +463,8 @@ class GulpIngestor:
                 write_ingest_record(self.output_folder, self._record)
 
     def _run_serial(self, plan: _Plan, summary: IngestSummary, meter: "Meter") -> None:
-        writer = ChunkWriter(self.adapter, skip_bad=self.skip_bad, on_item=meter.item)
+        writer = ChunkWriter(self.adapter, skip_bad=self.skip_bad, on_item=meter.item,
+                             skip_empty=self.skip_empty)
         for n, input_slice in plan.todo:
             result = writer.write(self._chunk(n), input_slice)
             self._chunk_done(plan, summary, result)
@@ -443,4 +473,5 @@ class GulpIngestor:
         write_chunks_in_pool(
             self.adapter, [(self._chunk(n), s) for n, s in plan.todo],
             num_workers=self.num_workers, skip_bad=self.skip_bad, mp_context=self.mp_context,
-            meter=meter, on_result=lambda result: self._chunk_done(plan, summary, result))
+            meter=meter, on_result=lambda result: self._chunk_done(plan, summary, result),
+            skip_empty=self.skip_empty)

@@ -45,7 +45,7 @@ def _die_with_parent(parent_pid: int) -> None:
 
 
 def _init_worker(adapter: AbstractDatasetAdapter, skip_bad: bool, progress: Any, stop: Any,
-                 parent_pid: int) -> None:
+                 parent_pid: int, skip_empty: bool = True) -> None:
     _die_with_parent(parent_pid)
     # Ctrl-C reaches the whole process group: the main process decides, via `stop`.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -53,7 +53,8 @@ def _init_worker(adapter: AbstractDatasetAdapter, skip_bad: bool, progress: Any,
     def on_item(frames: int, size: int) -> None:
         progress.put((frames, size))
 
-    _worker["writer"] = ChunkWriter(adapter, skip_bad=skip_bad, on_item=on_item, stop_event=stop)
+    _worker["writer"] = ChunkWriter(adapter, skip_bad=skip_bad, on_item=on_item, stop_event=stop,
+                                    skip_empty=skip_empty)
 
 
 def _write_in_worker(chunk: GulpChunk, input_slice: slice) -> Optional[ChunkResult]:
@@ -65,7 +66,8 @@ def _write_in_worker(chunk: GulpChunk, input_slice: slice) -> Optional[ChunkResu
 
 def write_chunks_in_pool(adapter: AbstractDatasetAdapter, chunks: Sequence[Tuple[GulpChunk, slice]],
                          *, num_workers: int, skip_bad: bool, mp_context: Union[None, str, Any],
-                         meter: Meter, on_result: Callable[[ChunkResult], None]) -> None:
+                         meter: Meter, on_result: Callable[[ChunkResult], None],
+                         skip_empty: bool = True) -> None:
     """Write each ``(chunk, adapter slice)`` of ``chunks`` in a pool of ``num_workers`` processes.
 
     ``on_result`` is called in this process with each chunk's :class:`ChunkResult`, as chunks
@@ -83,7 +85,7 @@ def write_chunks_in_pool(adapter: AbstractDatasetAdapter, chunks: Sequence[Tuple
     workers = max(1, min(num_workers, len(chunks)))
     pool = concurrent.futures.ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=_init_worker,
-        initargs=(adapter, skip_bad, progress, stop, os.getpid()))
+        initargs=(adapter, skip_bad, progress, stop, os.getpid(), skip_empty))
     pending = set()
     try:
         pending = {pool.submit(_write_in_worker, chunk, s) for chunk, s in chunks}

@@ -42,6 +42,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import simplejpeg
 
+from tf_gulp import _args as A
+
 __all__ = ["FrameOptions", "InputError", "resized_size", "parse_rate", "decode_video",
            "load_image", "load_frame_folder", "is_jpeg", "require_av"]
 
@@ -125,20 +127,14 @@ class FrameOptions:
     def __post_init__(self) -> None:
         if self.fps is not None:
             object.__setattr__(self, "fps", parse_rate(self.fps))
-        if self.shorter_side is not None and int(self.shorter_side) < 1:
-            raise ValueError(f"shorter_side must be >= 1, got {self.shorter_side}")
-        if self.max_frames is not None and int(self.max_frames) < 1:
-            raise ValueError(f"max_frames must be >= 1, got {self.max_frames}")
-        if not 1 <= int(self.jpeg_quality) <= 100:
-            raise ValueError(f"jpeg_quality must be in 1..100, got {self.jpeg_quality}")
-        if self.jpeg_subsampling not in _SUBSAMPLINGS:
-            raise ValueError(f"jpeg_subsampling must be one of {', '.join(_SUBSAMPLINGS)}, "
-                             f"got {self.jpeg_subsampling!r}")
-        if self.interpolation not in _INTERPOLATIONS:
-            raise ValueError(f"interpolation must be one of {', '.join(_INTERPOLATIONS)}, "
-                             f"got {self.interpolation!r}")
-        if int(self.decode_threads) < 0:
-            raise ValueError(f"decode_threads must be >= 0, got {self.decode_threads}")
+        what = "FrameOptions: "
+        A.optional_integer(self.shorter_side, "shorter_side", minimum=1, what=what)
+        A.optional_integer(self.max_frames, "max_frames", minimum=1, what=what)
+        A.integer(self.jpeg_quality, "jpeg_quality", minimum=1, maximum=100, what=what)
+        A.choice(self.jpeg_subsampling, "jpeg_subsampling", _SUBSAMPLINGS, what=what)
+        A.boolean(self.reencode_jpeg, "reencode_jpeg", what=what)
+        A.choice(self.interpolation, "interpolation", tuple(_INTERPOLATIONS), what=what)
+        A.integer(self.decode_threads, "decode_threads", minimum=0, what=what)
 
     @property
     def stores_jpeg_as_is(self) -> bool:

@@ -14,7 +14,7 @@ from tf_gulp.ops.library import load_ops
 
 class KnownCardinalityDataset(dataset_ops.UnaryUnchangedStructureDataset):
     """`input_dataset` unchanged, with ``cardinality()`` = `cardinality` (a count the caller
-    knows to be exact for a plain iterator)."""
+    knows to be exact for a plain iterator, or ``tf.data.INFINITE_CARDINALITY``)."""
 
     def __init__(self, input_dataset: tf.data.Dataset, cardinality: int) -> None:
         self._input_dataset = input_dataset

@@ -118,7 +118,8 @@ class DecodeHevcOp : public OpKernel {
     OP_REQUIRES(ctx, track->has_hevc_config,
                 absl::DataLossError(absl::StrCat(what, ": track '", track->name,
                                                  "' is not HEVC (sample entry '",
-                                                 track->sample_entry, "', no hvcC)")));
+                                                 tfg::PrintableText(track->sample_entry),
+                                                 "', no hvcC)")));
     OP_REQUIRES(ctx, track->num_samples() >= 1,
                 absl::DataLossError(absl::StrCat(what, ": track '", track->name,
                                                  "' has no sample")));

@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cc/codec/jpeg_decoder.h"
+#include "cc/codec/jpeg_warp.h"
 #include "cc/gulp/clip_reader.h"
 #include "cc/gulp/element_order.h"
 #include "cc/gulp/frame_selection.h"
@@ -27,6 +28,7 @@
 #include "cc/io/file_system.h"
 #include "cc/util/shard.h"
 #include "cc/util/stateless_random.h"
+#include "cc/warp/similarity_transform.h"
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/partial_tensor_shape.h"
@@ -61,6 +63,7 @@ constexpr char kDirectory[] = "directory";
 // AsGraphDefInternal.
 constexpr char kIds[] = "ids";
 constexpr char kLabelField[] = "label_field";
+constexpr char kLabelFieldRequired[] = "label_field_required";
 constexpr char kUseLabelMap[] = "use_label_map";
 constexpr char kLabelNames[] = "label_names";
 constexpr char kLabelValues[] = "label_values";
@@ -79,6 +82,14 @@ constexpr char kShuffle[] = "shuffle";
 constexpr char kSeed[] = "seed";
 constexpr char kShuffleChunkWindow[] = "shuffle_chunk_window";
 constexpr char kMaxClipBytes[] = "max_clip_bytes";
+// The fused decode + warp (cc/codec/jpeg_warp.h), on when output_height > 0.
+constexpr char kWarp[] = "warp";
+constexpr char kOutputHeight[] = "output_height";
+constexpr char kOutputWidth[] = "output_width";
+constexpr char kOutputDtype[] = "output_dtype";
+constexpr char kBias[] = "bias";
+constexpr char kNorm[] = "norm";
+constexpr char kDctScaling[] = "dct_scaling";
 
 // How many chunks an iterator keeps open.
 constexpr size_t kOpenFiles = 16;
@@ -87,6 +98,9 @@ constexpr size_t kOpenFiles = 16;
 struct Options {
   std::vector<std::string> ids;
   std::string label_field;
+  // A label_field the user chose (not the default): a directory where no item
+  // has it is an error rather than all labels -1.
+  bool label_field_required = false;
   bool use_label_map = false;  // true: label_names/values, not label2idx.json
   std::vector<std::string> label_names;
   std::vector<int64_t> label_values;
@@ -106,8 +120,20 @@ struct Options {
   // The most bytes one element's frames may take (decoded, or as JPEG bytes
   // with decode=False); checked before reading and before decoding.
   int64_t max_clip_bytes = static_cast<int64_t>(gulp::kDefaultMaxClipBytes);
+  // The fused decode + warp: one transform per clip (tf_gulp.transforms'
+  // encoding, similarity_transform.h), drawn from (seed, epoch, element).
+  std::vector<float> warp;
+  int64_t output_height = 0, output_width = 0;
+  std::string output_dtype;  // uint8 or float32 (the attr's allowed values)
+  std::vector<float> bias, norm;
+  bool dct_scaling = true;
   // Dataset.shard's and the epoch counter's (positional_source_dataset.h).
   SourceAttrs source;
+
+  bool fused() const { return output_height > 0; }
+  tfg::warp::TransformSpec transform;
+  // bias, norm and the out-of-bounds colour, one value per channel.
+  std::vector<float> channel_bias, channel_norm, oob_color;
 
   gulp::FrameSelection selection;
   tfg::jpeg::DecodeOptions decode_options;
@@ -150,6 +176,42 @@ absl::Status ParseOptions(Options* o) {
   }
   d.scale_denominator = static_cast<int>(o->scale);
   d.fast_dct = o->dct_method == "fast";
+  if ((o->output_height > 0) != (o->output_width > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shape must be (height, width), both positive; got ", o->output_height, "x",
+        o->output_width));
+  }
+  if (o->fused()) {
+    if (!o->decode) {
+      return absl::InvalidArgumentError("warp/shape need decode=True (they decode the frames)");
+    }
+    if (o->scale != 1) {
+      return absl::InvalidArgumentError(
+          "scale cannot be combined with warp/shape: the fused decode picks the DCT scale "
+          "itself (turn it off with dct_scaling=False)");
+    }
+    TFG_TF_RETURN_IF_ERROR(tfg::warp::ParseTransformSpec(o->warp, &o->transform));
+    const size_t channels = tfg::jpeg::Channels(d.color_space);
+    auto per_channel = [&](const std::vector<float>& v, float fallback, const char* name,
+                           std::vector<float>* out) -> absl::Status {
+      if (v.empty()) {
+        out->assign(channels, fallback);
+      } else if (v.size() == 1) {
+        out->assign(channels, v[0]);
+      } else if (v.size() == channels) {
+        *out = v;
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(
+            name, " must be one value or one per channel (", channels, "), got ", v.size()));
+      }
+      return absl::OkStatus();
+    };
+    TF_RETURN_IF_ERROR(per_channel(o->bias, 0.f, "bias", &o->channel_bias));
+    TF_RETURN_IF_ERROR(per_channel(o->norm, 1.f, "norm", &o->channel_norm));
+    o->oob_color.assign(channels, 0.f);
+  } else if (!o->warp.empty() || !o->bias.empty() || !o->norm.empty()) {
+    return absl::InvalidArgumentError("warp, bias and norm need shape=(height, width)");
+  }
   if (o->label_names.size() != o->label_values.size()) {
     return absl::InvalidArgumentError("label_names and label_values differ in length");
   }
@@ -162,6 +224,7 @@ class GulpDatasetOp : public DatasetOpKernel {
     Options& o = options_;
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kIds, &o.ids));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelField, &o.label_field));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelFieldRequired, &o.label_field_required));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kUseLabelMap, &o.use_label_map));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelNames, &o.label_names));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelValues, &o.label_values));
@@ -180,6 +243,13 @@ class GulpDatasetOp : public DatasetOpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kSeed, &o.seed));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kShuffleChunkWindow, &o.shuffle_chunk_window));
     OP_REQUIRES_OK(ctx, ctx->GetAttr(kMaxClipBytes, &o.max_clip_bytes));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kWarp, &o.warp));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kOutputHeight, &o.output_height));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kOutputWidth, &o.output_width));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kOutputDtype, &o.output_dtype));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kBias, &o.bias));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kNorm, &o.norm));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kDctScaling, &o.dct_scaling));
     OP_REQUIRES_OK(ctx, ParseOptions(&o));
     OP_REQUIRES_OK(ctx, o.source.Read(ctx));
   }
@@ -216,10 +286,14 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     } else if (options_.selection.mode == gulp::FrameSelection::Mode::kIndices) {
       t = static_cast<int64_t>(options_.frame_indices.size());
     }
-    if (options_.decode) {
-      dtypes_ = {tensorflow::DT_UINT8};
+    const int64_t channels = tfg::jpeg::Channels(options_.decode_options.color_space);
+    if (options_.fused()) {
+      dtypes_ = {frames_dtype()};
       shapes_ = {PartialTensorShape(
-          {t, -1, -1, tfg::jpeg::Channels(options_.decode_options.color_space)})};
+          {t, options_.output_height, options_.output_width, channels})};
+    } else if (options_.decode) {
+      dtypes_ = {tensorflow::DT_UINT8};
+      shapes_ = {PartialTensorShape({t, -1, -1, channels})};
     } else {
       dtypes_ = {tensorflow::DT_STRING};
       shapes_ = {PartialTensorShape({t})};
@@ -228,6 +302,11 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
                                    tensorflow::DT_STRING});
     shapes_.insert(shapes_.end(), {PartialTensorShape({}), PartialTensorShape({}),
                                    PartialTensorShape({})});
+  }
+
+  DataType frames_dtype() const {
+    return options_.fused() && options_.output_dtype == "float32" ? tensorflow::DT_FLOAT
+                                                                 : tensorflow::DT_UINT8;
   }
 
   const DataTypeVector& output_dtypes() const override { return dtypes_; }
@@ -258,6 +337,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     };
     add(kIds, o.ids);
     add(kLabelField, o.label_field);
+    add(kLabelFieldRequired, o.label_field_required);
     add(kUseLabelMap, o.use_label_map);
     add(kLabelNames, o.label_names);
     add(kLabelValues, o.label_values);
@@ -276,6 +356,13 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     add(kSeed, o.seed);
     add(kShuffleChunkWindow, o.shuffle_chunk_window);
     add(kMaxClipBytes, o.max_clip_bytes);
+    add(kWarp, o.warp);
+    add(kOutputHeight, o.output_height);
+    add(kOutputWidth, o.output_width);
+    add(kOutputDtype, o.output_dtype);
+    add(kBias, o.bias);
+    add(kNorm, o.norm);
+    add(kDctScaling, o.dct_scaling);
     o.source.AddTo(b, &attrs);
     return b->AddDataset(this, {directory}, attrs, output);
   }
@@ -331,11 +418,43 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
       produced.status = ReadElement(epoch, element, &clip, &shape, &produced.tensors,
                                     &item, &data_path);
       if (!produced.status.ok() || !o.decode) return produced;
+      if (o.fused()) {
+        // One matrix per clip, from the full-size frames' shape and the key.
+        double matrix[9];
+        tfg::warp::TransformMatrix(o.transform, ElementKey(epoch, element), shape.height,
+                                   shape.width, o.output_height, o.output_width, matrix);
+        tfg::jpeg::WarpTarget target;
+        target.out_height = static_cast<int>(o.output_height);
+        target.out_width = static_cast<int>(o.output_width);
+        target.dct_scaling = o.dct_scaling;
+        target.bias = o.channel_bias.data();
+        target.norm = o.channel_norm.data();
+        target.oob_color = o.oob_color.data();
+        Tensor& frames = produced.tensors[0];
+        if (frames.dtype() == tensorflow::DT_FLOAT) {
+          produced.status = ToTfStatus(gulp::DecodeClipWarped(
+              clip, o.decode_options, shape, matrix, target, *data_path, item->id,
+              *ctx_->runner(), decode_threads, frames.flat<float>().data()));
+        } else {
+          produced.status = ToTfStatus(gulp::DecodeClipWarped(
+              clip, o.decode_options, shape, matrix, target, *data_path, item->id,
+              *ctx_->runner(), decode_threads, frames.flat<uint8_t>().data()));
+        }
+        return produced;
+      }
       produced.status = ToTfStatus(gulp::DecodeClip(
           clip, o.decode_options, shape, *data_path, item->id,
           *ctx_->runner(), decode_threads,
           produced.tensors[0].flat<uint8_t>().data()));
       return produced;
+    }
+
+    // The key of every random decision about an element (frame offsets, the
+    // transform): on the element, not the position, so it does not depend
+    // on the sharding.
+    uint64_t ElementKey(int64_t epoch, int64_t element) const {
+      return tfg::HashKey({static_cast<uint64_t>(dataset_->options_.seed),
+                           static_cast<uint64_t>(epoch), static_cast<uint64_t>(element)});
     }
 
     // Reads element `element` of `epoch`. Fills id/label/meta tensors; for
@@ -355,11 +474,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
       *data_path_out = &chunk.data_path;
 
       std::vector<int64_t> selected;
-      // Frame sampling keys on the element, not the position, so it does
-      // not depend on the sharding.
-      const uint64_t key = tfg::HashKey({static_cast<uint64_t>(o.seed),
-                                         static_cast<uint64_t>(epoch),
-                                         static_cast<uint64_t>(element)});
+      const uint64_t key = ElementKey(epoch, element);
       tfg::Status status = gulp::SelectFrames(
           o.selection, static_cast<int64_t>(item.frames.size()), key, &selected);
       if (!status.ok()) {
@@ -391,14 +506,22 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
         TFG_TF_RETURN_IF_ERROR(gulp::ReadClip(*file, item, selected, clip));
         TFG_TF_RETURN_IF_ERROR(gulp::ClipDecodedShape(
             *clip, o.decode_options, chunk.data_path, item.id, shape));
+        // The output's size: the decoded clip's, or the warped one's.
+        gulp::ClipShape out = *shape;
+        if (o.fused()) {
+          out.height = static_cast<int>(o.output_height);
+          out.width = static_cast<int>(o.output_width);
+          if (d.frames_dtype() == tensorflow::DT_FLOAT) out.channels *= sizeof(float);
+        }
         TFG_TF_RETURN_IF_ERROR(gulp::CheckClipDecodedBytes(
-            *shape, max_bytes, chunk.data_path, item.id));
+            out, max_bytes, chunk.data_path, item.id));
         TensorShape frames_shape;
         TF_RETURN_IF_ERROR(TensorShape::BuildTensorShape(
-            {shape->num_frames, shape->height, shape->width, shape->channels},
+            {shape->num_frames, o.fused() ? o.output_height : shape->height,
+             o.fused() ? o.output_width : shape->width, shape->channels},
             &frames_shape));
         absl::Status allocated = AllocatePooledTensor(
-            frame_buffers_, tensorflow::DT_UINT8, frames_shape, &frames);
+            frame_buffers_, d.frames_dtype(), frames_shape, &frames);
         if (!allocated.ok()) {
           return absl::Status(allocated.code(),
                               absl::StrCat(allocated.message(), " (frames of id '",
@@ -453,6 +576,9 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
   auto index = std::make_shared<gulp::GulpDirectory>();
   OP_REQUIRES_OK(ctx, ToTfStatus(gulp::LoadGulpDirectory(
                           directory, options_.label_field, index.get())));
+  if (options_.label_field_required) {
+    OP_REQUIRES_OK(ctx, ToTfStatus(gulp::RequireLabelField(*index, options_.label_field)));
+  }
 
   gulp::LabelMap labels;
   bool have_labels = false;
@@ -486,6 +612,7 @@ REGISTER_OP(kOpName)
     .Output("handle: variant")
     .Attr("ids: list(string) = []")
     .Attr("label_field: string = 'label'")
+    .Attr("label_field_required: bool = false")
     .Attr("use_label_map: bool = false")
     .Attr("label_names: list(string) = []")
     .Attr("label_values: list(int) = []")
@@ -506,6 +633,15 @@ REGISTER_OP(kOpName)
     .Attr("seed: int = 0")
     .Attr("shuffle_chunk_window: int >= 1 = 4")
     .Attr(absl::StrCat(kMaxClipBytes, ": int >= 1 = ", gulp::kDefaultMaxClipBytes))
+    // The fused decode + warp (tf_gulp.GulpDataset's warp=, shape=, dtype=,
+    // bias=, norm=, dct_scaling=); off while output_height is 0.
+    .Attr("warp: list(float) = []")
+    .Attr("output_height: int >= 0 = 0")
+    .Attr("output_width: int >= 0 = 0")
+    .Attr("output_dtype: {'uint8', 'float32'} = 'uint8'")
+    .Attr("bias: list(float) = []")
+    .Attr("norm: list(float) = []")
+    .Attr("dct_scaling: bool = true")
     // Dataset.shard(num_shards, shard_index), applied before anything is read.
     .Attr("num_shards: int = 1")
     .Attr("shard_index: int = 0")

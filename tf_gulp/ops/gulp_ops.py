@@ -26,6 +26,7 @@ def gulp_dataset_variant(
     *,
     ids: Sequence[str],
     label_field: str,
+    label_field_required: bool = False,
     label2idx: Optional[Mapping[str, int]],
     frames: FrameSpec,
     num_frames: Optional[int],
@@ -40,12 +41,14 @@ def gulp_dataset_variant(
     max_clip_bytes: int,
     num_shards: int = 1,
     shard_index: int = 0,
+    **fused,
 ) -> tf.Tensor:
     """Creates the variant tensor of a GulpDataset (see tf_gulp.GulpDataset).
 
     Raises ValueError for an option the op's registration does not accept (a colorspace or
     dct_method outside its allowed values, a shuffle_chunk_window or max_clip_bytes under its
-    minimum), naming the option and what it accepts.
+    minimum), naming the option and what it accepts. `fused` holds the fused decode + warp's
+    attrs (warp, output_height, output_width, output_dtype, bias, norm, dct_scaling).
     """
     for attr, value in (("colorspace", colorspace), ("dct_method", dct_method),
                         ("shuffle_chunk_window", int(shuffle_chunk_window)),
@@ -77,6 +80,7 @@ def gulp_dataset_variant(
         directory=tf.convert_to_tensor(directory, tf.string),
         ids=[str(i) for i in ids],
         label_field=label_field,
+        label_field_required=bool(label_field_required),
         training=bool(training),
         decode=bool(decode),
         colorspace=colorspace,
@@ -89,6 +93,7 @@ def gulp_dataset_variant(
         num_shards=int(num_shards),
         shard_index=int(shard_index),
         epoch_counter=new_epoch_counter(),
+        **fused,
         **label_args,
         **frame_args,
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from tf_gulp import _args as A
 from tf_gulp.ops.library import load_ops
 from tf_gulp.ops.op_attrs import check_attr
 
@@ -39,8 +40,11 @@ def decode_hevc(contents, track: str = "bzna_input", crop: str = "clean",
     Colour: the frame's signalled range (full for Benzina's ``yuvj420p``) and matrix (BT.601
     unless BT.709 or BT.2020 is signalled).
     """
+    prefix = "decode_hevc: "
+    A.string(track, "track", what=prefix)
     for attr, value in (("crop", crop), ("chroma_upsampling", chroma_upsampling)):
-        check_attr("TfGulp>DecodeHevc", attr, value, what="decode_hevc: ")
+        check_attr("TfGulp>DecodeHevc", attr, value, what=prefix)
+    threads = A.integer(threads, "threads", minimum=0, what=prefix)
     with tf.name_scope(name or "decode_hevc"):
         return load_ops().tf_gulp_decode_hevc(
             contents=tf.convert_to_tensor(contents, tf.string),

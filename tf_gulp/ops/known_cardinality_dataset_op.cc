@@ -72,9 +72,11 @@ void KnownCardinalityDatasetOp::MakeDataset(OpKernelContext* ctx,
   int64_t cardinality = 0;
   OP_REQUIRES_OK(ctx, tensorflow::data::ParseScalarArgument<int64_t>(
                           ctx, "cardinality", &cardinality));
-  OP_REQUIRES(ctx, cardinality >= 0,
+  // A count, or infinite (a loader that repeats forever).
+  OP_REQUIRES(ctx, cardinality >= 0 || cardinality == tensorflow::data::kInfiniteCardinality,
               absl::InvalidArgumentError(absl::StrCat(
-                  "KnownCardinalityDataset: cardinality must be >= 0, got ",
+                  "KnownCardinalityDataset: cardinality must be >= 0 or ",
+                  tensorflow::data::kInfiniteCardinality, " (infinite), got ",
                   cardinality)));
   *output = new Dataset(ctx, input, cardinality);
 }
@@ -92,8 +94,9 @@ REGISTER_OP(kOpName)
       return absl::OkStatus();
     })
     .Doc(R"doc(
-`input_dataset` unchanged, with cardinality `cardinality` (not checked: under
-tf.data service dynamic sharding a worker yields only its splits).
+`input_dataset` unchanged, with cardinality `cardinality` (a count, or -1 for
+infinite; not checked: under tf.data service dynamic sharding a worker yields
+only its splits).
 )doc");
 
 REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU),

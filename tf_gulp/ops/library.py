@@ -18,6 +18,8 @@ from typing import Any, Dict, Optional
 
 import tensorflow as tf
 
+from tf_gulp._runtime_libs import explain_load_error
+
 LIBRARY_NAME = "_tf_gulp_ops.so"
 BUILD_INFO_NAME = "_build_info.json"
 
@@ -106,6 +108,8 @@ def _load(directory: str) -> ModuleType:
     try:
         return tf.load_op_library(path)
     except tf.errors.OpError as e:
+        # A runtime library missing or broken is not fixed by rebuilding: name it and its package.
+        explained = explain_load_error(e.message, f"tf_gulp's op library {path}")
         raise ImportError(
-            f"cannot load tf_gulp's op library {path}: {e.message}; {_REBUILD_HINT}"
+            explained or f"cannot load tf_gulp's op library {path}: {e.message}; {_REBUILD_HINT}"
         ) from e

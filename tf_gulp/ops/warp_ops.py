@@ -1,7 +1,7 @@
 """Python wrapper of the SimilarityWarp op (registered in similarity_warp_op.cc).
 
 `similarity_warp` is exported as `tf_gulp.ops.similarity_warp`; the transforms in
-`tf_gulp.bzna.transforms` build its matrices.
+`tf_gulp.transforms` build its matrices.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Sequence, Union
 
 import tensorflow as tf
 
+from tf_gulp import _args as A
 from tf_gulp.ops.library import load_ops
 from tf_gulp.ops.op_attrs import check_attr
 
@@ -42,7 +43,7 @@ def similarity_warp(
     (X/W, Y/W), rounded and clamped to [0, 255], and written as `(v - bias) * norm` (float32). Output
     pixels that map outside the input picture (which covers [-0.5, W-0.5] x [-0.5, H-0.5]) get
     `oob_color` as is. This is the reference's "similarity warp" convention, so matrices from
-    `tf_gulp.bzna.transforms` plug in directly.
+    `tf_gulp.transforms` plug in directly.
 
     Args:
       images: uint8 `[B, H, W, C]` pictures, `[B, T, H, W, C]` clips (every frame of clip b is warped
@@ -59,7 +60,15 @@ def similarity_warp(
     On a GPU device (e.g. under ``tf.device("/GPU:0")``, `images` in GPU memory) the op's GPU kernel
     warps on TensorFlow's stream; it has not yet run on a GPU (docs/gpu.md).
     """
-    check_attr("TfGulp>SimilarityWarp", "layout", layout, what="similarity_warp: ")
+    what = "similarity_warp: "
+    check_attr("TfGulp>SimilarityWarp", "layout", layout, what=what)
+    if not isinstance(output_shape, (tf.Tensor, tf.Variable)):  # a tensor is checked by the op
+        if isinstance(output_shape, (str, bytes)) or not hasattr(output_shape, "__len__") or \
+                len(output_shape) != 2:
+            raise A.WrongTypeError(f"{what}output_shape must be (height, width), a pair of "
+                                   f"positive integers, got {output_shape!r}")
+        output_shape = tuple(A.integer(v, f"output_shape[{i}]", minimum=1, what=what)
+                             for i, v in enumerate(output_shape))
     with tf.name_scope(name or "similarity_warp"):
         images = tf.convert_to_tensor(images)
         if images.dtype != tf.uint8:

@@ -19,6 +19,7 @@
 #include "cc/ffrecord/ffrecord_reader.h"
 #include "cc/ffrecord/ffrecord_writer.h"
 #include "cc/io/batch_reader.h"
+#include "cc/util/printable_text.h"
 #include "tf_gulp/pybind/status.h"
 
 namespace py = pybind11;
@@ -64,8 +65,25 @@ class PyReader {
   }
 
   int64_t n() const { return reader_->num_records(); }
-  const std::vector<std::string>& files() const { return files_; }
-  std::vector<std::string> warnings() const { return reader_->warnings(); }
+  // File names are bytes, as the file system gives them (a part listed from a
+  // directory need not be UTF-8): returned as os.fsdecode() would, so they
+  // round-trip through open() and os.fsencode().
+  py::list files() const {
+    py::list out;
+    for (const std::string& f : files_) {
+      PyObject* name =
+          PyUnicode_DecodeFSDefaultAndSize(f.data(), static_cast<Py_ssize_t>(f.size()));
+      if (name == nullptr) throw py::error_already_set();
+      out.append(py::reinterpret_steal<py::object>(name));
+    }
+    return out;
+  }
+  // Warnings name files: their bytes that are not UTF-8 escaped.
+  std::vector<std::string> warnings() const {
+    std::vector<std::string> out;
+    for (const std::string& w : reader_->warnings()) out.push_back(tfg::ValidUtf8(w));
+    return out;
+  }
   bool check_data() const { return reader_->options().check_data; }
   bool closed() const { return reader_->closed(); }
   std::string io_engine() {

@@ -17,10 +17,12 @@
 #include <utility>
 #include <vector>
 
+#include "cc/codec/jpeg_decoder.h"
 #include "cc/gulp/chunk_index.h"
 #include "cc/gulp/gulp_directory.h"
 #include "cc/gulp/ingest_record.h"
 #include "cc/gulp/problem.h"
+#include "cc/util/printable_text.h"
 #include "tf_gulp/pybind/python_file_system.h"
 #include "tf_gulp/pybind/status.h"
 
@@ -86,11 +88,12 @@ py::object OrNone(bool present, py::object value) {
 py::dict ProblemToPython(const gulp::Problem& p) {
   py::dict d;
   d["severity"] = p.error ? "error" : "warning";
-  d["file"] = p.file;
+  // Messages are escaped where they are made; a file name may still be any bytes.
+  d["file"] = tfg::ValidUtf8(p.file);
   d["id"] = OrNone(p.has_id, py::str(p.id));
   d["frame"] = OrNone(p.frame >= 0, py::int_(p.frame));
   d["offset"] = OrNone(p.offset >= 0, py::int_(p.offset));
-  d["message"] = p.message;
+  d["message"] = tfg::ValidUtf8(p.message);
   return d;
 }
 
@@ -161,12 +164,55 @@ py::dict CheckDirectory(const std::string& path, const std::string& label_field,
 py::object CheckIngestRecord(py::bytes text, const std::string& path) {
   gulp::IngestRecord record;
   gulp::ParseIngestRecord(std::string(text), path, &record);
-  return record.problem.empty() ? py::object(py::none()) : py::object(py::str(record.problem));
+  return record.problem.empty() ? py::object(py::none()) : py::object(py::str(tfg::ValidUtf8(record.problem)));
+}
+
+// Decodes one frame as GulpDataset does (the core's header limits, then
+// libjpeg-turbo into RGB, or gray): raises the same error the dataset would
+// (a CMYK JPEG, which other decoders convert, is one), else returns
+// (height, width). For tf-gulp check --decode.
+py::tuple DecodeFrame(py::bytes frame, bool gray) {
+  const std::string bytes(frame);
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  tfg::jpeg::ImageInfo info;
+  tfg::Status status;
+  {
+    py::gil_scoped_release release;
+    status = tfg::jpeg::ReadHeader(data, bytes.size(), &info);
+    if (status.ok()) {
+      tfg::jpeg::DecodeOptions options;
+      options.color_space = gray ? tfg::jpeg::ColorSpace::kGray : tfg::jpeg::ColorSpace::kRgb;
+      std::vector<uint8_t> pixels(static_cast<size_t>(info.width) * info.height *
+                                  tfg::jpeg::Channels(options.color_space));
+      status = tfg::jpeg::Decode(data, bytes.size(), options, info.width, info.height,
+                                 pixels.data());
+    }
+  }
+  ThrowIfError(status);
+  return py::make_tuple(info.height, info.width);
+}
+
+// label2idx.json read by the rules GulpDataset applies (cc/gulp LoadLabelMap).
+py::dict LoadLabelMap(const std::string& path) {
+  gulp::LabelMap labels;
+  tfg::Status status;
+  {
+    py::gil_scoped_release release;
+    status = gulp::LoadLabelMap(path, &labels);
+  }
+  ThrowIfError(status);
+  py::dict out;
+  for (const auto& [name, index] : labels) out[py::str(name)] = index;
+  return out;
 }
 
 }  // namespace
 
 void RegisterGulp(py::module_& m) {
+  m.def("gulp_decode_frame", &DecodeFrame, py::arg("frame"), py::arg("gray") = false,
+        "Decodes one JPEG frame as GulpDataset does; raises its error, else (height, width).");
+  m.def("gulp_load_label_map", &LoadLabelMap, py::arg("path"),
+        "label2idx.json as {label: index}, judged as GulpDataset judges it.");
   m.def("gulp_load_directory", &LoadDirectory, py::arg("path"), py::arg("require_chunks") = true,
         "The chunks of a gulp directory (any TensorFlow file system once "
         "set_remote_file_system is called), judged by cc/gulp's rules: raises the "

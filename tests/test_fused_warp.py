@@ -1,0 +1,229 @@
+"""The fused decode + warp (issue 24): GulpDataset(shape=, warp=, ...) and decode_jpeg_warped
+against decoding every pixel and then warping (tf_gulp.ops.similarity_warp); one transform per
+clip; randomness a function of (seed, epoch, element) through checkpoints, skip and shard;
+tf_gulp.transforms as the one transforms API."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tf_gulp
+from tf_gulp import transforms as T
+from tf_gulp.ops import decode_jpeg_warped, similarity_warp
+
+from gulp_testing import make_gulp_dir
+
+
+@pytest.fixture(scope="module")
+def gulp(tmp_path_factory):
+    # 6 clips of 4 frames, 61x83 (not multiples of the iMCU size), 3 chunks.
+    return make_gulp_dir(tmp_path_factory.mktemp("fused") / "g", 6, 4, 61, 83, videos_per_chunk=2)
+
+
+def clips(ds):
+    return [e["frames"].numpy() for e in ds]
+
+
+# A crop at the top right, flipped, rotated a little: output (x, y) -> input pixels.
+MATRIX = T.compute_affine_matrix((61, 83), (24, 32), crop_hw=(30, 41), crop_center=(-8, 12),
+                                 degrees=7, flip_h=True).numpy()
+
+
+def test_bzna_transforms_is_the_one_transforms_module():
+    import tf_gulp.bzna.transforms as old
+
+    assert old is T
+    assert tf_gulp.transforms is T
+    assert old.RandomResizedCrop is T.RandomResizedCrop
+
+
+def test_scalar_norm_and_bias_broadcast_to_every_channel():
+    # ConstantNormTransform(1/255.0) used to become a [1] vector that similarity_warp refused at
+    # run time (one value per channel); a scalar now means every channel.
+    image = tf.constant(np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3))
+    matrix = T.ConstantWarpTransform()()
+    norm, bias = T.ConstantNormTransform(1 / 255.0), T.ConstantBiasTransform(2.0)
+    out = similarity_warp(image, matrix, (4, 5), bias(), norm()).numpy()
+    np.testing.assert_allclose(out, (image.numpy() - 2.0) / 255.0, rtol=1e-6)
+    with pytest.raises(ValueError, match="one value per channel"):
+        T.ConstantNormTransform([[1.0, 2.0]])
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_fused_equals_decode_everything_then_warp(gulp, dtype):
+    bias, norm = ((None, None) if dtype == "uint8" else
+                  ((10.0, 20.0, 30.0), T.ConstantNormTransform(1 / 255.0)))
+    fused = tf_gulp.GulpDataset(gulp["path"], shape=(24, 32), dtype=dtype, bias=bias, norm=norm,
+                                warp=T.ConstantWarpTransform(MATRIX), dct_scaling=False)
+    assert fused.element_spec["frames"].shape.as_list() == [None, 24, 32, 3]
+    full = tf_gulp.GulpDataset(gulp["path"])
+    got, want = clips(fused), []
+    for e in full:
+        out = similarity_warp(e["frames"][tf.newaxis], MATRIX[np.newaxis], (24, 32),
+                              bias=0.0 if bias is None else bias,
+                              norm=1.0 if norm is None else norm())[0].numpy()
+        want.append(out)
+    assert len(got) == len(want) == 6
+    tolerance = 2.0 if dtype == "uint8" else 2.0 / 255.0 + 1e-6
+    for g, w in zip(got, want):
+        assert g.dtype == np.dtype(dtype)
+        assert np.abs(g.astype(np.float64) - w).max() <= tolerance
+
+
+def test_default_warp_resizes_the_whole_frame(gulp):
+    got = clips(tf_gulp.GulpDataset(gulp["path"], shape=(30, 40), dct_scaling=False))
+    for g, e in zip(got, tf_gulp.GulpDataset(gulp["path"])):
+        want = similarity_warp(e["frames"][tf.newaxis],
+                               T.compute_affine_matrix((61, 83), (30, 40))[tf.newaxis],
+                               (30, 40))[0].numpy()
+        assert np.abs(g.astype(np.float64) - want).max() <= 2
+
+
+def test_dct_scaling_stays_close_to_the_full_size_decode(tmp_path):
+    # Frames large enough for 1/2 and 1/4 (whole 320x240 frames to 112 and 56 pixels).
+    g = make_gulp_dir(tmp_path / "big", 2, 2, 240, 320, videos_per_chunk=2)
+    for side in (112, 56):
+        scaled = clips(tf_gulp.GulpDataset(g["path"], shape=(side, side)))
+        exact = clips(tf_gulp.GulpDataset(g["path"], shape=(side, side), dct_scaling=False))
+        for a, b in zip(scaled, exact):
+            mse = np.mean((a.astype(np.float64) - b) ** 2)
+            psnr = 99.0 if mse == 0 else 10 * np.log10(255.0 ** 2 / mse)
+            assert psnr > 35.0, (side, psnr)
+
+
+def random_clips(gulp, **kwargs):
+    return tf_gulp.GulpDataset(gulp["path"], shape=(20, 20), num_frames=3, training=True,
+                               warp=T.RandomResizedCrop(scale=(0.1, 0.5)), **kwargs)
+
+
+def test_one_transform_per_clip_and_a_new_one_per_element_and_epoch(gulp):
+    ds = random_clips(gulp, seed=3, shuffle=False)
+    first, second = clips(ds), clips(ds)  # two passes: epochs 0 and 1
+    for clip in first:
+        # Blue is the same horizontal ramp in every frame (red/green are flat per frame and
+        # vary): frames warped alike have the same blue channel.
+        blue = clip[..., 2].astype(np.float64)
+        assert np.abs(blue - blue[0]).mean() < 2.0
+    # Different elements and different epochs draw different crops.
+    blues = [c[0, ..., 2].astype(np.float64) for c in first + second]
+    differ = sum(np.abs(a - b).mean() > 3 for i, a in enumerate(blues) for b in blues[i + 1:])
+    assert differ > 0.8 * len(blues) * (len(blues) - 1) / 2
+    # The same seed gives the same crops; another seed others.
+    again = random_clips(gulp, seed=3, shuffle=False)
+    for a, b in zip(clips(again), first):
+        np.testing.assert_array_equal(a, b)
+    other = clips(random_clips(gulp, seed=4, shuffle=False))
+    assert any(np.abs(a.astype(int) - b).mean() > 3 for a, b in zip(other, first))
+
+
+def test_checkpoint_skip_and_shard_keep_the_crops(gulp, tmp_path):
+    make = lambda: random_clips(gulp, seed=5, shuffle=True)  # noqa: E731
+    want = clips(make())
+    # Skip and shard give the same elements as the full pass.
+    np.testing.assert_array_equal(np.stack(clips(make().skip(2))), np.stack(want[2:]))
+    np.testing.assert_array_equal(np.stack(clips(make().shard(2, 1))), np.stack(want[1::2]))
+    # A checkpoint after 2 elements resumes with the same crops.
+    ds = make()
+    it = iter(ds)
+    got = [next(it)["frames"].numpy() for _ in range(2)]
+    ckpt = tf.train.Checkpoint(iterator=it)
+    path = ckpt.save(str(tmp_path / "ckpt"))
+    it2 = iter(ds)
+    tf.train.Checkpoint(iterator=it2).restore(path)
+    got += [e["frames"].numpy() for e in it2]
+    np.testing.assert_array_equal(np.stack(got), np.stack(want))
+
+
+def test_fused_options_are_checked_by_name(gulp):
+    with pytest.raises(ValueError, match="warp= needs shape"):
+        tf_gulp.GulpDataset(gulp["path"], warp=T.RandomResizedCrop())
+    with pytest.raises(ValueError, match=r"shape\[0\] \(height\) must be an integer >= 1, got 0"):
+        tf_gulp.GulpDataset(gulp["path"], shape=(0, 10))
+    with pytest.raises(TypeError, match=r"shape must be \(height, width\)"):
+        tf_gulp.GulpDataset(gulp["path"], shape=112)
+    with pytest.raises(ValueError, match="dtype must be 'uint8' or 'float32', got 'float16'"):
+        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), dtype="float16")
+    with pytest.raises(ValueError, match="bias and norm apply"):
+        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), norm=0.5)
+    with pytest.raises(TypeError, match="warp must be None or a tf_gulp.transforms"):
+        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), warp=lambda hw, out, key: None)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="scale cannot be combined"):
+        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), scale=2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="norm must be one value or one per"):
+        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), dtype="float32", norm=(1.0, 2.0))
+
+
+def jpeg(seed: int, height: int = 45, width: int = 70) -> bytes:
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 255, (height // 5 + 1, width // 5 + 1, 3)).astype(np.uint8)
+    picture = tf.image.resize(base, (height, width), method="bilinear")
+    return tf.io.encode_jpeg(tf.cast(picture, tf.uint8), quality=90).numpy()
+
+
+def test_decode_jpeg_warped_equals_decode_then_warp():
+    jpegs = [jpeg(i) for i in range(4)]
+    matrix = T.compute_affine_matrix((45, 70), (16, 24), crop_hw=(30, 40), crop_center=(3, -9),
+                                     flip_h=True)
+    got = decode_jpeg_warped(jpegs, (16, 24), T.ConstantWarpTransform(matrix.numpy()),
+                             dct_scaling=False, dtype="float32", norm=0.5).numpy()
+    assert got.shape == (4, 16, 24, 3) and got.dtype == np.float32
+    for g, data in zip(got, jpegs):
+        want = similarity_warp(tf.io.decode_jpeg(data, dct_method="INTEGER_FAST"), matrix,
+                               (16, 24), norm=0.5).numpy()
+        assert np.abs(g - want).max() <= 1.0 + 1e-6  # 2 levels at norm 0.5
+    one = decode_jpeg_warped(jpegs[0], (16, 24), T.ConstantWarpTransform(matrix.numpy()),
+                             dct_scaling=False)
+    assert one.shape == (16, 24, 3) and one.dtype == tf.uint8
+
+
+def test_decode_jpeg_warped_keys_each_picture_by_its_element():
+    jpegs = [jpeg(7)] * 4
+    crop = T.RandomResizedCrop()
+    a = decode_jpeg_warped(jpegs, (12, 12), crop, seed=1, elements=[10, 11, 12, 13]).numpy()
+    b = decode_jpeg_warped(jpegs[:2], (12, 12), crop, seed=1, elements=[12, 13]).numpy()
+    np.testing.assert_array_equal(a[2:], b)  # same element, same crop, whatever the batch
+    assert np.abs(a[0].astype(int) - a[1]).mean() > 1  # same picture, other element
+    c = decode_jpeg_warped(jpegs[:1], (12, 12), crop, seed=1, epoch=1, elements=[10]).numpy()
+    assert np.abs(a[0].astype(int) - c[0]).mean() > 1  # another epoch
+
+
+def test_decode_jpeg_warped_names_the_damaged_picture():
+    data = jpeg(1)
+    with pytest.raises((tf.errors.DataLossError, tf.errors.InvalidArgumentError),
+                       match="picture 1 \\(element 1\\)"):
+        decode_jpeg_warped([data, data[: len(data) // 2]], (8, 8), dct_scaling=False)
+
+
+def test_transforms_can_be_fused_from_inside_a_map_graph():
+    # Dataset.map traces its function: the attrs must not need an eager tensor.
+    jpegs = tf.data.Dataset.from_tensors(tf.constant([jpeg(2)]))
+    crop, norm = T.ConstantWarpTransform(), T.ConstantNormTransform(T.IMAGENET_NORM)
+    ds = jpegs.map(lambda batch: decode_jpeg_warped(batch, (8, 8), crop, dtype="float32",
+                                                    bias=T.IMAGENET_MEAN, norm=norm))
+    assert next(iter(ds)).shape == (1, 8, 8, 3)
+
+
+def test_tf_data_service_workers_draw_the_same_crops(service, gulp):
+    # Each split is one clip read alone on a worker (its frames decoded in parallel there); the
+    # crops are functions of (seed, epoch, element), so they equal a local pass's.
+    make = lambda: random_clips(gulp, seed=9, shuffle=True).map(  # noqa: E731
+        lambda e: (e["id"], e["frames"]))
+    local = {i.decode(): f for i, f in make().as_numpy_iterator()}
+    distributed = make().apply(tf.data.experimental.service.distribute(
+        processing_mode=tf.data.experimental.service.ShardingPolicy.DYNAMIC,
+        service=service.target, job_name="fused_crops"))
+    got = {i.decode(): f for i, f in distributed.as_numpy_iterator()}
+    assert sorted(got) == sorted(local) and len(got) == 6
+    for key, frames in got.items():
+        np.testing.assert_array_equal(frames, local[key])
+
+
+def test_gray_clips_are_fused_too(gulp):
+    fused = clips(tf_gulp.GulpDataset(gulp["path"], colorspace="gray", shape=(24, 32),
+                                      warp=T.ConstantWarpTransform(MATRIX), dct_scaling=False))
+    for got, e in zip(fused, tf_gulp.GulpDataset(gulp["path"], colorspace="gray")):
+        assert got.shape == (4, 24, 32, 1)
+        want = similarity_warp(e["frames"][tf.newaxis], MATRIX[np.newaxis], (24, 32))[0].numpy()
+        assert np.abs(got.astype(np.float64) - want).max() <= 2

@@ -1,0 +1,106 @@
+"""Python wrapper of the DecodeJpegWarped op (registered in decode_jpeg_warped_op.cc)."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence, Union
+
+import tensorflow as tf
+
+from tf_gulp.ops.library import load_ops
+from tf_gulp.ops.op_attrs import check_attr
+
+OP_NAME = "TfGulp>DecodeJpegWarped"
+
+tf.no_gradient(OP_NAME)
+
+
+def decode_jpeg_warped(
+    contents,
+    shape: Sequence[int],
+    warp=None,
+    *,
+    seed: Union[int, tf.Tensor] = 0,
+    epoch: Union[int, tf.Tensor] = 0,
+    elements=None,
+    dtype: str = "uint8",
+    bias=None,
+    norm=None,
+    dct_scaling: bool = True,
+    colorspace: str = "rgb",
+    dct_method: str = "fast",
+    name: Optional[str] = None,
+) -> tf.Tensor:
+    """Decodes JPEG strings fused with a warp: each picture is decoded only as far as its
+    transform samples it (the iMCU columns around the crop, the rows down to its bottom, at the
+    DCT scale 1/2, 1/4, 1/8 that keeps the output's resolution) and warped straight into the output.
+
+    What ``tf.io.decode_and_crop_jpeg`` + ``tf.image.resize`` + a flip + a normalization do, in one
+    pass, with the transforms of :mod:`tf_gulp.transforms` drawn in C++ from
+    ``(seed, epoch, element)``: the same element gets the same crop whatever the batching,
+    parallelism or resumption.
+
+    Example (FFRecord records holding JPEG bytes)::
+
+        ds = tf_gulp.FFRecordDataset("train.ffr", shuffle=True, seed=1).batch(64)
+        ds = ds.enumerate().map(lambda i, jpegs: decode_jpeg_warped(
+            jpegs, (224, 224), RandomResizedCrop(), seed=1, elements=i * 64 + tf.range(
+                tf.size(jpegs, out_type=tf.int64)), dtype="float32", bias=IMAGENET_MEAN,
+            norm=IMAGENET_NORM))
+
+    Args:
+      contents: string ``[B]`` JPEGs (or one scalar string: one picture).
+      shape: ``(height, width)`` of the output.
+      warp: a :mod:`tf_gulp.transforms` transform, or None (the whole picture resized).
+      seed, epoch: int64 scalars keying the random transforms.
+      elements: int64 ``[B]``, each picture's element number (default ``0..B-1``): its transform
+        is drawn from ``(seed, epoch, element)``.
+      dtype: ``"uint8"`` or ``"float32"`` (``(v - bias) * norm``).
+      bias, norm: for float32: a number, one per channel, or Constant{Bias,Norm}Transform.
+      dct_scaling: allow decoding at 1/2, 1/4, 1/8 where the output keeps its resolution.
+      colorspace: ``"rgb"`` or ``"gray"``.
+      dct_method: ``"fast"`` or ``"accurate"`` IDCT.
+
+    Returns:
+      ``[B, height, width, C]`` (or ``[height, width, C]`` for one picture) of ``dtype``.
+
+    Raises:
+      tf.errors.DataLossError / InvalidArgumentError: a damaged or oversized JPEG, naming its
+      index in the batch and its element.
+    """
+    from tf_gulp.transforms import kernel_transform, kernel_vector
+
+    check_attr(OP_NAME, "colorspace", colorspace, what="decode_jpeg_warped: ")
+    check_attr(OP_NAME, "dct_method", dct_method, what="decode_jpeg_warped: ")
+    if dtype not in ("uint8", "float32"):
+        raise ValueError(f"decode_jpeg_warped: dtype must be 'uint8' or 'float32', got {dtype!r}")
+    if dtype == "uint8" and (bias is not None or norm is not None):
+        raise ValueError("decode_jpeg_warped: bias and norm apply to dtype='float32' outputs")
+    try:
+        height, width = (int(v) for v in shape)
+    except (TypeError, ValueError):
+        raise ValueError(f"decode_jpeg_warped: shape must be (height, width), got {shape!r}") from None
+    if height <= 0 or width <= 0:
+        raise ValueError(f"decode_jpeg_warped: shape must be positive, got {shape!r}")
+    with tf.name_scope(name or "decode_jpeg_warped"):
+        contents = tf.convert_to_tensor(contents, tf.string)
+        single = contents.shape.rank == 0
+        if single:
+            contents = contents[tf.newaxis]
+        if elements is None:
+            elements = tf.range(tf.size(contents, out_type=tf.int64), dtype=tf.int64)
+        out = load_ops().tf_gulp_decode_jpeg_warped(
+            contents=contents,
+            seed=tf.cast(seed, tf.int64),
+            epoch=tf.cast(epoch, tf.int64),
+            elements=tf.reshape(tf.cast(elements, tf.int64), [-1]),
+            output_type=tf.float32 if dtype == "float32" else tf.uint8,
+            warp=kernel_transform(warp),
+            output_height=height,
+            output_width=width,
+            bias=kernel_vector(bias, "bias"),
+            norm=kernel_vector(norm, "norm"),
+            dct_scaling=bool(dct_scaling),
+            colorspace=colorspace,
+            dct_method=dct_method,
+        )
+        return out[0] if single else out
