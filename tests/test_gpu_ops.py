@@ -92,7 +92,7 @@ def test_the_library_links_no_cuda_library():
 @pytest.mark.skipif(bool(tf.config.list_physical_devices("GPU")),
                     reason="TensorFlow sees a GPU here: 'no GPU' cannot be staged")
 def test_gpu_device_without_a_gpu_is_a_clear_error(tmp_path):
-    with pytest.raises(ValueError, match=r"device='/GPU:0': TensorFlow has no GPU:0 .*"
+    with pytest.raises(ValueError, match=r"DataLoader: device='/GPU:0': TensorFlow has no GPU:0 .*"
                                          r"tensorflow-cpu, no NVIDIA driver"):
         DataLoader(str(tmp_path / "never-read.bzna"), (8, 8), 2, device="/GPU:0")
     with pytest.raises(ValueError, match="give a device type"):

@@ -357,7 +357,7 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     if device is not None:
         from tf_gulp.bzna.on_device import check_device  # pylint: disable=import-outside-toplevel
 
-        device = check_device(device)
+        device = check_device(device, what)
     start, stop = split_range(path, split, splits)
 
     @tf.autograph.experimental.do_not_convert

@@ -26,21 +26,21 @@ from tf_gulp.ops.warp_ops import similarity_warp
 INPUT_KEYS = ("image", "size", "matrix", "bias", "norm")
 
 
-def check_device(device: str) -> str:
+def check_device(device: str, what: str = "") -> str:
     """`device` as TensorFlow names it, after checking that TensorFlow has that device.
 
     Raises ValueError naming the device and the devices TensorFlow has: a "/GPU:0" on a machine
     where TensorFlow sees no GPU (tensorflow-cpu, no NVIDIA driver, CUDA_VISIBLE_DEVICES="") must
-    not quietly run on the CPU.
+    not quietly run on the CPU. `what` starts the message (e.g. "DataLoader: ").
     """
     try:
         spec = tf.DeviceSpec.from_string(device)
     except (ValueError, TypeError) as e:
-        raise ValueError(f"device={device!r} is not a TensorFlow device name such as "
+        raise ValueError(f"{what}device={device!r} is not a TensorFlow device name such as "
                          f"'/GPU:0' or '/CPU:0' ({e})") from None
     kind = (spec.device_type or "").upper()
     if kind not in ("CPU", "GPU"):
-        raise ValueError(f"device={device!r}: give a device type, e.g. '/GPU:0' or '/CPU:0'")
+        raise ValueError(f"{what}device={device!r}: give a device type, e.g. '/GPU:0' or '/CPU:0'")
     index = spec.device_index or 0
     found = tf.config.list_logical_devices(kind)
     if index >= len(found):
@@ -50,7 +50,7 @@ def check_device(device: str) -> str:
             hint = (" (tensorflow-cpu, no NVIDIA driver, or CUDA_VISIBLE_DEVICES hides it: install "
                     "the tensorflow[and-cuda] wheel on a machine with an NVIDIA GPU and driver, or "
                     "leave device out to decode and warp on the CPU in tf.data)")
-        raise ValueError(f"device={device!r}: TensorFlow has no {kind}:{index}{hint}; its devices "
+        raise ValueError(f"{what}device={device!r}: TensorFlow has no {kind}:{index}{hint}; its devices "
                          f"are {have}")
     return f"/{kind}:{index}"
 
