@@ -9,8 +9,9 @@ float32 [B, 3], "norm": float32 [B, 3]}`` with the labels. :class:`WarpOnDevice`
 first of the model) or :func:`warp_on_device` (for a custom step) then warps each picture with
 ``tf_gulp.ops.similarity_warp`` on the step's device, whose GPU kernel runs on TensorFlow's own
 stream: the float batch is made in GPU memory, and only the uint8 pictures cross to the GPU.
-The results equal the CPU DataLoader's (same matrices, same rounding; the GPU kernel is within 2
-levels of the CPU warp before normalization).
+On the CPU the results equal the CPU DataLoader's (same matrices, same kernel; tested). The GPU
+kernel's own source, run on the host, is within 1 level of the CPU warp before normalization; it
+has not yet run on a GPU.
 
 Decoding stays on the CPU (libavcodec): NVDEC decoding inside the op is not done yet.
 """
