@@ -9,9 +9,11 @@ DataLoader's batches and trains with model.fit. The GPU kernel itself has not ru
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -155,3 +157,39 @@ def test_warp_on_device_layer_trains_with_model_fit(bzna):
     history = model.fit(ds, steps_per_epoch=2, epochs=1, verbose=0, shuffle=False)
     assert np.all(np.isfinite(history.history["loss"]))
     assert WarpOnDevice.from_config(model.layers[0].get_config()).shape_hw == (24, 32)
+
+
+MIRRORED = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+from tf_gulp.bzna.dataset import DataLoader
+from tf_gulp.bzna.on_device import WarpOnDevice
+
+strategy = tf.distribute.MirroredStrategy(["/CPU:0", "/CPU:1"])
+ds = DataLoader(sys.argv[1], (24, 32), 4, epochs=None, device="/CPU:0")
+with strategy.scope():
+    model = tf.keras.Sequential([WarpOnDevice((24, 32)), tf.keras.layers.GlobalAveragePooling2D(),
+                                 tf.keras.layers.Dense(2)])
+    model.compile("sgd", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+history = model.fit(ds, steps_per_epoch=2, epochs=1, verbose=0, shuffle=False)
+print(json.dumps({"loss": history.history["loss"], "replicas": strategy.num_replicas_in_sync}))
+"""
+
+
+def test_warp_on_device_under_mirrored_strategy(bzna, tmp_path):
+    # Two logical CPUs stand in for two GPUs: each replica warps its share of the batch in its own
+    # step. (Keras casts the untyped model inputs to float32 there; the layer casts them back.)
+    # Logical devices must be set before TensorFlow starts: a child process.
+    script = tmp_path / "mirrored.py"
+    script.write_text(MIRRORED)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               TF_CPP_MIN_LOG_LEVEL="2")
+    proc = subprocess.run([sys.executable, str(script), bzna], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["replicas"] == 2 and np.all(np.isfinite(report["loss"]))

@@ -110,6 +110,12 @@ class WarpOnDevice(tf.keras.layers.Layer):
         self.device_name = device
 
     def call(self, inputs: Mapping[str, tf.Tensor]) -> tf.Tensor:
+        # Keras may cast a model's inputs to its default float32 (it does under tf.distribute when
+        # the model has no typed Input): exact for pictures (0-255) and sizes, so cast back.
+        inputs = dict(inputs)
+        for key, dtype in (("image", tf.uint8), ("size", tf.int32)):
+            if key in inputs and inputs[key].dtype != dtype:
+                inputs[key] = tf.cast(inputs[key], dtype)
         return warp_on_device(inputs, self.shape_hw, self.device_name)
 
     def compute_output_shape(self, input_shape):
