@@ -55,3 +55,18 @@ extern "C" __global__ void tfg_similarity_warp_ycbcr(
                            matrices + 9 * static_cast<long long>(b), bias, norm, oob_color, x,
                            y, px, out.c);
 }
+
+// decode_hevc's GPU kernel: the (x0, y0, width, height) region of a decoder
+// surface (NV12 from NVDEC) to 8-bit RGB [height, width, 3], pixel by pixel
+// as the CPU decoder converts (codec::PixelToRgb: same matrix, range, chroma
+// upsampling and rounding), so both kernels of decode_hevc give the same bytes.
+// The picture is passed by value (a kernel parameter, no device copy).
+extern "C" __global__ void tfg_ycbcr_to_rgb_u8(tfg::codec::YcbcrPicture picture, int x0,
+                                                int y0, int width, int height,
+                                                int bilinear_chroma, uint8_t* __restrict__ dst) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= width || y >= height) return;
+  tfg::codec::PixelToRgb(picture, x0 + x, y0 + y, bilinear_chroma != 0,
+                         dst + (static_cast<long long>(y) * width + x) * 3);
+}

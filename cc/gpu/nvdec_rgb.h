@@ -1,0 +1,96 @@
+// decode_hevc's GPU path without TensorFlow: one Annex-B HEVC picture decoded
+// by the NVDEC decoder pool of the stream's GPU and converted to 8-bit RGB by
+// a kernel on that same stream, into memory the caller allocates once it knows
+// the picture's size (TensorFlow's allocate_output, in the op).
+//
+// Why here and not in the op: the order that makes it correct (decode and map
+// on the stream -> allocate -> convert kernel -> event -> unmap once the event
+// completed, the picture released on every error path) and the pool per GPU
+// are tested against the fake driver tables (nvdec_rgb_test.cc); the op only
+// parses the MP4 and hands TensorFlow's stream and allocator over.
+//
+// One pool per CUDA context, i.e. per GPU device (TensorFlow runs each device
+// in its primary context), created at the first picture decoded there with
+// the options given (sessions 0 = one per NVDEC engine). Thread safe.
+#ifndef TF_GULP_CC_GPU_NVDEC_RGB_H_
+#define TF_GULP_CC_GPU_NVDEC_RGB_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "cc/codec/ycbcr.h"
+#include "cc/gpu/nvdec_api.h"
+#include "cc/gpu/nvdec_picture.h"
+#include "cc/gpu/nvdec_pool.h"
+#include "cc/util/status.h"
+
+namespace tfg {
+namespace gpu {
+
+// The part of the decoded picture to convert (decode_hevc's crop).
+struct RgbRegion {
+  int x = 0, y = 0, width = 0, height = 0;
+};
+
+// Called between decoding and converting with the decoded picture's display
+// size: sets the region to convert and `dst`, device memory for
+// region.height * region.width * 3 bytes on the stream's device. An error
+// stops the decode (the picture is released, nothing is launched).
+using RgbAllocator =
+    std::function<Status(int width, int height, RgbRegion* region, CUdeviceptr* dst)>;
+
+// The kernel's view of a mapped NVDEC picture (NV12, the colour matrix and
+// range the stream signals, as the CPU decoder reads them).
+codec::YcbcrPicture YcbcrOf(const NvdecPicture& picture);
+
+class NvdecRgbDecoder {
+ public:
+  // `cuda` needs the pool's calls plus cuStreamGetCtx, cuModuleLoadData,
+  // cuModuleGetFunction and cuLaunchKernel; `fatbin` holds
+  // tfg_ycbcr_to_rgb_u8. Both must outlive the decoder.
+  NvdecRgbDecoder(const CudaApi& cuda, const NvdecApi& nvdec, const void* fatbin,
+                  size_t fatbin_size, const NvdecPoolOptions& options)
+      : cuda_(cuda), nvdec_(nvdec), fatbin_(fatbin), fatbin_size_(fatbin_size),
+        options_(options) {}
+
+  // The process-wide decoder over the embedded kernels and the driver
+  // libraries gpu_runtime loads (once). Unavailable, naming what is missing and
+  // how to get it, when the build has no kernels, there is no driver, the
+  // driver is too old or libnvcuvid.so.1 cannot be loaded.
+  static Status Get(NvdecRgbDecoder** out);
+
+  // Decodes `data` (one Annex-B picture) on `stream`, calls `allocate`, then
+  // queues the conversion on `stream`; returns once it is queued. Errors of
+  // the pool pass through with their codes: OutOfRange for a picture outside
+  // this GPU's NVDEC limits, Unavailable when the GPU's NVDEC cannot decode
+  // 8-bit 4:2:0 HEVC (the op then decodes on the CPU).
+  Status Decode(const uint8_t* data, size_t size, bool bilinear_chroma, CUstream stream,
+                const char* what, const RgbAllocator& allocate);
+
+  // Pools created so far (one per GPU device used).
+  int pools() const;
+
+ private:
+  Status PoolFor(CUcontext context, NvdecPool** pool);
+  Status KernelFor(CUcontext context, CUfunction* kernel);
+  Status Convert(CUcontext context, const NvdecPicture& picture, const RgbRegion& region,
+                 bool bilinear_chroma, CUdeviceptr dst, CUstream stream, const char* what);
+
+  const CudaApi cuda_;
+  const NvdecApi nvdec_;
+  const void* fatbin_;
+  size_t fatbin_size_;
+  const NvdecPoolOptions options_;
+  mutable std::mutex mu_;
+  std::map<CUcontext, std::unique_ptr<NvdecPool>> pools_;
+  std::map<CUcontext, CUfunction> kernels_;  // modules live for the process
+};
+
+}  // namespace gpu
+}  // namespace tfg
+
+#endif  // TF_GULP_CC_GPU_NVDEC_RGB_H_

@@ -1,0 +1,259 @@
+// NvdecRgbDecoder (decode_hevc's GPU path, TensorFlow-free) against the fake
+// CUDA driver + NVDEC (testing/fake_nvdec.h), with the conversion kernel's
+// launch recorded by a fake cuLaunchKernel that tells the fake which picture
+// the kernel reads: decode -> allocate -> kernel -> event -> unmap after the
+// event, one pool per GPU context, the picture released on every error path.
+#include "cc/gpu/nvdec_rgb.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cc/gpu/testing/fake_nvdec.h"
+
+// NvdecRgbDecoder::Get reads the embedded fatbin; these tests give their own.
+extern "C" const unsigned char tfg_similarity_warp_fatbin[] = {0};
+extern "C" const unsigned char tfg_similarity_warp_fatbin_end[] = {0};
+
+namespace tfg {
+namespace gpu {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::FakeNvdec;
+using testing::FakeSample;
+using testing::FakeSampleBytes;
+
+// cuda.h's values; ffnvcodec's header names only a few codes.
+const CUresult kInvalidValue = static_cast<CUresult>(1);
+const CUresult kNotFound = static_cast<CUresult>(500);
+
+const unsigned char kFatbin[] = "fake fatbin";
+const CUcontext kOtherContext = reinterpret_cast<CUcontext>(0xC1);
+const CUstream kStream = reinterpret_cast<CUstream>(0x5001);
+const CUstream kOtherDeviceStream = reinterpret_cast<CUstream>(0x5002);
+
+// The launch side of the fake driver (the pool's calls are FakeNvdec's).
+struct Launches {
+  FakeNvdec* fake = nullptr;
+  int loads = 0;
+  CUresult fail_launch = CUDA_SUCCESS;
+  struct Launch {
+    CUstream stream;
+    codec::YcbcrPicture picture;
+    int x0, y0, width, height, bilinear;
+    CUdeviceptr dst;
+    unsigned grid_x, grid_y, grid_z;
+  };
+  std::vector<Launch> launches;
+};
+Launches* launches = nullptr;
+
+CUresult CUDAAPI StreamGetCtx(CUstream stream, CUcontext* context) {
+  if (stream == kStream) {
+    *context = launches->fake->context();
+  } else if (stream == kOtherDeviceStream) {
+    *context = kOtherContext;
+  } else {
+    return kInvalidValue;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI ModuleLoadData(CUmodule* module, const void* image) {
+  if (image != kFatbin) return kInvalidValue;
+  ++launches->loads;
+  *module = reinterpret_cast<CUmodule>(0xD0);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI ModuleGetFunction(CUfunction* function, CUmodule, const char* name) {
+  if (std::string(name) != "tfg_ycbcr_to_rgb_u8") return kNotFound;
+  *function = reinterpret_cast<CUfunction>(0xF0);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI LaunchKernel(CUfunction, unsigned gx, unsigned gy, unsigned gz, unsigned,
+                              unsigned, unsigned, unsigned, CUstream stream, void** args,
+                              void**) {
+  if (launches->fail_launch != CUDA_SUCCESS) return launches->fail_launch;
+  Launches::Launch l;
+  l.stream = stream;
+  l.picture = *static_cast<codec::YcbcrPicture*>(args[0]);
+  l.x0 = *static_cast<int*>(args[1]);
+  l.y0 = *static_cast<int*>(args[2]);
+  l.width = *static_cast<int*>(args[3]);
+  l.height = *static_cast<int*>(args[4]);
+  l.bilinear = *static_cast<int*>(args[5]);
+  l.dst = *static_cast<CUdeviceptr*>(args[6]);
+  l.grid_x = gx;
+  l.grid_y = gy;
+  l.grid_z = gz;
+  launches->launches.push_back(l);
+  // The fake notes a kernel reading a picture that is not mapped, and keeps
+  // the picture mapped until the stream got past this kernel.
+  launches->fake->LaunchKernel(stream, reinterpret_cast<unsigned long long>(l.picture.y));
+  return CUDA_SUCCESS;
+}
+
+class NvdecRgbTest : public ::testing::Test {
+ protected:
+  NvdecRgbTest() {
+    state_.fake = &fake_;
+    launches = &state_;
+    cuda_ = fake_.cuda();
+    cuda_.cuStreamGetCtx = StreamGetCtx;
+    cuda_.cuModuleLoadData = ModuleLoadData;
+    cuda_.cuModuleGetFunction = ModuleGetFunction;
+    cuda_.cuLaunchKernel = LaunchKernel;
+    NvdecPoolOptions options;
+    options.sessions = 1;
+    options.surfaces = 2;
+    decoder_ = std::make_unique<NvdecRgbDecoder>(cuda_, fake_.nvdec(), kFatbin, sizeof(kFatbin),
+                                                 options);
+  }
+  ~NvdecRgbTest() override { launches = nullptr; }
+
+  Status Decode(int width, int height, const RgbAllocator& allocate, CUstream stream = kStream) {
+    FakeSample s;
+    s.width = width;
+    s.height = height;
+    const std::vector<uint8_t> bytes = FakeSampleBytes(s);
+    return decoder_->Decode(bytes.data(), bytes.size(), /*bilinear_chroma=*/true, stream,
+                            "sample 3", allocate);
+  }
+
+  void ExpectCleanEnd() {
+    decoder_.reset();
+    EXPECT_THAT(fake_.violations(), ::testing::IsEmpty());
+    for (const auto& [what, count] : fake_.live()) EXPECT_EQ(count, 0) << what << " left alive";
+  }
+
+  int Count(const std::string& prefix) const {
+    int n = 0;
+    for (const std::string& call : fake_.calls()) n += call.compare(0, prefix.size(), prefix) == 0;
+    return n;
+  }
+
+  FakeNvdec fake_;
+  Launches state_;
+  CudaApi cuda_;
+  std::unique_ptr<NvdecRgbDecoder> decoder_;
+};
+
+RgbAllocator Crop(int x, int y, int w, int h, CUdeviceptr dst, std::vector<int>* seen = nullptr) {
+  return [=](int width, int height, RgbRegion* region, CUdeviceptr* out) {
+    if (seen != nullptr) *seen = {width, height};
+    *region = {x, y, w, h};
+    *out = dst;
+    return Status::Ok();
+  };
+}
+
+TEST_F(NvdecRgbTest, ConvertsOnTheStreamAndUnmapsOnlyAfterTheKernelsEvent) {
+  std::vector<int> seen;
+  ASSERT_TRUE(Decode(60, 45, Crop(2, 1, 50, 40, 0xABC000, &seen)).ok());
+  EXPECT_EQ(seen, (std::vector<int>{60, 45})) << "the allocator gets the display size";
+  ASSERT_EQ(state_.launches.size(), 1u);
+  const auto& l = state_.launches[0];
+  EXPECT_EQ(l.stream, kStream);
+  EXPECT_EQ(l.dst, 0xABC000u);
+  EXPECT_EQ(l.x0, 2);
+  EXPECT_EQ(l.y0, 1);
+  EXPECT_EQ(l.width, 50);
+  EXPECT_EQ(l.height, 40);
+  EXPECT_EQ(l.bilinear, 1);
+  EXPECT_EQ(l.grid_x, 2u);  // 50 / 32 rounded up
+  EXPECT_EQ(l.grid_y, 5u);  // 40 / 8
+  EXPECT_EQ(l.grid_z, 1u);
+  // NV12 as NVDEC maps it: chroma after the coded rows, Cb Cr interleaved.
+  EXPECT_EQ(l.picture.width, 60);
+  EXPECT_EQ(l.picture.height, 45);
+  EXPECT_EQ(l.picture.y_stride, 256);
+  EXPECT_EQ(l.picture.cb, l.picture.y + 256 * 48);
+  EXPECT_EQ(l.picture.cr, l.picture.cb + 1);
+  EXPECT_EQ(l.picture.chroma_step, 2);
+  EXPECT_EQ(l.picture.chroma_width, 30);
+  EXPECT_EQ(l.picture.chroma_height, 23);
+
+  const int map = fake_.Find("cuvidMapVideoFrame");
+  const int kernel = fake_.Find("kernel(stream=", map);
+  const int record = fake_.Find("cuEventRecord", map);
+  ASSERT_GE(map, 0);
+  ASSERT_GT(kernel, map) << "the kernel reads the mapped picture";
+  ASSERT_GT(record, kernel) << "the event is recorded behind the kernel";
+  EXPECT_EQ(Count("cuvidUnmapVideoFrame"), 0) << "the kernel has not finished";
+
+  fake_.CompleteStream(kStream);
+  ASSERT_TRUE(Decode(60, 45, Crop(0, 0, 60, 45, 0xABD000)).ok());
+  EXPECT_GT(fake_.Find("cuvidUnmapVideoFrame"), record);
+  EXPECT_EQ(state_.loads, 1) << "one module per context";
+  EXPECT_EQ(Count("cuCtxPushCurrent"), Count("cuCtxPopCurrent"));
+  fake_.CompleteStream(kStream);
+  ExpectCleanEnd();
+}
+
+TEST_F(NvdecRgbTest, OnePoolPerGpuCreatedAtItsFirstPicture) {
+  EXPECT_EQ(decoder_->pools(), 0);
+  EXPECT_EQ(Count("cuvidGetDecoderCaps"), 0) << "nothing made before a picture";
+  ASSERT_TRUE(Decode(64, 48, Crop(0, 0, 64, 48, 0x1000)).ok());
+  ASSERT_TRUE(Decode(64, 48, Crop(0, 0, 64, 48, 0x2000)).ok());
+  EXPECT_EQ(decoder_->pools(), 1);
+  ASSERT_TRUE(Decode(64, 48, Crop(0, 0, 64, 48, 0x3000), kOtherDeviceStream).ok());
+  EXPECT_EQ(decoder_->pools(), 2);
+  EXPECT_EQ(state_.loads, 2) << "the kernels' module loaded in each context";
+  fake_.CompleteStream(kStream);
+  fake_.CompleteStream(kOtherDeviceStream);
+  ExpectCleanEnd();
+}
+
+TEST_F(NvdecRgbTest, AllocationFailureReleasesThePictureAndLaunchesNothing) {
+  const Status s = Decode(64, 48, [](int, int, RgbRegion*, CUdeviceptr*) {
+    return InternalError("out of GPU memory");
+  });
+  EXPECT_THAT(s.message(), HasSubstr("out of GPU memory"));
+  EXPECT_TRUE(state_.launches.empty());
+  EXPECT_EQ(Count("cuvidMapVideoFrame"), 1);
+  ExpectCleanEnd();  // unmapped by the pool's end at the latest, no leak
+  EXPECT_EQ(Count("cuvidUnmapVideoFrame"), 1);
+}
+
+TEST_F(NvdecRgbTest, RegionOutsideThePictureIsAnErrorNamingTheSample) {
+  const Status s = Decode(64, 48, Crop(10, 0, 60, 48, 0x1000));
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("sample 3"));
+  EXPECT_THAT(s.message(), HasSubstr("outside the decoded 64x48 picture"));
+  EXPECT_TRUE(state_.launches.empty());
+  ExpectCleanEnd();
+  EXPECT_EQ(Count("cuvidUnmapVideoFrame"), 1);
+}
+
+TEST_F(NvdecRgbTest, FailedLaunchIsAStatusAndReleasesThePicture) {
+  state_.fail_launch = CUDA_ERROR_UNKNOWN;
+  const Status s = Decode(64, 48, Crop(0, 0, 64, 48, 0x1000));
+  EXPECT_THAT(s.message(), HasSubstr("cuLaunchKernel(tfg_ycbcr_to_rgb_u8) failed"));
+  EXPECT_THAT(s.message(), HasSubstr("sample 3"));
+  EXPECT_EQ(Count("cuCtxPushCurrent"), Count("cuCtxPopCurrent"));
+  ExpectCleanEnd();
+  EXPECT_EQ(Count("cuvidUnmapVideoFrame"), 1);
+}
+
+TEST_F(NvdecRgbTest, PictureOutsideNvdecLimitsIsOutOfRangeForTheCpuFallback) {
+  fake_.max_size = 128;
+  const Status s = Decode(200, 100, Crop(0, 0, 200, 100, 0x1000));
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange) << s.message();
+  EXPECT_TRUE(state_.launches.empty());
+  ExpectCleanEnd();
+}
+
+TEST_F(NvdecRgbTest, FailedStreamContextLookupIsAStatus) {
+  const Status s = Decode(64, 48, Crop(0, 0, 64, 48, 0x1000),
+                          reinterpret_cast<CUstream>(0x9999));
+  EXPECT_THAT(s.message(), HasSubstr("cuStreamGetCtx failed"));
+  EXPECT_EQ(decoder_->pools(), 0);
+  ExpectCleanEnd();
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace tfg
