@@ -239,6 +239,66 @@ INSTANTIATE_TEST_SUITE_P(
                       Nv12Shape{33, 17, 64, 24, 16, 40, true, true},     // odd, padded surface
                       Nv12Shape{64, 48, 64, 48, 32, 32, false, true}));  // pitch == width
 
+// decode_hevc's conversion kernel (tfg_ycbcr_to_rgb_u8) over its launch
+// geometry: a region of an NV12 surface to RGB bytes, against the CPU
+// decoder's conversion of the same region (codec::RegionToRgb). The output is
+// run twice, over buffers filled with 0x00 and 0xFF, with guard bytes around
+// it: a byte never written, or one written outside, fails either run.
+struct RgbShape {
+  int width, height, pitch, surface_height;  // the decoded picture
+  int x, y, w, h;                            // the region converted
+  bool bilinear;
+};
+
+class RgbKernelOnHost : public ::testing::TestWithParam<RgbShape> {};
+
+TEST_P(RgbKernelOnHost, MatchesTheCpuDecodersConversionOverTheRealLaunchGeometry) {
+  const RgbShape s = GetParam();
+  const int cw = (s.width + 1) / 2, ch = (s.height + 1) / 2;
+  std::vector<uint8_t> surface(static_cast<size_t>(s.pitch) * (s.surface_height + ch));
+  std::mt19937 rng(s.width * 13 + s.height);
+  for (auto& v : surface) v = static_cast<uint8_t>(rng() % 256);
+  codec::YcbcrPicture p;
+  p.width = s.width;
+  p.height = s.height;
+  p.y = surface.data();
+  p.y_stride = s.pitch;
+  p.cb = p.y + static_cast<size_t>(s.pitch) * s.surface_height;
+  p.cr = p.cb + 1;
+  p.cb_stride = p.cr_stride = s.pitch;
+  p.chroma_step = 2;
+  p.shift_x = p.shift_y = 1;
+  p.chroma_width = cw;
+  p.chroma_height = ch;
+  p.matrix = codec::MakeYcbcrMatrix(codec::YcbcrStandard::kBt709, s.width % 2 == 1);
+
+  const size_t size = static_cast<size_t>(s.w) * s.h * 3;
+  std::vector<uint8_t> want(size);
+  codec::RegionToRgb(p, s.x, s.y, s.w, s.h, s.bilinear, want.data());
+  for (const uint8_t fill : {uint8_t{0x00}, uint8_t{0xFF}}) {
+    std::vector<uint8_t> out(size + 2 * kGuard, fill);
+    testing::LaunchOnHost(WarpLaunchDims(s.h, s.w, 1), [&] {
+      tfg_ycbcr_to_rgb_u8(p, s.x, s.y, s.w, s.h, s.bilinear ? 1 : 0, out.data() + kGuard);
+    });
+    for (size_t i = 0; i < kGuard; ++i) {
+      ASSERT_EQ(out[i], fill) << "written before the output";
+      ASSERT_EQ(out[kGuard + size + i], fill) << "written after the output";
+    }
+    for (size_t i = 0; i < size; ++i) {
+      ASSERT_EQ(out[kGuard + i], want[i]) << "byte " << i << " (fill " << int(fill) << ")";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EdgeShapes, RgbKernelOnHost,
+    ::testing::Values(RgbShape{1, 1, 256, 2, 0, 0, 1, 1, true},        // 1 pixel
+                      RgbShape{7, 5, 256, 8, 0, 0, 7, 5, true},        // odd, coded height 8
+                      RgbShape{7, 5, 256, 8, 1, 1, 5, 3, false},       // odd crop, nearest
+                      RgbShape{33, 17, 64, 24, 3, 2, 29, 15, true},    // 2 blocks wide
+                      RgbShape{64, 48, 64, 48, 0, 0, 64, 48, false},   // pitch == width
+                      RgbShape{40, 9, 128, 16, 0, 8, 40, 1, true}));   // one row
+
 }  // namespace
 }  // namespace gpu
 }  // namespace tfg
