@@ -43,20 +43,23 @@ CORE_TESTS_EXCLUDE = ["cc/gpu/**"]
 # The op library tf_gulp/ops/_tf_gulp_ops.so: these plus the core.
 OPS_SRCS = ["tf_gulp/ops/*.cc"]
 # The GPU kernel's glue is built with GPU_COPTS on top (GPU_OPS_SRCS below).
-OPS_EXCLUDE = ["tf_gulp/ops/similarity_warp_gpu_op.cc"]
+OPS_EXCLUDE = ["tf_gulp/ops/decode_hevc_gpu_op.cc", "tf_gulp/ops/similarity_warp_gpu_op.cc"]
 OPS_HDRS = ["tf_gulp/ops/*.h"]
 
-# The GPU kernel of SimilarityWarp (docs/gpu.md): its TensorFlow glue (GPU_OPS_SRCS) and the
-# TensorFlow-free host side it calls (GPU_SRCS: the driver loader, the launcher on TensorFlow's
-# stream, the embedded kernels), in the op library of both builds, on every machine: nothing needs a
+# The GPU kernels of SimilarityWarp and DecodeHevc (docs/gpu.md): their TensorFlow glue
+# (GPU_OPS_SRCS) and the TensorFlow-free host side they call (GPU_SRCS: the driver loader, the warp
+# launcher on TensorFlow's stream, the NVDEC decoder pool and its decode -> RGB path, the embedded
+# kernels), in the op library of both builds, on every machine: nothing needs a
 # CUDA header or library (CUDA types from ffnvcodec's headers, vendored in third_party/ffnvcodec;
 # libcuda.so.1 is opened at run time). The kernels themselves are compiled by nvcc with
 # GPU_NVCC_FLAGS (the architectures of cc/gpu/CMakeLists.txt) into a fatbin that
 # cc/gpu/embedded_fatbin.cc embeds; a build without nvcc embeds an empty one and says so, and the
-# GPU kernel then falls back to the CPU warp with copies, logging why once.
+# GPU kernels then fall back (CPU warp, CPU decode) with copies, logging why once.
 GPU_SRCS = [
     "cc/gpu/embedded_fatbin.cc",
     "cc/gpu/gpu_runtime.cc",
+    "cc/gpu/nvdec_pool.cc",
+    "cc/gpu/nvdec_rgb.cc",
     "cc/gpu/stream_warp.cc",
 ]
 GPU_HDRS = [
@@ -64,9 +67,12 @@ GPU_HDRS = [
     "cc/gpu/gpu_runtime.h",
     "cc/gpu/launch_geometry.h",
     "cc/gpu/nvdec_api.h",
+    "cc/gpu/nvdec_picture.h",
+    "cc/gpu/nvdec_pool.h",
+    "cc/gpu/nvdec_rgb.h",
     "cc/gpu/stream_warp.h",
 ]
-GPU_OPS_SRCS = ["tf_gulp/ops/similarity_warp_gpu_op.cc"]
+GPU_OPS_SRCS = ["tf_gulp/ops/decode_hevc_gpu_op.cc", "tf_gulp/ops/similarity_warp_gpu_op.cc"]
 GPU_COPTS = ["-Ithird_party/ffnvcodec/include"]
 GPU_NVCC_FLAGS = [
     "-fatbin",

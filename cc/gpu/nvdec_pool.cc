@@ -288,7 +288,8 @@ class NvdecSession {
   Status Sequence(const CUVIDEOFORMAT& format) {
     if (format.codec != cudaVideoCodec_HEVC || format.chroma_format != cudaVideoChromaFormat_420 ||
         format.bit_depth_luma_minus8 != 0 || format.bit_depth_chroma_minus8 != 0) {
-      return InvalidArgumentError(what_, ": NVDEC path decodes 8-bit 4:2:0 HEVC only (this "
+      // OutOfRange, as pictures past the size limits: the op decodes these on the CPU.
+      return OutOfRangeError(what_, ": NVDEC path decodes 8-bit 4:2:0 HEVC only (this "
                                   "picture: chroma format ", static_cast<int>(format.chroma_format),
                                   ", ", 8 + format.bit_depth_luma_minus8,
                                   "-bit); decode it on the CPU");

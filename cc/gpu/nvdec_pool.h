@@ -67,7 +67,9 @@ class NvdecPool {
   ~NvdecPool();
 
   // Decodes one Annex-B HEVC picture and maps it on `stream`. The picture is
-  // the caller's until Release. `what` names the sample in errors.
+  // the caller's until Release. `what` names the sample in errors. A picture
+  // NVDEC cannot take (not 8-bit 4:2:0, or outside this GPU's size limits) is
+  // OutOfRange: the caller decodes it on the CPU.
   Status Decode(const uint8_t* data, size_t size, CUstream stream, const char* what,
                 NvdecPicture* picture);
 

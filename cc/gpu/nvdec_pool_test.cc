@@ -230,7 +230,7 @@ TEST(NvdecPoolTest, SamplesNvdecCannotTakeGiveClearErrorsAndTheSessionGoesOn) {
   FakeSample ten_bit = Sample(64, 48);
   ten_bit.bit_depth_minus8 = 2;
   Status s = DecodeSample(*pool, ten_bit, &p);
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
   EXPECT_THAT(s.message(), HasSubstr("sample 7: NVDEC path decodes 8-bit 4:2:0 HEVC only"));
   EXPECT_THAT(s.message(), HasSubstr("decode it on the CPU"));
 

@@ -246,6 +246,18 @@ TEST_F(NvdecRgbTest, PictureOutsideNvdecLimitsIsOutOfRangeForTheCpuFallback) {
   ExpectCleanEnd();
 }
 
+TEST_F(NvdecRgbTest, TenBitPictureIsOutOfRangeForTheCpuFallback) {
+  FakeSample s;
+  s.bit_depth_minus8 = 2;
+  const std::vector<uint8_t> bytes = FakeSampleBytes(s);
+  const Status status = decoder_->Decode(bytes.data(), bytes.size(), true, kStream, "sample 3",
+                                         Crop(0, 0, 64, 48, 0x1000));
+  EXPECT_EQ(status.code(), StatusCode::kOutOfRange) << status.message();
+  EXPECT_THAT(status.message(), HasSubstr("8-bit 4:2:0 HEVC only"));
+  EXPECT_TRUE(state_.launches.empty());
+  ExpectCleanEnd();
+}
+
 TEST_F(NvdecRgbTest, FailedStreamContextLookupIsAStatus) {
   const Status s = Decode(64, 48, Crop(0, 0, 64, 48, 0x1000),
                           reinterpret_cast<CUstream>(0x9999));

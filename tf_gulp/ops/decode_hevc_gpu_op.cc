@@ -1,0 +1,194 @@
+// DecodeHevc's GPU kernel: the sample's MP4 is parsed on the host (HostMemory
+// `contents`), its picture decoded by NVDEC through the decoder pool of this
+// GPU and converted to RGB by a kernel on TensorFlow's own stream into the
+// output TensorFlow allocates (cc/gpu/nvdec_rgb.*: pool per device, decode ->
+// convert -> event -> unmap, all TensorFlow-free and tested against fake
+// driver tables). Like similarity_warp's GPU kernel, nothing here needs a CUDA
+// header or library at build or link time; the driver libraries are opened at
+// run time, so the op library loads everywhere.
+//
+// Asynchronous: the executor thread only parses the sample; the NVDEC calls
+// (which may wait for a free decode surface) run on TensorFlow's CPU worker
+// threads, and `done` runs once the conversion is queued on the stream.
+//
+// Fallback: where NVDEC cannot be used (a build without nvcc, no NVIDIA
+// driver or one older than R580, no libnvcuvid.so.1 as in containers started
+// without the `video` driver capability, a GPU whose NVDEC cannot decode
+// 8-bit 4:2:0 HEVC, or a picture outside its NVDEC's size limits) the picture
+// is decoded on the CPU (the CPU kernel's code) and copied to the device; the
+// first fallback of each kind is logged once, naming the reason.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "cc/gpu/nvdec_rgb.h"
+#include "tensorflow/core/framework/device.h"
+#include "tensorflow/core/framework/device_base.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/op_requires.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/platform/logging.h"
+#include "tf_gulp/ops/core_status.h"
+#include "tf_gulp/ops/decode_hevc_sample.h"
+#include "xla/stream_executor/stream.h"
+
+namespace tf_gulp {
+namespace {
+
+using ::tensorflow::AllocatorAttributes;
+using ::tensorflow::AsyncOpKernel;
+using ::tensorflow::DEVICE_GPU;
+using ::tensorflow::OpKernelConstruction;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::Tensor;
+using ::tensorflow::TensorShape;
+using ::tensorflow::tstring;
+
+constexpr char kOpName[] = "TfGulp>DecodeHevc";
+
+// Logs the first fallback for NVDEC being unavailable and the first for a
+// picture NVDEC cannot take, each once per process.
+void WarnFallbackOnce(bool per_picture, const tfg::Status& why) {
+  static std::once_flag unavailable, picture;
+  std::call_once(per_picture ? picture : unavailable, [&] {
+    LOG(WARNING) << "tf_gulp: decode_hevc on a GPU device decodes on the CPU and copies the "
+                    "picture to the GPU"
+                 << (per_picture ? " (for pictures NVDEC cannot take; others use NVDEC)" : "")
+                 << ": " << why.message();
+  });
+}
+
+class DecodeHevcGpuOp : public AsyncOpKernel {
+ public:
+  explicit DecodeHevcGpuOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
+    std::string crop, chroma;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("track", &track_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("crop", &crop));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("chroma_upsampling", &chroma));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("threads", &threads_));
+    clean_ = crop == "clean";
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::ParseChromaUpsampling(chroma, &chroma_)));
+    OP_REQUIRES(ctx, threads_ >= 0,
+                absl::InvalidArgumentError("decode_hevc: threads must be >= 0"));
+  }
+
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    const Tensor& input = ctx->input(0);
+    OP_REQUIRES_ASYNC(ctx, input.dims() == 0,
+                      absl::InvalidArgumentError(absl::StrCat(
+                          "decode_hevc: contents must be a scalar string (one MP4), got shape ",
+                          input.shape().DebugString())),
+                      done);
+    const Tensor& what_input = ctx->input(1);
+    OP_REQUIRES_ASYNC(ctx, what_input.dims() == 0,
+                      absl::InvalidArgumentError("decode_hevc: what must be a scalar string"),
+                      done);
+    OP_REQUIRES_ASYNC(ctx, ctx->op_device_context() != nullptr,
+                      absl::InternalError("decode_hevc: no GPU device context"), done);
+    auto* stream = ctx->op_device_context()->stream();
+    OP_REQUIRES_ASYNC(ctx, stream != nullptr,
+                      absl::InternalError("decode_hevc: the GPU device has no stream"), done);
+    const tstring& bytes = input.scalar<tstring>()();
+    auto sample = std::make_shared<HevcSample>();
+    OP_REQUIRES_OK_ASYNC(ctx,
+                         ToTfStatus(ParseHevcSample(
+                             reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                             track_, std::string(what_input.scalar<tstring>()()), sample.get())),
+                         done);
+    tfg::gpu::NvdecRgbDecoder* decoder = nullptr;
+    const tfg::Status available = tfg::gpu::NvdecRgbDecoder::Get(&decoder);
+    if (!available.ok()) {
+      WarnFallbackOnce(false, available);
+      DecodeOnHost(ctx, sample, std::move(done));
+      return;
+    }
+    CUstream cu_stream = static_cast<CUstream>(stream->platform_specific_handle().stream);
+    ctx->device()->tensorflow_cpu_worker_threads()->workers->Schedule(
+        [this, ctx, sample, decoder, cu_stream, done = std::move(done)]() mutable {
+          DecodeWithNvdec(ctx, sample, decoder, cu_stream, std::move(done));
+        });
+  }
+
+ private:
+  void DecodeWithNvdec(OpKernelContext* ctx, std::shared_ptr<HevcSample> sample,
+                       tfg::gpu::NvdecRgbDecoder* decoder, CUstream stream, DoneCallback done) {
+    absl::Status allocated;  // TensorFlow's own status if allocate_output failed
+    bool output_made = false;
+    const tfg::Status decoded = decoder->Decode(
+        reinterpret_cast<const uint8_t*>(sample->annex_b.data()), sample->annex_b.size(),
+        chroma_ == tfg::codec::ChromaUpsampling::kBilinear, stream, sample->what.c_str(),
+        [&](int width, int height, tfg::gpu::RgbRegion* region, CUdeviceptr* dst) {
+          TFG_RETURN_IF_ERROR(HevcCropRegion(*sample, clean_, width, height, &region->x,
+                                             &region->y, &region->width, &region->height));
+          Tensor* output = nullptr;
+          allocated = ctx->allocate_output(
+              0, TensorShape({region->height, region->width, 3}), &output);
+          if (!allocated.ok()) return tfg::InternalError(allocated.message());
+          output_made = true;
+          *dst = reinterpret_cast<CUdeviceptr>(output->tensor_data().data());
+          return tfg::Status::Ok();
+        });
+    // Pictures NVDEC cannot take (outside its size limits; a GPU whose NVDEC
+    // lacks 8-bit 4:2:0 HEVC): the CPU decodes them.
+    if (!output_made && (decoded.code() == tfg::StatusCode::kOutOfRange ||
+                         decoded.code() == tfg::StatusCode::kUnavailable)) {
+      WarnFallbackOnce(true, decoded);
+      DecodeOnHost(ctx, sample, std::move(done));
+      return;
+    }
+    if (!allocated.ok()) {
+      ctx->SetStatus(allocated);
+    } else {
+      ctx->SetStatus(ToTfStatus(decoded));
+    }
+    done();
+  }
+
+  // The fallback: the CPU kernel's decode into pinned host memory, then one
+  // copy to the output on the device.
+  void DecodeOnHost(OpKernelContext* ctx, std::shared_ptr<HevcSample> sample,
+                    DoneCallback done) {
+    auto host = std::make_shared<Tensor>();
+    absl::Status allocated;
+    Tensor* output = nullptr;
+    const tfg::Status decoded = DecodeHevcOnCpu(
+        *sample, clean_, chroma_, threads_, [&](int h, int w, uint8_t** rgb) {
+          AllocatorAttributes pinned;
+          pinned.set_on_host(true);
+          pinned.set_gpu_compatible(true);
+          allocated = ctx->allocate_temp(::tensorflow::DT_UINT8, TensorShape({h, w, 3}),
+                                         host.get(), pinned);
+          if (allocated.ok()) allocated = ctx->allocate_output(0, TensorShape({h, w, 3}), &output);
+          if (!allocated.ok()) return tfg::InternalError(allocated.message());
+          *rgb = host->flat<uint8_t>().data();
+          return tfg::Status::Ok();
+        });
+    OP_REQUIRES_OK_ASYNC(ctx, allocated, done);
+    OP_REQUIRES_OK_ASYNC(ctx, ToTfStatus(decoded), done);
+    if (output->NumElements() == 0) {
+      done();
+      return;
+    }
+    auto* device = static_cast<::tensorflow::Device*>(ctx->device());
+    ctx->op_device_context()->CopyCPUTensorToDevice(
+        host.get(), device, output, [ctx, host, done = std::move(done)](const absl::Status& s) {
+          ctx->SetStatus(s);
+          done();
+        });
+  }
+
+  std::string track_;
+  bool clean_ = true;
+  tfg::codec::ChromaUpsampling chroma_ = tfg::codec::ChromaUpsampling::kBilinear;
+  int threads_ = 1;
+};
+
+}  // namespace
+
+// The compressed sample and its name are read on the host (MP4 parsing, the
+// crop); the picture is decoded and converted on the GPU, into GPU memory.
+REGISTER_KERNEL_BUILDER(Name(kOpName).Device(DEVICE_GPU).HostMemory("contents").HostMemory("what"),
+                        DecodeHevcGpuOp);
+
+}  // namespace tf_gulp
