@@ -1,10 +1,10 @@
 """The GPU side of the ops and of DataLoader, checked on a machine without a GPU (docs/gpu.md).
 
-What a host can check: the GPU kernel of similarity_warp is in TensorFlow's kernel registry with
-the right inputs in host memory, the op library holds the nvcc-built kernels when nvcc was there
+What a host can check: the GPU kernels of similarity_warp and decode_hevc are in TensorFlow's kernel
+registry with the right inputs in host memory, the op library holds the nvcc-built kernels when nvcc was there
 at build time, `DataLoader(..., device="/GPU:0")` refuses a machine where TensorFlow has no GPU, and
 the two-stage path (tf.data up to the warp, then WarpOnDevice in the model) gives the CPU
-DataLoader's batches and trains with model.fit. The GPU kernel itself has not run on a GPU yet.
+DataLoader's batches and trains with model.fit. The GPU kernels themselves have not run on a GPU yet.
 """
 
 from __future__ import annotations
@@ -46,6 +46,15 @@ def test_similarity_warp_has_cpu_and_gpu_kernels():
     assert found["GPU"] == HOST_MEMORY
 
 
+def test_decode_hevc_has_cpu_and_gpu_kernels():
+    found = registrations("TfGulp>DecodeHevc")
+    assert set(found) == {"CPU", "GPU"}
+    # The compressed sample and its name are parsed on the host; the picture is decoded (NVDEC) and
+    # converted on the GPU straight into the output in GPU memory.
+    assert found["GPU"] == {"contents", "what"}
+    assert found["CPU"] == set()
+
+
 def _library_path() -> str:
     return os.path.join(os.path.dirname(tf_gulp.ops.__file__), "_tf_gulp_ops.so")
 
@@ -77,6 +86,9 @@ def test_the_library_embeds_the_gpu_kernels_when_nvcc_was_there():
     with open(_library_path(), "rb") as f:
         data = f.read()
     assert b"\x50\xed\x55\xba" in data
+    # Both ops' kernels: the warp, and decode_hevc's NV12 -> RGB conversion of NVDEC's pictures.
+    for kernel in (b"tfg_similarity_warp_u8", b"tfg_ycbcr_to_rgb_u8"):
+        assert kernel in data, kernel
 
 
 def test_the_library_links_no_cuda_library():
