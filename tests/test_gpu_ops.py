@@ -157,8 +157,73 @@ def test_two_stage_path_gives_the_cpu_loaders_batches(bzna):
     assert any(len({tuple(s) for s in i["size"].numpy()}) > 1 for i, _ in staged)
 
 
-def test_warp_on_device_layer_trains_with_model_fit(bzna):
-    ds = _loader(bzna, device="/CPU:0").repeat()
+def test_device_decode_path_gives_the_cpu_loaders_batches(bzna):
+    # decode="device": the compressed samples go to the step, where decode_hevc (on a GPU: NVDEC)
+    # and similarity_warp run on the step's device. Here the device is the CPU: same batches.
+    plain = list(_loader(bzna).as_numpy_iterator())
+    staged = list(_loader(bzna, device="/CPU:0", decode="device"))
+    assert len(staged) == len(plain) == 3
+    for (x, y), (inputs, labels) in zip(plain, staged):
+        assert set(inputs) == {"sample", "what", "size", "matrix", "bias", "norm"}
+        assert inputs["sample"].dtype == tf.string
+        assert all(b": sample " in w for w in inputs["what"].numpy())
+        # The sizes come from the MP4 headers, without decoding, and are the decoded ones.
+        for sample, size in zip(inputs["sample"].numpy(), inputs["size"].numpy()):
+            assert tuple(tf_gulp.ops.decode_hevc(sample).shape[:2]) == tuple(size)
+        warped = warp_on_device(inputs, (24, 32), "/CPU:0").numpy()
+        np.testing.assert_array_equal(warped, x)
+        np.testing.assert_array_equal(labels.numpy(), y)
+
+
+def test_device_decode_checks_the_decoded_size(bzna):
+    inputs, _ = next(iter(_loader(bzna, device="/CPU:0", decode="device")))
+    inputs = dict(inputs)
+    inputs["size"] = inputs["size"] + 1  # a header that lies: the matrix was made for another size
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"decoded picture's size differs"):
+        warp_on_device(inputs, (24, 32), "/CPU:0")
+
+
+def test_decode_auto_decodes_in_tf_data_where_nvdec_is_unavailable(bzna):
+    reason = tf_gulp.ops.hevc_ops.nvdec_unavailable_reason()
+    if not reason:
+        pytest.skip("NVDEC is usable here: 'auto' decodes on the GPU")
+    # The reason names what is missing (the kernels, the driver, libnvcuvid.so.1) and the remedy.
+    assert any(k in reason for k in ("nvcc", "libcuda.so.1", "driver", "libnvcuvid.so.1")), reason
+    # A CPU device never decodes in the step under "auto"; nor does a GPU without NVDEC.
+    inputs, _ = next(iter(_loader(bzna, device="/CPU:0")))
+    assert "image" in inputs and "sample" not in inputs
+    inputs, _ = next(iter(_loader(bzna, device="/CPU:0", decode="host")))
+    assert "image" in inputs
+
+
+def test_decode_argument_is_checked(tmp_path):
+    path = str(tmp_path / "never-read.bzna")
+    with pytest.raises(ValueError, match=r"DataLoader: decode='gpu': expected 'auto', 'device'"):
+        DataLoader(path, (8, 8), 2, device="/CPU:0", decode="gpu")
+    with pytest.raises(ValueError, match=r"DataLoader: decode='device' needs a device"):
+        DataLoader(path, (8, 8), 2, decode="device")
+
+
+def test_device_decode_runs_decode_and_warp_on_the_device_in_the_step_graph():
+    # The step's graph (traced, not run: this machine has no GPU): decode_hevc and similarity_warp
+    # inside the per-picture loop, which is placed on the device; nothing is decoded in tf.data.
+    spec = {"sample": tf.TensorSpec([None], tf.string), "what": tf.TensorSpec([None], tf.string),
+            "size": tf.TensorSpec([None, 2], tf.int32),
+            "matrix": tf.TensorSpec([None, 3, 3], tf.float32),
+            "bias": tf.TensorSpec([None, 3], tf.float32),
+            "norm": tf.TensorSpec([None, 3], tf.float32)}
+    graph = tf.function(lambda x: warp_on_device(x, (24, 32), "/GPU:0")).get_concrete_function(
+        spec).graph
+    loops = [op for op in graph.get_operations() if op.type in ("While", "StatelessWhile")]
+    assert loops and all(op.device.endswith("GPU:0") for op in loops)
+    body = graph._functions[loops[0].get_attr("body").name]  # pylint: disable=protected-access
+    types = {node.op for node in body.definition.node_def}
+    assert {"TfGulp>DecodeHevc", "TfGulp>SimilarityWarp"} <= types
+
+
+@pytest.mark.parametrize("decode", ["host", "device"])
+def test_warp_on_device_layer_trains_with_model_fit(bzna, decode):
+    ds = _loader(bzna, device="/CPU:0", decode=decode).repeat()
     model = tf.keras.Sequential([
         WarpOnDevice((24, 32)),
         tf.keras.layers.Conv2D(4, 3, activation="relu"),

@@ -26,7 +26,7 @@ from tf_gulp import transforms as T
 from tf_gulp.ops.bzna_ops import bzna_entry_index, read_file_range
 from tf_gulp.ops.cardinality_ops import KnownCardinalityDataset
 from tf_gulp.ops.epoch_ops import EpochDataset, new_epoch_counter
-from tf_gulp.ops.hevc_ops import decode_hevc
+from tf_gulp.ops.hevc_ops import decode_hevc, hevc_sample_size, nvdec_unavailable_reason
 from tf_gulp.ops.op_attrs import check_attr
 from tf_gulp.ops.warp_ops import similarity_warp
 
@@ -101,10 +101,11 @@ def _select(positions, selection: Selection):
 
 def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: int, epoch,
            crop: str, decode: bool, selection: Selection = (),
-           position=None) -> tf.data.Dataset:
+           position=None, name_samples: bool = False) -> tf.data.Dataset:
     """One pass over [start, stop) as a dataset of {"image"|"sample", "label", "index"}; only the
     positions `selection` keeps are read. `position` (an int64 scalar tensor), when >= 0, keeps
-    only that position of the selected order (one tf.data service split: one entry)."""
+    only that position of the selected order (one tf.data service split: one entry).
+    `name_samples` adds "what" (the sample's name for error messages) to undecoded elements."""
     path_t = tf.constant(path)
 
     @tf.autograph.experimental.do_not_convert
@@ -136,12 +137,14 @@ def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: in
                                      little_endian=True)[0],
             lambda: tf.constant(-1, tf.int64))
         out = {"label": label, "index": i}
+        what = tf.strings.join([path_t, ": sample ", tf.strings.as_string(i),
+                                " (byte offset ", tf.strings.as_string(offset), ")"])
         if decode:
-            what = tf.strings.join([path_t, ": sample ", tf.strings.as_string(i),
-                                    " (byte offset ", tf.strings.as_string(offset), ")"])
             out["image"] = decode_hevc(sample, track=track, crop=crop, what=what)
         else:
             out["sample"] = sample
+            if name_samples:
+                out["what"] = what
         return out
 
     return (tf.data.Dataset.from_tensors(path_t).flat_map(index)
@@ -305,7 +308,7 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                warp_transform=None, bias_transform=None, norm_transform=None,
                track: str = "bzna_input", drop_remainder: bool = False,
                splits: Optional[Mapping[str, Sequence[int]]] = None,
-               device: Optional[str] = None) -> tf.data.Dataset:
+               device: Optional[str] = None, decode: str = "auto") -> tf.data.Dataset:
     """Batches ready for ``model.fit``: ``(float32 [B, H, W, 3], int64 [B])``.
 
     Each image is decoded (``decode_hevc``) and warped to `shape` = (height, width) by
@@ -323,10 +326,17 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     by the next one).
 
     `device` (e.g. "/GPU:0") moves the warp out of tf.data into the training step, on that device
-    (docs/gpu.md): batches are then ``({"image": uint8 [B, H, W, 3] padded to the batch's largest
-    picture, "size": int32 [B, 2], "matrix": [B, 3, 3], "bias": [B, 3], "norm": [B, 3]}, labels)``
-    and the model's first layer is ``tf_gulp.bzna.WarpOnDevice(shape)``, which gives the float
-    batch above in the device's memory. Decoding stays on the CPU.
+    (docs/gpu.md), and the model's first layer is ``tf_gulp.bzna.WarpOnDevice(shape)``, which
+    gives the float batch above in the device's memory. `decode` says where pictures are decoded
+    then: "auto" (default) on the device when it is a GPU on which ``decode_hevc`` can use NVDEC
+    (``tf_gulp.ops.hevc_ops.nvdec_unavailable_reason()`` is empty), else on the CPU in tf.data;
+    "device" always in the step on `device` (a GPU's kernel falls back to the CPU decoder by itself
+    where NVDEC cannot be used); "host" on the CPU in tf.data. Decoded on the CPU, batches are
+    ``({"image": uint8 [B, H, W, 3] padded to the batch's largest picture, "size": int32 [B, 2],
+    "matrix": [B, 3, 3], "bias": [B, 3], "norm": [B, 3]}, labels)``; decoded on the device,
+    ``({"sample": string [B] (the compressed samples), "what": string [B], "size", "matrix",
+    "bias", "norm"}, labels)``, the sizes read from the samples' MP4 headers (the step checks the
+    decoded sizes against them). The GPU kernels have not yet run on a GPU.
 
     ``cardinality()`` is known: ``epochs`` times the split's entries, in batches (rounded up, or
     down with ``drop_remainder``); infinite with ``epochs=None``.
@@ -337,8 +347,9 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
         exception is also a ``ValueError``).
       ValueError: an argument outside its range (a size, ``batch_size`` or ``epochs`` under 1,
         a ``seed`` outside [-2**63, 2**63 - 1], a ``track`` other than "bzna_input" /
-        "bzna_thumb"), an unknown split, or a `device` TensorFlow does not have (e.g. "/GPU:0"
-        with tensorflow-cpu).
+        "bzna_thumb"), an unknown split, a `device` TensorFlow does not have (e.g. "/GPU:0"
+        with tensorflow-cpu), or a `decode` other than "auto" / "device" / "host" ("device"
+        needs a `device`).
     """
     what = "DataLoader: "
     path = absolute(A.path(path, "path", what=what))
@@ -354,19 +365,34 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                       or T.ConstantBiasTransform((0.0, 0.0, 0.0)))
     norm_transform = (_transform(norm_transform, "norm_transform", what)
                       or T.ConstantNormTransform((1.0, 1.0, 1.0)))
+    if decode not in ("auto", "device", "host"):
+        raise ValueError(f"{what}decode={decode!r}: expected 'auto', 'device' or 'host'")
+    if decode == "device" and device is None:
+        raise ValueError(f"{what}decode='device' needs a device (e.g. device='/GPU:0')")
+    on_device = False  # pictures decoded in the step, on `device`
     if device is not None:
         from tf_gulp.bzna.on_device import check_device  # pylint: disable=import-outside-toplevel
 
         device = check_device(device, what)
+        on_device = decode == "device" or (decode == "auto" and device.startswith("/GPU")
+                                           and not nvdec_unavailable_reason())
     start, stop = split_range(path, split, splits)
 
     @tf.autograph.experimental.do_not_convert
     def one_epoch(epoch):
-        ds = _epoch(path, start, stop, track, shuffle, seed, epoch, "clean", True)
+        ds = _epoch(path, start, stop, track, shuffle, seed, epoch, "clean", not on_device,
+                    name_samples=on_device)
 
         @tf.autograph.experimental.do_not_convert
         def warp(x):
             key = T.element_key(seed, epoch, x["index"])
+            if on_device:  # decoded and warped in the step by WarpOnDevice
+                size = hevc_sample_size(x["sample"], track=track, crop="clean", what=x["what"])
+                matrix = warp_transform(size, shape, key)
+                return {"sample": x["sample"], "what": x["what"], "size": size,
+                        "matrix": tf.convert_to_tensor(matrix, tf.float32),
+                        "bias": _per_channel(bias_transform(key)),
+                        "norm": _per_channel(norm_transform(key))}, x["label"]
             matrix = warp_transform(tf.shape(x["image"])[:2], shape, key)
             if device is not None:  # warped in the step by WarpOnDevice
                 return {"image": x["image"], "size": tf.shape(x["image"], out_type=tf.int32)[:2],
@@ -397,7 +423,7 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     else:
         count = epochs * (stop - start)
     ds = KnownCardinalityDataset(epochs_ds.flat_map(one_epoch), count)
-    if device is not None:  # pictures of different sizes: padded, with their sizes
+    if device is not None and not on_device:  # pictures of different sizes: padded, with sizes
         ds = ds.padded_batch(batch_size, drop_remainder=drop_remainder)
     else:
         ds = ds.batch(batch_size, drop_remainder=drop_remainder)

@@ -13,7 +13,12 @@ On the CPU the results equal the CPU DataLoader's (same matrices, same kernel; t
 kernel's own source, run on the host, is within 1 level of the CPU warp before normalization; it
 has not yet run on a GPU.
 
-Decoding stays on the CPU (libavcodec): NVDEC decoding inside the op is not done yet.
+With ``decode="device"`` (or "auto" on a GPU where NVDEC can be used) the pictures are decoded in
+the step as well: the batch carries the compressed samples (``{"sample": string [B], "what": string
+[B], "size", "matrix", "bias", "norm"}``, the sizes read from the MP4 headers in tf.data) and each
+is decoded by ``tf_gulp.ops.decode_hevc`` on the step's device (the GPU kernel: NVDEC into GPU
+memory, converted to RGB by a kernel on TensorFlow's stream) before its warp. Only compressed bytes
+cross to the GPU. Not yet run on a GPU; on the CPU the results equal the CPU DataLoader's (tested).
 """
 
 from __future__ import annotations
@@ -22,9 +27,12 @@ from typing import Mapping, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
+from tf_gulp.ops.hevc_ops import decode_hevc
 from tf_gulp.ops.warp_ops import similarity_warp
 
 INPUT_KEYS = ("image", "size", "matrix", "bias", "norm")
+# The batch of DataLoader(..., device=..., decode="device"): compressed samples instead of pictures.
+SAMPLE_INPUT_KEYS = ("sample", "what", "size", "matrix", "bias", "norm")
 
 
 def check_device(device: str, what: str = "") -> str:
@@ -61,29 +69,49 @@ def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
     """Warps a batch of ``DataLoader(..., device=...)`` to float32 ``[B, height, width, 3]``.
 
     Args:
-      inputs: the batch's first element: ``{"image", "size", "matrix", "bias", "norm"}``.
+      inputs: the batch's first element: ``{"image", "size", "matrix", "bias", "norm"}``, or
+        ``{"sample", "what", "size", "matrix", "bias", "norm"}`` (compressed samples, decoded here).
       shape: (height, width) of the output: the DataLoader's `shape`.
-      device: where to warp; None (default) is the device the caller runs on (under
+      device: where to decode and warp; None (default) is the device the caller runs on (under
         ``tf.distribute`` each replica's own GPU; in Keras' step the GPU when there is one).
 
-    Each picture is cut to its own size (so the warp sees its true borders, as on the CPU path)
-    and warped with its matrix, bias and norm by ``tf_gulp.ops.similarity_warp``.
+    Each picture is cut to its own size (so the warp sees its true borders, as on the CPU path),
+    or decoded by ``tf_gulp.ops.decode_hevc`` (its decoded size checked against "size", which
+    made the matrix), and warped with its matrix, bias and norm by ``tf_gulp.ops.similarity_warp``.
     """
-    missing = [k for k in INPUT_KEYS if k not in inputs]
+    keys = SAMPLE_INPUT_KEYS if "sample" in inputs else INPUT_KEYS
+    missing = [k for k in keys if k not in inputs]
     if missing:
         raise ValueError(f"warp_on_device: inputs lack {missing}; pass the first element of a "
-                         f"DataLoader(..., device=...) batch (keys {list(INPUT_KEYS)})")
+                         f"DataLoader(..., device=...) batch (keys {list(INPUT_KEYS)}, or "
+                         f"{list(SAMPLE_INPUT_KEYS)} when it decodes on the device)")
     height, width = int(shape[0]), int(shape[1])
+
+    def picture_of(args: Tuple[tf.Tensor, ...]) -> tf.Tensor:
+        if keys is INPUT_KEYS:
+            image, size = args[0], args[1]
+            return image[:size[0], :size[1], :]
+        sample, what, size = args[0], args[1], args[2]
+        picture = decode_hevc(sample, what=what)
+        # The matrix was made for the size the MP4 header declares: a picture of another size
+        # would be warped wrongly, so it is an error naming the sample.
+        decoded = tf.shape(picture)[:2]
+        check = tf.debugging.Assert(
+            tf.reduce_all(tf.equal(decoded, size)),
+            ["warp_on_device: the decoded picture's size differs from the one its MP4 header "
+             "declares (the warp matrix was made for that one):", what, "decoded", decoded,
+             "header", size])
+        with tf.control_dependencies([check]):
+            return tf.identity(picture)
 
     def warp_all() -> tf.Tensor:
         def one(args: Tuple[tf.Tensor, ...]) -> tf.Tensor:
-            image, size, matrix, bias, norm = args
-            picture = image[:size[0], :size[1], :]
-            return similarity_warp(picture, matrix, (height, width), bias, norm)
+            matrix, bias, norm = args[-3:]
+            return similarity_warp(picture_of(args), matrix, (height, width), bias, norm)
 
         return tf.map_fn(
             one,
-            tuple(inputs[k] for k in INPUT_KEYS),
+            tuple(inputs[k] for k in keys),
             fn_output_signature=tf.TensorSpec([height, width, 3], tf.float32),
         )
 
@@ -95,7 +123,8 @@ def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
 
 class WarpOnDevice(tf.keras.layers.Layer):
     """A Keras layer that runs :func:`warp_on_device`: the first layer of a model fed by
-    ``DataLoader(..., device="/GPU:0")``, so ``model.fit`` warps on the GPU.
+    ``DataLoader(..., device="/GPU:0")``, so ``model.fit`` warps (and, when the batches carry
+    compressed samples, decodes) on the GPU.
 
     Args:
       shape: (height, width) of the output: the DataLoader's `shape`.
@@ -119,7 +148,9 @@ class WarpOnDevice(tf.keras.layers.Layer):
         return warp_on_device(inputs, self.shape_hw, self.device_name)
 
     def compute_output_shape(self, input_shape):
-        batch = input_shape["image"][0] if isinstance(input_shape, Mapping) else None
+        batch = None
+        if isinstance(input_shape, Mapping):
+            batch = input_shape["image" if "image" in input_shape else "sample"][0]
         return (batch, self.shape_hw[0], self.shape_hw[1], 3)
 
     def get_config(self) -> dict:

@@ -25,6 +25,8 @@
 #include "cc/gpu/nvdec_rgb.h"
 #include "tensorflow/core/framework/device.h"
 #include "tensorflow/core/framework/device_base.h"
+#include "tensorflow/core/framework/common_shape_fns.h"
+#include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/op_requires.h"
 #include "tensorflow/core/framework/tensor.h"
@@ -185,6 +187,35 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
 };
 
 }  // namespace
+
+// NvdecStatus: "" when decode_hevc's GPU kernel can decode with NVDEC in this
+// process (kernels built in, driver R580+, libnvcuvid.so.1 loaded), else why
+// not and how to get it. DataLoader(device=...) asks it to choose where to
+// decode. A CPU kernel: it only asks the driver libraries.
+constexpr char kStatusOpName[] = "TfGulp>NvdecStatus";
+
+class NvdecStatusOp : public ::tensorflow::OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    tfg::gpu::NvdecRgbDecoder* decoder = nullptr;
+    const tfg::Status status = tfg::gpu::NvdecRgbDecoder::Get(&decoder);
+    Tensor* output = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({}), &output));
+    output->scalar<tstring>()() = status.ok() ? std::string() : status.message();
+  }
+};
+
+REGISTER_OP(kStatusOpName)
+    .Output("reason: string")
+    .SetIsStateful()  // the answer depends on the machine, not on inputs: never constant-folded
+    .SetShapeFn(::tensorflow::shape_inference::ScalarShape)
+    .Doc(R"doc(
+Empty when DecodeHevc's GPU kernel decodes with NVDEC in this process; else the
+reason it falls back to the CPU decoder, and how to get NVDEC.
+)doc");
+
+REGISTER_KERNEL_BUILDER(Name(kStatusOpName).Device(::tensorflow::DEVICE_CPU), NvdecStatusOp);
 
 // The compressed sample and its name are read on the host (MP4 parsing, the
 // crop); the picture is decoded and converted on the GPU, into GPU memory.

@@ -106,5 +106,71 @@ to RGB [H, W, 3]: the clean aperture by default, or the full coded frame.
 
 REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU), DecodeHevcOp);
 
+// HevcSampleSize: the [height, width] decode_hevc would output for a sample,
+// from its MP4 alone (no decoding): the crop rectangle computed on the size
+// the visual sample entry declares. DataLoader(device=...) uses it to make
+// each picture's warp matrix in tf.data while the picture itself is decoded
+// on the device; the step checks the decoded size against it.
+constexpr char kSizeOpName[] = "TfGulp>HevcSampleSize";
+
+class HevcSampleSizeOp : public OpKernel {
+ public:
+  explicit HevcSampleSizeOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    std::string crop;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kTrack, &track_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr(kCrop, &crop));
+    clean_ = crop == "clean";
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& what_input = ctx->input(1);
+    OP_REQUIRES(ctx, input.dims() == 0 && what_input.dims() == 0,
+                absl::InvalidArgumentError("hevc_sample_size: contents and what must be scalar "
+                                           "strings"));
+    const tstring& bytes = input.scalar<tstring>()();
+    HevcSample sample;
+    OP_REQUIRES_OK(ctx, ToTfStatus(ParseHevcSample(
+                            reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                            track_, std::string(what_input.scalar<tstring>()()), &sample)));
+    const auto& track = sample.movie.tracks[sample.track];
+    OP_REQUIRES(ctx, track.coded_width >= 1 && track.coded_height >= 1,
+                absl::DataLossError(absl::StrCat(sample.what, ": track '", track.name,
+                                                 "' declares no picture size in its sample "
+                                                 "entry")));
+    int x, y, w, h;
+    OP_REQUIRES_OK(ctx, ToTfStatus(HevcCropRegion(sample, clean_, track.coded_width,
+                                                  track.coded_height, &x, &y, &w, &h)));
+    Tensor* output = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({2}), &output));
+    output->vec<int32_t>()(0) = h;
+    output->vec<int32_t>()(1) = w;
+  }
+
+ private:
+  std::string track_;
+  bool clean_ = true;
+};
+
+REGISTER_OP(kSizeOpName)
+    .Input("contents: string")
+    .Input("what: string")
+    .Output("size: int32")
+    .Attr("track: string = 'bzna_input'")
+    .Attr("crop: {'clean', 'full'} = 'clean'")
+    .SetShapeFn([](InferenceContext* c) {
+      ShapeHandle unused;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &unused));
+      c->set_output(0, c->MakeShape({2}));
+      return absl::OkStatus();
+    })
+    .Doc(R"doc(
+[height, width] of what DecodeHevc outputs for this sample, read from the MP4
+(the sample entry's picture size and the crop) without decoding.
+)doc");
+
+REGISTER_KERNEL_BUILDER(Name(kSizeOpName).Device(tensorflow::DEVICE_CPU), HevcSampleSizeOp);
+
 }  // namespace
 }  // namespace tf_gulp

@@ -1,4 +1,5 @@
-"""Python wrapper of the DecodeHevc op (registered in decode_hevc_op.cc).
+"""Python wrappers of the DecodeHevc op (registered in decode_hevc_op.cc; its GPU kernel in
+decode_hevc_gpu_op.cc) and of the two helpers DataLoader(device=...) uses to decode on the device.
 
 `decode_hevc` is exported as `tf_gulp.ops.decode_hevc`.
 """
@@ -12,12 +13,19 @@ from tf_gulp.ops.library import load_ops
 from tf_gulp.ops.op_attrs import check_attr
 
 tf.no_gradient("TfGulp>DecodeHevc")
+tf.no_gradient("TfGulp>HevcSampleSize")
 
 
 def decode_hevc(contents, track: str = "bzna_input", crop: str = "clean",
                 chroma_upsampling: str = "bilinear", threads: int = 1, what="",
                 name: str = None) -> tf.Tensor:
-    """Decodes the H.265 picture of a single-picture MP4 to uint8 RGB ``[H, W, 3]`` on the CPU.
+    """Decodes the H.265 picture of a single-picture MP4 to uint8 RGB ``[H, W, 3]``.
+
+    On a CPU device libavcodec decodes it. On a GPU device (``tf.device("/GPU:0")``) the GPU kernel
+    parses the MP4 on the host, decodes with NVDEC and converts to RGB on the GPU, into GPU memory;
+    where NVDEC cannot be used (see :func:`nvdec_unavailable_reason`, or a picture outside the
+    GPU's NVDEC limits) it decodes on the CPU and copies the picture over, logging why once
+    (docs/gpu.md). The GPU kernel has not yet run on a GPU.
 
     ``contents`` is the bytes of one per-image MP4 as Benzina stores it (a ``bzna_input`` sample):
     an ``hvc1``/``hev1`` track with an ``hvcC`` box and one sample of length-prefixed NAL units. The
@@ -51,3 +59,31 @@ def decode_hevc(contents, track: str = "bzna_input", crop: str = "clean",
             what=tf.convert_to_tensor(what, tf.string),
             track=str(track), crop=str(crop), chroma_upsampling=str(chroma_upsampling),
             threads=int(threads))
+
+
+def hevc_sample_size(contents, track: str = "bzna_input", crop: str = "clean", what="",
+                     name: str = None) -> tf.Tensor:
+    """int32 ``[height, width]`` of what :func:`decode_hevc` outputs for `contents`, read from
+    the MP4 (its sample entry's picture size and the crop) without decoding; same arguments.
+
+    Lets a pipeline make size-dependent parameters (a warp matrix) on the CPU while the picture
+    itself is decoded elsewhere (``DataLoader(..., device=...)`` decoding on the GPU, which checks
+    the decoded size against this one).
+    """
+    prefix = "hevc_sample_size: "
+    A.string(track, "track", what=prefix)
+    check_attr("TfGulp>HevcSampleSize", "crop", crop, what=prefix)
+    with tf.name_scope(name or "hevc_sample_size"):
+        return load_ops().tf_gulp_hevc_sample_size(
+            contents=tf.convert_to_tensor(contents, tf.string),
+            what=tf.convert_to_tensor(what, tf.string), track=str(track), crop=str(crop))
+
+
+def nvdec_unavailable_reason() -> str:
+    """Why :func:`decode_hevc` on a GPU device would not decode with NVDEC in this process, or
+    "" when it would: no GPU kernels in this build (no nvcc), no NVIDIA driver or one older than
+    R580, or no ``libnvcuvid.so.1`` (a container started without the ``video`` driver capability).
+    The message says how to get what is missing. Asked once; the answer is cached by the library.
+    """
+    with tf.device("/CPU:0"):
+        return load_ops().tf_gulp_nvdec_status().numpy().decode("utf-8", "replace")
