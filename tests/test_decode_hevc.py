@@ -46,6 +46,19 @@ def test_clean_crop_uses_tkhd_size():
         assert list(clean.shape[:2]) == expected()[name]["frame_hw"]
 
 
+def test_sample_size_without_decoding_is_the_decoded_size():
+    """hevc_sample_size (DataLoader's device-decode path makes warp matrices from it)."""
+    from tf_gulp.ops.hevc_ops import hevc_sample_size
+
+    for name in NAMES:
+        for crop in ("clean", "full"):
+            size = hevc_sample_size(read(name), crop=crop).numpy()
+            assert size.dtype == np.int32
+            assert list(size) == list(tf_gulp.ops.decode_hevc(read(name), crop=crop).shape[:2])
+    with pytest.raises(tf.errors.DataLossError, match="sample 9"):
+        hevc_sample_size(read(NAMES[0])[:100], what="sample 9")
+
+
 @pytest.mark.skipif(not have_ffmpeg(), reason="Debian's ffmpeg/ffprobe not installed")
 def test_debian_ffmpeg_agrees():
     for name in NAMES:

@@ -2,8 +2,8 @@
 (docs/gpu.md).
 
 tf.data runs its map functions on the CPU, so a GPU cannot warp inside the dataset. With
-``DataLoader(..., device="/GPU:0")`` the dataset decodes on the CPU as before but stops short of
-the warp: each batch is ``{"image": uint8 [B, H, W, 3] (pictures padded to the batch's largest),
+``DataLoader(..., device="/GPU:0", decode="host")`` (or "auto" where NVDEC is not usable) the
+dataset decodes on the CPU as before but stops short of the warp: each batch is ``{"image": uint8 [B, H, W, 3] (pictures padded to the batch's largest),
 "size": int32 [B, 2] (each picture's height and width), "matrix": float32 [B, 3, 3], "bias":
 float32 [B, 3], "norm": float32 [B, 3]}`` with the labels. :class:`WarpOnDevice` (a Keras layer, the
 first of the model) or :func:`warp_on_device` (for a custom step) then warps each picture with
