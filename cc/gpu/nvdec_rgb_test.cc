@@ -266,6 +266,36 @@ TEST_F(NvdecRgbTest, FailedStreamContextLookupIsAStatus) {
   ExpectCleanEnd();
 }
 
+// The colour the stream signals, read as the CPU decoder reads it
+// (cc/codec/hevc_decoder.cc): BT.709 (1), BT.2020 (9, 10), else BT.601; the
+// VUI's full-range flag.
+TEST(YcbcrOfTest, MatrixAndRangeAsTheCpuDecoderReadsThem) {
+  struct Case {
+    int coefficients;
+    bool full;
+    codec::YcbcrStandard standard;
+  };
+  for (const Case c : {Case{1, true, codec::YcbcrStandard::kBt709},
+                       Case{9, false, codec::YcbcrStandard::kBt2020},
+                       Case{10, true, codec::YcbcrStandard::kBt2020},
+                       Case{2, false, codec::YcbcrStandard::kBt601},
+                       Case{6, true, codec::YcbcrStandard::kBt601}}) {
+    NvdecPicture p;
+    p.width = 5;
+    p.height = 3;
+    p.matrix_coefficients = c.coefficients;
+    p.full_range = c.full;
+    const codec::YcbcrMatrix got = YcbcrOf(p).matrix;
+    const codec::YcbcrMatrix want = codec::MakeYcbcrMatrix(c.standard, c.full);
+    EXPECT_EQ(got.y_offset, want.y_offset) << c.coefficients;
+    EXPECT_EQ(got.y_scale, want.y_scale) << c.coefficients;
+    EXPECT_EQ(got.r_cr, want.r_cr) << c.coefficients;
+    EXPECT_EQ(got.b_cb, want.b_cb) << c.coefficients;
+    EXPECT_EQ(YcbcrOf(p).chroma_width, 3);
+    EXPECT_EQ(YcbcrOf(p).chroma_height, 2);
+  }
+}
+
 }  // namespace
 }  // namespace gpu
 }  // namespace tfg
