@@ -22,8 +22,10 @@ from hevc_testing import ffmpeg_rgb, ffprobe, have_ffmpeg, smooth_image
 from tf_gulp.bzna import container as C
 from tf_gulp.bzna import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
+from tf_gulp.bzna.on_device import warp_on_device
 from tf_gulp.cli.main import main as cli
 from tf_gulp.ops.bzna_ops import bzna_track_index
+from tf_gulp.ops.hevc_ops import hevc_sample_size
 
 # (height, width), target (None: the entry has none, like ImageNet's test split), bare file name.
 SPECS = [((200, 300), 3, "n01440764_10026.JPEG"),
@@ -128,6 +130,20 @@ def test_decode_hevc_reads_each_per_image_mp4(ref):
         assert full.shape[0] % 512 == 0 and full.shape[1] % 512 == 0
         thumb = tf_gulp.ops.decode_hevc(mp4, track="bzna_thumb").numpy()
         assert max(thumb.shape[:2]) == min(512, max(img.shape[:2]))
+        # Read from the header without decoding (DataLoader's device-decode path): the same sizes.
+        for crop, picture in (("clean", clean), ("full", full)):
+            assert list(hevc_sample_size(mp4, crop=crop).numpy()) == list(picture.shape[:2])
+
+
+def test_data_loader_decoding_in_the_step_equals_decoding_in_tf_data(ref):
+    kwargs = dict(split="test", splits=SPLITS, shuffle=True, seed=1, epochs=1,
+                  warp_transform=T.RandomResizedCrop())
+    plain = list(DataLoader(ref["path"], (32, 40), 2, **kwargs).as_numpy_iterator())
+    staged = list(DataLoader(ref["path"], (32, 40), 2, device="/CPU:0", decode="device", **kwargs))
+    assert len(plain) == len(staged) == 1
+    for (x, y), (inputs, labels) in zip(plain, staged):
+        np.testing.assert_array_equal(warp_on_device(inputs, (32, 40)).numpy(), x)
+        np.testing.assert_array_equal(labels.numpy(), y)
 
 
 def test_benzina_dataset_labels_the_missing_tail_minus_one(ref):
