@@ -137,8 +137,9 @@ def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: in
                                      little_endian=True)[0],
             lambda: tf.constant(-1, tf.int64))
         out = {"label": label, "index": i}
-        what = tf.strings.join([path_t, ": sample ", tf.strings.as_string(i),
-                                " (byte offset ", tf.strings.as_string(offset), ")"])
+        if decode or name_samples:
+            what = tf.strings.join([path_t, ": sample ", tf.strings.as_string(i),
+                                    " (byte offset ", tf.strings.as_string(offset), ")"])
         if decode:
             out["image"] = decode_hevc(sample, track=track, crop=crop, what=what)
         else:
