@@ -8,8 +8,9 @@
 // run time, so the op library loads everywhere.
 //
 // Asynchronous: the executor thread only parses the sample; the NVDEC calls
-// (which may wait for a free decode surface) run on TensorFlow's CPU worker
-// threads, and `done` runs once the conversion is queued on the stream.
+// (which may wait for a free decode surface) or the fallback's CPU decode run
+// on TensorFlow's CPU worker threads, and `done` runs once the conversion (or
+// the fallback's copy) is queued on the stream.
 //
 // Fallback: where NVDEC cannot be used (a build without nvcc, no NVIDIA
 // driver or one older than R580, no libnvcuvid.so.1 as in containers started
@@ -100,15 +101,16 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
                          done);
     tfg::gpu::NvdecRgbDecoder* decoder = nullptr;
     const tfg::Status available = tfg::gpu::NvdecRgbDecoder::Get(&decoder);
-    if (!available.ok()) {
-      WarnFallbackOnce(false, available);
-      DecodeOnHost(ctx, sample, std::move(done));
-      return;
-    }
+    if (!available.ok()) WarnFallbackOnce(false, available);
     CUstream cu_stream = static_cast<CUstream>(stream->platform_specific_handle().stream);
+    // Not on the executor thread: NVDEC may wait for a free surface, the CPU decode takes a while.
     ctx->device()->tensorflow_cpu_worker_threads()->workers->Schedule(
         [this, ctx, sample, decoder, cu_stream, done = std::move(done)]() mutable {
-          DecodeWithNvdec(ctx, sample, decoder, cu_stream, std::move(done));
+          if (decoder == nullptr) {
+            DecodeOnHost(ctx, sample, std::move(done));
+          } else {
+            DecodeWithNvdec(ctx, sample, decoder, cu_stream, std::move(done));
+          }
         });
   }
 
