@@ -1,5 +1,6 @@
 #include "cc/codec/ycbcr.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -7,13 +8,14 @@ namespace tfg {
 namespace codec {
 namespace {
 
-// RoundClamp255 for the CPU loops: clamping first makes the rounding a
-// truncation of a non-negative value, which the compiler vectorizes (floorf
-// is a call on baseline x86-64). Same result for every float: below 0 both
-// give 0, above 255 both give 255, in between floor(v + 0.5) == (int)(v + 0.5).
+// RoundClamp255 for the CPU loops, without floorf (a call on baseline x86-64)
+// or float compares (not if-converted under -ftrapping-math), so the loop
+// vectorizes: truncating v + 0.5 and clamping the integer. Same result for
+// every v the conversion can make (|v| < 2^31): truncation differs from floor
+// only below 0, where both clamp to 0.
 inline uint8_t ClampRound255(float v) {
-  v = v < 0.f ? 0.f : (v > 255.f ? 255.f : v);
-  return static_cast<uint8_t>(static_cast<int>(v + 0.5f));
+  const int q = static_cast<int>(v + 0.5f);
+  return static_cast<uint8_t>(std::min(std::max(q, 0), 255));
 }
 
 // Chroma of one plane interpolated horizontally at the region's columns, for
@@ -62,6 +64,25 @@ class ChromaRows {
   std::vector<float> cb_[2], cr_[2];
 };
 
+// One row: the vertical chroma blend, the matrix and the rounding of
+// PixelToRgb, in its order of operations (bit-identical results). A function
+// of its own so that __restrict (honoured on parameters) tells the compiler
+// the uint8 outputs alias no input, and the loop vectorizes.
+void ConvertRow(const float* __restrict cb0, const float* __restrict cb1,
+                const float* __restrict cr0, const float* __restrict cr1,
+                const uint8_t* __restrict luma, float ay, const YcbcrMatrix m, int w,
+                uint8_t* __restrict red, uint8_t* __restrict green, uint8_t* __restrict blue) {
+  for (int c = 0; c < w; ++c) {
+    const float b = (1 - ay) * cb0[c] + ay * cb1[c];
+    const float r = (1 - ay) * cr0[c] + ay * cr1[c];
+    const float yy = (static_cast<float>(luma[c]) - m.y_offset) * m.y_scale;
+    const float u = (b - 128.f) * m.c_scale, v = (r - 128.f) * m.c_scale;
+    red[c] = ClampRound255(yy + m.r_cr * v);
+    green[c] = ClampRound255(yy - m.g_cb * u - m.g_cr * v);
+    blue[c] = ClampRound255(yy + m.b_cb * u);
+  }
+}
+
 }  // namespace
 
 // Row by row, bit-identical to PixelToRgb at every pixel (tests/ycbcr_test
@@ -90,29 +111,14 @@ void RegionToRgb(const YcbcrPicture& p, int x, int y, int w, int h, bool bilinea
     taps[c].i1 *= p.chroma_step;
   }
   ChromaRows rows(p, taps);
-  std::vector<float> cb(w), cr(w);
   std::vector<uint8_t> red(w), green(w), blue(w);
-  const YcbcrMatrix m = p.matrix;
   for (int r = 0; r < h; ++r) {
     const ChromaTap ty = ChromaTapFor(y + r, p.shift_y, p.chroma_height, bilinear);
     const int s0 = rows.SlotFor(ty.i0, ty.i1);
     const int s1 = rows.SlotFor(ty.i1, ty.i0);
-    const float ay = ty.a;
-    const float* cb0 = rows.cb(s0);
-    const float* cb1 = rows.cb(s1);
-    const float* cr0 = rows.cr(s0);
-    const float* cr1 = rows.cr(s1);
-    const uint8_t* luma = p.y + (y + r) * p.y_stride + x;
-    for (int c = 0; c < w; ++c) {
-      // PixelToRgb's expressions, in the same order (bit-identical results).
-      const float b = (1 - ay) * cb0[c] + ay * cb1[c];
-      const float v_r = (1 - ay) * cr0[c] + ay * cr1[c];
-      const float yy = (static_cast<float>(luma[c]) - m.y_offset) * m.y_scale;
-      const float u = (b - 128.f) * m.c_scale, v = (v_r - 128.f) * m.c_scale;
-      red[c] = ClampRound255(yy + m.r_cr * v);
-      green[c] = ClampRound255(yy - m.g_cb * u - m.g_cr * v);
-      blue[c] = ClampRound255(yy + m.b_cb * u);
-    }
+    ConvertRow(rows.cb(s0), rows.cb(s1), rows.cr(s0), rows.cr(s1),
+               p.y + (y + r) * p.y_stride + x, ty.a, p.matrix, w, red.data(), green.data(),
+               blue.data());
     uint8_t* out = dst + static_cast<size_t>(r) * w * 3;
     for (int c = 0; c < w; ++c) {
       out[3 * c] = red[c];
