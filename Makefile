@@ -9,12 +9,17 @@
 #   make bench    python bench/bench_gulp_read.py
 #   make bench-ingest  python bench/bench_ingest.py (tf-gulp ingest vs gulpio2)
 #   make bench-ffrecord  python bench/bench_ffrecord.py (FFRecord readers vs the reference, fio)
+#   make wheel    a binary wheel in dist/ carrying its native libraries (tools/wheel/build_wheel.sh:
+#                 minimal HEVC-only FFmpeg built from Debian's source, pip wheel, auditwheel repair)
+#   make test-wheel  installs that wheel + TensorFlow in a bare Debian 12 root (debootstrap, needs
+#                 root) and reads every format there (tools/wheel/test_bare_root.sh; docs/wheel.md)
 #   make fuzz     libFuzzer targets of the C++ parsers (tools/fuzz.py, clang), FUZZ_SECONDS each
 #                 (default 600) or FUZZ_RUNS executions each; FUZZ_TARGETS to pick (docs/fuzzing.md)
 #   make clean    remove build outputs (keeps .venv)
 #
 # Variables: PYTHON (interpreter the venv is made from; default python3 on PATH), VENV (.venv),
-# BAZEL (bazel), PYTEST_ARGS, BAZEL_ARGS, FUZZ_SECONDS, FUZZ_RUNS, FUZZ_TARGETS.
+# BAZEL (bazel), PYTEST_ARGS, BAZEL_ARGS, FUZZ_SECONDS, FUZZ_RUNS, FUZZ_TARGETS, WHEEL (the wheel
+# test-wheel installs; default the newest dist/tf_gulp-*.whl).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
@@ -49,7 +54,8 @@ OPS_LIBRARY := tf_gulp/ops/_tf_gulp_ops.so
 # python3 is installed, which only `make setup` meets, and it does not build.
 OPS_SOURCES := $(shell python3 tools/build_settings.py sources 2>/dev/null)
 
-.PHONY: setup apt venv build test pytest demo bench bench-ingest bench-ffrecord gpu-harness gpu-proof fuzz clean FORCE
+.PHONY: setup apt venv build test pytest demo bench bench-ingest bench-ffrecord gpu-harness gpu-proof fuzz \
+	clean wheel test-wheel FORCE
 
 setup: apt $(DEPS_STAMP)
 
@@ -98,6 +104,16 @@ bench-ingest: build
 
 bench-ffrecord: build
 	$(VPY) bench/bench_ffrecord.py $(BENCH_ARGS)
+
+# The binary wheel (docs/wheel.md). nasm (FFmpeg's x86 SIMD) and debootstrap (the bare-root test)
+# are only needed here, so they are not in tools/apt-packages.txt.
+wheel: setup
+	@command -v nasm >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y nasm; }
+	bash tools/wheel/build_wheel.sh $(VPY)
+
+test-wheel: setup
+	@command -v debootstrap >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y debootstrap; }
+	$(SUDO) bash tools/wheel/test_bare_root.sh "$(WHEEL)" $(VPY)
 
 # The GPU code's standalone proof (cc/gpu/README.md): needs nvcc and CMake, not TensorFlow.
 gpu-harness:

@@ -29,9 +29,9 @@ print(json.dumps({
 # repository root. Bazel passes them to glob(); setup.py and the Makefile expand them with Python's
 # glob (tools/build_settings.py), which gives the same files for these patterns.
 # The TensorFlow-free core (Bazel's //cc:core, linked into both the op library and _core).
-# cc/gpu is CUDA code, built by nvcc through its own CMake project (cc/gpu/CMakeLists.txt) until it
-# is proven on a GPU and wired into the ops; cc/fuzz holds libFuzzer targets, built with clang by
-# tools/fuzz.py. Neither is in either build.
+# cc/gpu is the GPU path: its host side for the op library is GPU_SRCS below; the rest (the harness,
+# the proof, nvcc's toolkit-header code) is built by nvcc through cc/gpu/CMakeLists.txt. cc/fuzz
+# holds libFuzzer targets, built with clang by tools/fuzz.py.
 CORE_SRCS = ["cc/**/*.cc"]
 CORE_HDRS = ["cc/**/*.h"]
 CORE_EXCLUDE = ["cc/**/*_test.cc", "cc/gpu/**", "cc/fuzz/**"]
@@ -42,7 +42,43 @@ CORE_TESTS_EXCLUDE = ["cc/gpu/**"]
 
 # The op library tf_gulp/ops/_tf_gulp_ops.so: these plus the core.
 OPS_SRCS = ["tf_gulp/ops/*.cc"]
+# The GPU kernel's glue is built with GPU_COPTS on top (GPU_OPS_SRCS below).
+OPS_EXCLUDE = ["tf_gulp/ops/similarity_warp_gpu_op.cc"]
 OPS_HDRS = ["tf_gulp/ops/*.h"]
+
+# The GPU kernel of SimilarityWarp (docs/gpu.md): its TensorFlow glue (GPU_OPS_SRCS) and the
+# TensorFlow-free host side it calls (GPU_SRCS: the driver loader, the launcher on TensorFlow's
+# stream, the embedded kernels), in the op library of both builds, on every machine: nothing needs a
+# CUDA header or library (CUDA types from ffnvcodec's headers, vendored in third_party/ffnvcodec;
+# libcuda.so.1 is opened at run time). The kernels themselves are compiled by nvcc with
+# GPU_NVCC_FLAGS (the architectures of cc/gpu/CMakeLists.txt) into a fatbin that
+# cc/gpu/embedded_fatbin.cc embeds; a build without nvcc embeds an empty one and says so, and the
+# GPU kernel then falls back to the CPU warp with copies, logging why once.
+GPU_SRCS = [
+    "cc/gpu/embedded_fatbin.cc",
+    "cc/gpu/gpu_runtime.cc",
+    "cc/gpu/stream_warp.cc",
+]
+GPU_HDRS = [
+    "cc/gpu/embedded_fatbin.h",
+    "cc/gpu/gpu_runtime.h",
+    "cc/gpu/launch_geometry.h",
+    "cc/gpu/nvdec_api.h",
+    "cc/gpu/stream_warp.h",
+]
+GPU_OPS_SRCS = ["tf_gulp/ops/similarity_warp_gpu_op.cc"]
+GPU_COPTS = ["-Ithird_party/ffnvcodec/include"]
+GPU_NVCC_FLAGS = [
+    "-fatbin",
+    "-O3",
+    "-std=c++17",
+    "-gencode=arch=compute_75,code=sm_75",
+    "-gencode=arch=compute_80,code=sm_80",
+    "-gencode=arch=compute_86,code=sm_86",
+    "-gencode=arch=compute_89,code=sm_89",
+    "-gencode=arch=compute_90,code=[sm_90,compute_90]",
+]
+GPU_KERNELS_SRC = "cc/gpu/similarity_warp_kernels.cu"
 
 # The pybind11 module tf_gulp._core: these plus the core.
 PYBIND_SRCS = ["tf_gulp/pybind/*.cc"]

@@ -16,7 +16,15 @@ The pybind11 module `tf_gulp._core` is every tf_gulp/pybind/*.cc plus the same c
 TensorFlow: the reference-compatible Python readers and writers (tf_gulp.ffrecord) call the core through
 it. It needs pybind11 (pip install pybind11) at build time only.
 
-Environment knobs: CXX (compiler, default g++), TF_GULP_BUILD_JOBS (parallel compiles, default 2).
+The GPU kernel of similarity_warp (docs/gpu.md) is in the library on every machine; its CUDA kernels
+are compiled by nvcc (TF_GULP_NVCC, else nvcc on PATH, else $CUDA_HOME/bin/nvcc or
+/usr/local/cuda/bin/nvcc) into a fatbin the library embeds. Without nvcc the build says so and embeds
+none: the GPU kernel then falls back to the CPU warp. TF_GULP_NVCC=0 skips nvcc on purpose.
+
+Environment knobs: CXX (compiler, default g++), TF_GULP_BUILD_JOBS (parallel compiles, default 2),
+TF_GULP_NVCC (see above), TF_GULP_FFMPEG_PREFIX (an FFmpeg install prefix to compile and link
+libavcodec/libavutil from instead of Debian's libavcodec-dev: the wheel build,
+tools/wheel/build_wheel.sh, points it at the minimal HEVC-only FFmpeg it builds; docs/wheel.md).
 Object files are cached under build/tf_gulp_objects/, so a rebuild only recompiles what changed.
 """
 
@@ -26,6 +34,7 @@ import importlib.util
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from typing import Dict, List, Sequence
@@ -96,6 +105,24 @@ def _pybind_include_flags() -> List[str]:
     return ["-I" + pybind11.get_include(), "-I" + sysconfig.get_paths()["include"]]
 
 
+def _ffmpeg_flags() -> Dict[str, List[str]]:
+    """Compile and link flags for an FFmpeg under $TF_GULP_FFMPEG_PREFIX; empty lists without it.
+
+    The -I/-L flags come before the system directories, so <prefix>'s headers and libraries win over
+    Debian's; the run path lets a build that is not repaired by auditwheel still find them.
+    """
+    prefix = os.environ.get("TF_GULP_FFMPEG_PREFIX", "")
+    if not prefix:
+        return {"compile": [], "link": []}
+    prefix = os.path.abspath(prefix)
+    header = os.path.join(prefix, "include", "libavcodec", "avcodec.h")
+    if not os.path.isfile(header):
+        raise SystemExit(f"tf_gulp: TF_GULP_FFMPEG_PREFIX={prefix} has no {header}")
+    lib = os.path.join(prefix, "lib")
+    return {"compile": ["-I" + os.path.join(prefix, "include")],
+            "link": ["-L" + lib, "-Wl,-rpath," + lib]}
+
+
 def _deps_up_to_date(obj: str, dep_file: str, command: Sequence[str], cmd_file: str) -> bool:
     """True when `obj` is newer than every file g++ -MMD listed and was built by the same command."""
     try:
@@ -117,6 +144,52 @@ def _deps_up_to_date(obj: str, dep_file: str, command: Sequence[str], cmd_file: 
         except OSError:
             return False
     return True
+
+
+def find_nvcc() -> str:
+    """The nvcc to compile the GPU kernels with, or "" (none found, or TF_GULP_NVCC=0)."""
+    chosen = os.environ.get("TF_GULP_NVCC")
+    if chosen is not None:
+        return "" if chosen in ("", "0") else chosen
+    candidates = [shutil.which("nvcc")]
+    if os.environ.get("CUDA_HOME"):
+        candidates.append(os.path.join(os.environ["CUDA_HOME"], "bin", "nvcc"))
+    candidates.append("/usr/local/cuda/bin/nvcc")
+    for candidate in candidates:
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return ""
+
+
+def build_fatbin(config: Dict[str, object], obj_root: str, force: bool) -> str:
+    """Compiles the GPU kernels into obj_root/cc/gpu/similarity_warp.fatbin with nvcc, or writes an
+    empty file (no nvcc: the library then holds no GPU kernels, which it says at run time); returns
+    the path. Rebuilt only when the .cu file, a header it includes or the command changed."""
+    fatbin = os.path.join(obj_root, "cc", "gpu", "similarity_warp.fatbin")
+    os.makedirs(os.path.dirname(fatbin), exist_ok=True)
+    nvcc = find_nvcc()
+    if not nvcc:
+        print("tf_gulp: no nvcc (set TF_GULP_NVCC or CUDA_HOME to build the GPU kernels): the op "
+              "library's GPU kernel of similarity_warp will fall back to the CPU warp", flush=True)
+        with open(fatbin, "wb"):
+            pass
+        with open(fatbin + ".cmd", "w", encoding="utf-8") as f:
+            f.write("none")
+        return fatbin
+    dep_file, cmd_file = fatbin + ".d", fatbin + ".cmd"
+    src = config["GPU_KERNELS_SRC"]
+    command = [nvcc] + list(config["GPU_NVCC_FLAGS"]) + ["-I" + ROOT, "-MD", "-MF", dep_file,
+                                                          "-o", fatbin, src]
+    if not force and _deps_up_to_date(fatbin, dep_file, command, cmd_file):
+        return fatbin
+    print(f"tf_gulp: compiling {src} with {nvcc} (the GPU kernels)", flush=True)
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"tf_gulp: nvcc failed (TF_GULP_NVCC=0 builds without GPU kernels):\n"
+                         f"$ {shlex.join(command)}\n{proc.stdout}{proc.stderr}")
+    with open(cmd_file, "w", encoding="utf-8") as f:
+        f.write(" ".join(command))
+    return fatbin
 
 
 class BuildTfGulpOps(build_ext):
@@ -149,13 +222,12 @@ class BuildTfGulpOps(build_ext):
             raise SystemExit("tf_gulp: no tf_gulp/ops/*.cc sources to build")
 
         # Same split as the Bazel build: core gets CORE_COPTS, ops add TensorFlow's and OPS_COPTS.
-        core_flags = config["CORE_COPTS"] + ["-I" + ROOT]
+        ffmpeg = _ffmpeg_flags()
+        core_flags = config["CORE_COPTS"] + ["-I" + ROOT] + ffmpeg["compile"]
         ops_flags = config["CORE_COPTS"] + list(tf_info["compile_flags"]) + config["OPS_COPTS"]
         ops_flags += ["-I" + ROOT]
         jobs_list = [(src, core_flags) for src in sources["core"]]
-        if ext.name == LIBRARY_MODULE:
-            jobs_list += [(src, ops_flags) for src in sources["ops"]]
-        else:  # tf_gulp._core: the core objects (shared with the op library) + the bindings
+        if ext.name != LIBRARY_MODULE:  # tf_gulp._core: the core objects + the bindings
             pybind_flags = core_flags + _pybind_include_flags() + ["-fvisibility=hidden"]
             jobs_list += [(src, pybind_flags) for src in sources["pybind"]]
 
@@ -163,6 +235,18 @@ class BuildTfGulpOps(build_ext):
             json.dumps([cxx, core_flags, ops_flags, tf_info["version"]]).encode()
         ).hexdigest()[:12]
         obj_root = os.path.join(ROOT, "build", "tf_gulp_objects", key)
+        if ext.name == LIBRARY_MODULE:
+            jobs_list += [(src, ops_flags) for src in sources["ops"]]
+            # The GPU kernel's host side and glue; the fatbin's digest in the command recompiles
+            # embedded_fatbin.cc when the fatbin changes (.incbin is not in g++'s -MMD list).
+            fatbin = build_fatbin(config, obj_root, self.force)
+            with open(fatbin, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()[:16]
+            gpu_flags = list(config["GPU_COPTS"]) + [
+                f'-DTFG_FATBIN_PATH="{fatbin}"', f"-DTFG_FATBIN_DIGEST={digest}"]
+            jobs_list += [(src, core_flags + gpu_flags) for src in sources["gpu"]]
+            jobs_list += [(src, ops_flags + list(config["GPU_COPTS"]))
+                          for src in sources["gpu_ops"]]
 
         def compile_one(item):
             src, flags = item
@@ -194,7 +278,7 @@ class BuildTfGulpOps(build_ext):
         output = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(output), exist_ok=True)
         link = cxx + ["-shared", "-o", output] + [obj for obj, _ in results]
-        link += config["CORE_LINKOPTS"]
+        link += ffmpeg["link"] + config["CORE_LINKOPTS"]
         if ext.name == CORE_MODULE:
             print(f"tf_gulp: linking {output}", flush=True)
             subprocess.run(link, cwd=ROOT, check=True)

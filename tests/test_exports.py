@@ -42,6 +42,9 @@ IMPORTS = {
     "tf_gulp_first": "import tf_gulp\nimport tensorflow as tf",
     "tensorflow_first": "import tensorflow as tf\nimport tf_gulp",
     "ops_after_tensorflow": "import tensorflow as tf\nimport tf_gulp.ops",
+    # The library module imports TensorFlow itself, which wakes the import watcher while the
+    # module is half made (a circular import until the watcher waited for it).
+    "library_first": "from tf_gulp.ops import library\nimport tensorflow as tf",
 }
 
 

@@ -61,7 +61,8 @@ def probe(tmp_path_factory) -> pathlib.Path:
     return out
 
 
-CUDA_SYMBOLS = required_symbols("cuda_load_functions") + ["cuDriverGetVersion", "cuCtxSynchronize"]
+CUDA_SYMBOLS = required_symbols("cuda_load_functions") + ["cuDriverGetVersion", "cuCtxSynchronize",
+                                                           "cuStreamGetCtx"]
 CUVID_SYMBOLS = required_symbols("cuvid_load_functions")
 
 

@@ -63,6 +63,12 @@ def test_check_build_info_with_fake_installed_version():
         library.check_build_info({"tensorflow_version": "2.21.0", "builder": "setup.py"}, "9.9.9")
 
 
+def test_mismatch_names_the_tensorflow_to_install():
+    # A binary wheel's user cannot rebuild from source; the error says which TensorFlow fits.
+    with pytest.raises(ImportError, match=r"pip install tensorflow-cpu==2\.21\.0, or tensorflow==2\.21\.0"):
+        library.check_build_info({"tensorflow_version": "2.21.0", "builder": "setup.py"}, "9.9.9")
+
+
 def test_bazel_build_mismatch_mentions_bazel():
     with pytest.raises(ImportError, match="bazel sync --configure"):
         library.check_build_info({"tensorflow_version": "0.0.1", "builder": "bazel"})

@@ -37,6 +37,11 @@ _registered = False
 def register_now() -> None:
     """Loads the op library (once per process); a failure is a warning, not an error."""
     global _registered
+    library = sys.modules.get("tf_gulp.ops.library")
+    if library is not None and not hasattr(library, "load_ops"):
+        # TensorFlow is being imported by tf_gulp.ops.library itself, which is not yet defined:
+        # it calls register_now() again at its end.
+        return
     with _lock:
         if _registered:
             return

@@ -47,10 +47,14 @@ def expand_globs(patterns: Iterable[str], exclude: Iterable[str] = (),
 
 
 def library_sources(config: Dict[str, Setting], root: str = ROOT) -> Dict[str, List[str]]:
-    """Repo-relative .cc files: {"core": [...], "ops": [...], "pybind": [...]}, sorted."""
+    """Repo-relative .cc files: {"core": [...], "ops": [...], "gpu": [...], "gpu_ops": [...],
+    "pybind": [...]}, sorted ("gpu"/"gpu_ops": the GPU kernel's host side and TensorFlow glue,
+    compiled with GPU_COPTS on top)."""
     return {
         "core": expand_globs(config["CORE_SRCS"], config["CORE_EXCLUDE"], root),
-        "ops": expand_globs(config["OPS_SRCS"], root=root),
+        "ops": expand_globs(config["OPS_SRCS"], config["OPS_EXCLUDE"], root=root),
+        "gpu": expand_globs(config["GPU_SRCS"], root=root),
+        "gpu_ops": expand_globs(config["GPU_OPS_SRCS"], root=root),
         "pybind": expand_globs(config["PYBIND_SRCS"], root=root),
     }
 
@@ -62,6 +66,7 @@ def library_inputs(config: Dict[str, Setting], root: str = ROOT) -> List[str]:
     )
     adapters = expand_globs(
         list(config["OPS_SRCS"]) + list(config["OPS_HDRS"])
+        + list(config["GPU_SRCS"]) + list(config["GPU_HDRS"]) + [config["GPU_KERNELS_SRC"]]
         + list(config["PYBIND_SRCS"]) + list(config["PYBIND_HDRS"]),
         root=root,
     )

@@ -58,9 +58,12 @@ Status Load(int min_driver_version, GpuRuntime* rt) {
   auto* get_version = reinterpret_cast<tcuDriverGetVersion_t*>(dlsym(cuda->lib,
                                                                      "cuDriverGetVersion"));
   auto* synchronize = reinterpret_cast<tcuCtxSynchronize_t*>(dlsym(cuda->lib, "cuCtxSynchronize"));
-  if (get_version == nullptr || synchronize == nullptr) {
+  // ffnvcodec 11.1 loads no cuStreamGetCtx (CUDA 9.2 and later have it).
+  auto* stream_ctx = reinterpret_cast<tcuStreamGetCtx_t*>(dlsym(cuda->lib, "cuStreamGetCtx"));
+  if (get_version == nullptr || synchronize == nullptr || stream_ctx == nullptr) {
     return UnavailableError("GPU path unavailable, using the CPU path: libcuda.so.1 has no "
-                            "cuDriverGetVersion/cuCtxSynchronize: not an NVIDIA driver library?");
+                            "cuDriverGetVersion/cuCtxSynchronize/cuStreamGetCtx: not an NVIDIA "
+                            "driver library?");
   }
   if (get_version(&rt->driver_version) != CUDA_SUCCESS) {
     return UnavailableError("GPU path unavailable, using the CPU path: cuDriverGetVersion failed");
@@ -88,6 +91,10 @@ Status Load(int min_driver_version, GpuRuntime* rt) {
   c.cuEventQuery = cuda->cuEventQuery;
   c.cuEventSynchronize = cuda->cuEventSynchronize;
   c.cuStreamSynchronize = cuda->cuStreamSynchronize;
+  c.cuStreamGetCtx = stream_ctx;
+  c.cuModuleLoadData = cuda->cuModuleLoadData;
+  c.cuModuleGetFunction = cuda->cuModuleGetFunction;
+  c.cuLaunchKernel = cuda->cuLaunchKernel;
   rt->path = GpuPath::kCpuDecodeGpuWarp;
 
   CuvidFunctions* cuvid = nullptr;

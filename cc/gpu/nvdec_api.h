@@ -22,6 +22,7 @@ namespace gpu {
 // driver API's (cuda.h).
 typedef CUresult CUDAAPI tcuDriverGetVersion_t(int* version);
 typedef CUresult CUDAAPI tcuCtxSynchronize_t(void);
+typedef CUresult CUDAAPI tcuStreamGetCtx_t(CUstream stream, CUcontext* context);
 
 // The CUDA driver calls the pool needs (context, events, stream sync).
 struct CudaApi {
@@ -36,6 +37,12 @@ struct CudaApi {
   tcuEventQuery* cuEventQuery = nullptr;
   tcuEventSynchronize* cuEventSynchronize = nullptr;
   tcuStreamSynchronize* cuStreamSynchronize = nullptr;
+  // The warp on a caller's stream (stream_warp.h): the stream's context, the
+  // kernels' module, the launch. The decoder pool does not use these.
+  tcuStreamGetCtx_t* cuStreamGetCtx = nullptr;
+  tcuModuleLoadData* cuModuleLoadData = nullptr;
+  tcuModuleGetFunction* cuModuleGetFunction = nullptr;
+  tcuLaunchKernel* cuLaunchKernel = nullptr;
 };
 
 // The NVDEC calls (libnvcuvid.so.1). cuvidMapVideoFrame is the 64-bit

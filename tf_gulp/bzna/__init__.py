@@ -7,6 +7,8 @@
   splits); both parse with the C++ reader (``tf_gulp._core``);
 - :func:`BenzinaDataset`, :func:`ClassificationDataset`, :func:`ImageNet`, :func:`DataLoader`:
   reading with tf.data (imported on first use);
+- :class:`WarpOnDevice`, :func:`warp_on_device`: the warp in the training step, on a GPU, for
+  ``DataLoader(..., device="/GPU:0")`` (docs/gpu.md);
 - :mod:`tf_gulp.bzna.transforms`: warp / bias / norm transforms for
   :func:`tf_gulp.ops.similarity_warp`.
 
@@ -18,13 +20,20 @@ from typing import Any
 from tf_gulp.bzna.container import describe, read_container
 from tf_gulp.bzna.create import create_dataset
 
-__all__ = ["BenzinaDataset", "ClassificationDataset", "DataLoader", "ImageNet", "create_dataset",
-           "describe", "read_container"]
+__all__ = ["BenzinaDataset", "ClassificationDataset", "DataLoader", "ImageNet", "WarpOnDevice",
+           "create_dataset", "describe", "read_container", "warp_on_device"]
 
 _DATASET_NAMES = ("BenzinaDataset", "ClassificationDataset", "DataLoader", "ImageNet")
+_ON_DEVICE_NAMES = ("WarpOnDevice", "warp_on_device")
 
 
 def __getattr__(name: str) -> Any:
+    if name in _ON_DEVICE_NAMES:
+        import importlib
+
+        value = getattr(importlib.import_module("tf_gulp.bzna.on_device"), name)
+        globals()[name] = value
+        return value
     if name in _DATASET_NAMES or name == "transforms":
         import importlib
 

@@ -38,7 +38,7 @@ import numpy as np
 from tf_gulp import _args as A
 from tf_gulp import _core
 from tf_gulp._x265 import X265_CRF_RANGE, X265_PRESETS
-from tf_gulp._output_errors import OutputError, writing_output
+from tf_gulp._output_errors import OutputError, write_atomically, writing_output
 from tf_gulp.bzna import container as C
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".ppm")
@@ -227,28 +227,12 @@ def _thumb_range(mp4: bytes) -> Tuple[int, int, bytes]:
 # ---------------------------------------------------------------------------------------------
 # The container
 
-def _write_file(path: str, tmp: str, data: bytes) -> None:
-    """``data`` into ``tmp``, fsynced and renamed to ``path``. A failed write is an OutputError
-    naming ``path`` and leaves neither file."""
-    with writing_output(path):
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-
-
 def _encode_one(args) -> Tuple[int, str]:
     index, entry_path, name, target, part, crf, preset = args
     if os.path.exists(part):
         return index, part
     data = image_mp4(load_rgb(entry_path), target, name, crf, preset)
-    _write_file(part, f"{part}.tmp.{os.getpid()}", data)
+    write_atomically(part, data, tmp=f"{part}.tmp.{os.getpid()}")
     return index, part
 
 
@@ -316,7 +300,7 @@ def _create(source: str, output: str, *, crf: int, preset: str, workers: Optiona
             shutil.rmtree(parts_dir)
     with writing_output(parts_dir):
         os.makedirs(parts_dir, exist_ok=True)
-    _write_file(manifest_path, manifest_path + ".tmp", json.dumps(manifest).encode("utf-8"))
+    write_atomically(manifest_path, json.dumps(manifest).encode("utf-8"))
 
     parts = [os.path.join(parts_dir, f"{i:09d}.mp4") for i in range(len(entries))]
     jobs = [(i, e.path, e.name, e.target, parts[i], crf, preset) for i, e in enumerate(entries)]

@@ -304,7 +304,8 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                seed: int = 0, epochs: Optional[int] = 1, start_epoch: int = 0,
                warp_transform=None, bias_transform=None, norm_transform=None,
                track: str = "bzna_input", drop_remainder: bool = False,
-               splits: Optional[Mapping[str, Sequence[int]]] = None) -> tf.data.Dataset:
+               splits: Optional[Mapping[str, Sequence[int]]] = None,
+               device: Optional[str] = None) -> tf.data.Dataset:
     """Batches ready for ``model.fit``: ``(float32 [B, H, W, 3], int64 [B])``.
 
     Each image is decoded (``decode_hevc``) and warped to `shape` = (height, width) by
@@ -321,6 +322,12 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     target. Unlike the reference loader, every batch is a new tensor (a batch is never overwritten
     by the next one).
 
+    `device` (e.g. "/GPU:0") moves the warp out of tf.data into the training step, on that device
+    (docs/gpu.md): batches are then ``({"image": uint8 [B, H, W, 3] padded to the batch's largest
+    picture, "size": int32 [B, 2], "matrix": [B, 3, 3], "bias": [B, 3], "norm": [B, 3]}, labels)``
+    and the model's first layer is ``tf_gulp.bzna.WarpOnDevice(shape)``, which gives the float
+    batch above in the device's memory. Decoding stays on the CPU.
+
     ``cardinality()`` is known: ``epochs`` times the split's entries, in batches (rounded up, or
     down with ``drop_remainder``); infinite with ``epochs=None``.
 
@@ -330,7 +337,8 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
         exception is also a ``ValueError``).
       ValueError: an argument outside its range (a size, ``batch_size`` or ``epochs`` under 1,
         a ``seed`` outside [-2**63, 2**63 - 1], a ``track`` other than "bzna_input" /
-        "bzna_thumb"), or an unknown split.
+        "bzna_thumb"), an unknown split, or a `device` TensorFlow does not have (e.g. "/GPU:0"
+        with tensorflow-cpu).
     """
     what = "DataLoader: "
     path = absolute(A.path(path, "path", what=what))
@@ -346,6 +354,10 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                       or T.ConstantBiasTransform((0.0, 0.0, 0.0)))
     norm_transform = (_transform(norm_transform, "norm_transform", what)
                       or T.ConstantNormTransform((1.0, 1.0, 1.0)))
+    if device is not None:
+        from tf_gulp.bzna.on_device import check_device  # pylint: disable=import-outside-toplevel
+
+        device = check_device(device, what)
     start, stop = split_range(path, split, splits)
 
     @tf.autograph.experimental.do_not_convert
@@ -356,6 +368,11 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
         def warp(x):
             key = T.element_key(seed, epoch, x["index"])
             matrix = warp_transform(tf.shape(x["image"])[:2], shape, key)
+            if device is not None:  # warped in the step by WarpOnDevice
+                return {"image": x["image"], "size": tf.shape(x["image"], out_type=tf.int32)[:2],
+                        "matrix": tf.convert_to_tensor(matrix, tf.float32),
+                        "bias": _per_channel(bias_transform(key)),
+                        "norm": _per_channel(norm_transform(key))}, x["label"]
             image = similarity_warp(x["image"], matrix, shape, bias_transform(key),
                                     norm_transform(key))
             return image, x["label"]
@@ -380,4 +397,14 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     else:
         count = epochs * (stop - start)
     ds = KnownCardinalityDataset(epochs_ds.flat_map(one_epoch), count)
-    return ds.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
+    if device is not None:  # pictures of different sizes: padded, with their sizes
+        ds = ds.padded_batch(batch_size, drop_remainder=drop_remainder)
+    else:
+        ds = ds.batch(batch_size, drop_remainder=drop_remainder)
+    return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def _per_channel(value) -> tf.Tensor:
+    """A bias or norm as float32 [3] (transforms may give a scalar)."""
+    value = tf.convert_to_tensor(value, tf.float32)
+    return tf.broadcast_to(value, [3])

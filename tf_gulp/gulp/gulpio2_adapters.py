@@ -18,6 +18,7 @@ import random
 import sys
 from typing import Any, Dict, Iterator, List, Optional
 
+from tf_gulp._output_errors import write_atomically
 from tf_gulp.gulp.adapters import AbstractDatasetAdapter
 from tf_gulp.gulp.chunk import default_jpeg_quality, fsync_dir
 from tf_gulp.gulp.utils import get_single_video_path, remove_entries_with_duplicate_ids
@@ -122,10 +123,6 @@ class Custom20BNJsonVideoAdapter(AbstractDatasetAdapter):
         worker writes the same content."""
         os.makedirs(self.output_folder, exist_ok=True)
         path = os.path.join(self.output_folder, LABEL2IDX)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self.labels2idx, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        write_atomically(path, json.dumps(self.labels2idx).encode("utf-8"),
+                         tmp=f"{path}.{os.getpid()}.tmp")
         fsync_dir(self.output_folder)

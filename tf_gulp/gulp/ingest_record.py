@@ -11,12 +11,11 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import contextlib
 import os
 from typing import Any, Dict, Optional, Sequence
 
 from tf_gulp._files import join, loads_json, read_regular
-from tf_gulp._output_errors import writing_output
+from tf_gulp._output_errors import write_atomically, writing_output
 from tf_gulp.gulp.chunk import fsync_dir, normalize_id
 from tf_gulp.gulp.index import check_ingest_record
 from tf_gulp.gulp.ingest_results import IngestStateError
@@ -39,19 +38,9 @@ def write_json_atomic(path: str, obj: Any) -> None:
     A failed write (a full disk, a read-only file system) raises
     :class:`~tf_gulp._output_errors.OutputError` naming ``path`` and leaves ``path`` as it was and
     no temporary file."""
-    tmp = path + ".tmp"
     text = json.dumps(obj, indent=1) + "\n"  # first: a TypeError leaves no file
+    write_atomically(path, text.encode("utf-8"))
     with writing_output(path):
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
         fsync_dir(os.path.dirname(path))
 
 

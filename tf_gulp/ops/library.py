@@ -70,9 +70,12 @@ def check_build_info(info: Dict[str, Any], installed_version: Optional[str] = No
     installed = tf.__version__ if installed_version is None else installed_version
     built = info.get("tensorflow_version")
     if built != installed:
+        # A binary wheel's user has no source to rebuild: the TensorFlow to install is the way out.
         message = (
             f"tf_gulp's op library was built against TensorFlow {built} but TensorFlow "
-            f"{installed} is installed; {_REBUILD_HINT}"
+            f"{installed} is installed; install the TensorFlow it was built for "
+            f"(pip install tensorflow-cpu=={built}, or tensorflow=={built}), or {_REBUILD_HINT} "
+            f"(a binary wheel for another TensorFlow: see docs/wheel.md)"
         )
         if info.get("builder") == "bazel":
             message += "; for a Bazel build: bazel sync --configure, then build again"
@@ -113,3 +116,10 @@ def _load(directory: str) -> ModuleType:
         raise ImportError(
             explained or f"cannot load tf_gulp's op library {path}: {e.message}; {_REBUILD_HINT}"
         ) from e
+
+
+# Importing this module imports TensorFlow; when that import was the one tf_gulp's import watcher
+# waited for, registering had to wait until load_ops above existed (tf_gulp/_op_registration.py).
+from tf_gulp._op_registration import register_now as _register_now  # noqa: E402
+
+_register_now()

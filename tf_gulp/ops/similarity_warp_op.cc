@@ -3,9 +3,9 @@
 // picture or clip). The math is in cc/warp/similarity_warp.*; this file
 // validates tensors and shards output rows over TF's intra-op threads.
 //
-// Only a CPU kernel is registered here. A GPU kernel registers against the
-// same op name with HostMemory("output_shape") (the output size must be known
-// on the host to allocate the output).
+// The CPU kernel is registered here, the GPU kernel in
+// similarity_warp_gpu_op.cc; both check their inputs with
+// similarity_warp_args.h.
 #include <cstdint>
 #include <string>
 
@@ -16,8 +16,45 @@
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/util/work_sharder.h"
 #include "tf_gulp/ops/core_status.h"
+#include "tf_gulp/ops/similarity_warp_args.h"
 
 namespace tf_gulp {
+
+void WarpOnCpu(::tensorflow::OpKernelContext* ctx, const SimilarityWarpArgs& args,
+               const ::tensorflow::Tensor& images, ::tensorflow::Tensor* output) {
+  const tfg::warp::WarpGeometry& g = args.g;
+  const int64_t frames = args.frames;
+  const float* m = ctx->input(1).flat<float>().data();
+  const ::tensorflow::Tensor& bias = ctx->input(3);
+  const ::tensorflow::Tensor& norm = ctx->input(4);
+  const ::tensorflow::Tensor& oob = ctx->input(5);
+  const int64_t batch = args.batch;
+  const uint8_t* src = images.flat<uint8_t>().data();
+  float* dst = output->flat<float>().data();
+  const float* bias_p = bias.flat<float>().data();
+  const float* norm_p = norm.flat<float>().data();
+  const float* oob_p = oob.flat<float>().data();
+  const int64_t in_size = g.in_height * g.in_width * g.channels;
+  const int64_t out_size = g.out_height * g.out_width * g.channels;
+  const int64_t pictures = batch * frames;
+  const int64_t total_rows = pictures * g.out_height;
+  // Rows of all pictures form one range; each shard may span pictures.
+  auto work = [&](int64_t begin, int64_t end) {
+    while (begin < end) {
+      const int64_t p = begin / g.out_height;
+      const int64_t row = begin % g.out_height;
+      const int64_t stop = std::min(end - p * g.out_height, g.out_height);
+      tfg::warp::WarpRows(g, src + p * in_size, m + 9 * (p / frames), bias_p,
+                          norm_p, oob_p, row, stop, dst + p * out_size);
+      begin = p * g.out_height + stop;
+    }
+  };
+  auto* threads = ctx->device()->tensorflow_cpu_worker_threads();
+  const int64_t cost_per_row = g.out_width * (g.channels * 12 + 30);
+  ::tensorflow::Shard(threads->num_threads, threads->workers, total_rows,
+                      cost_per_row, work);
+}
+
 namespace {
 
 using ::tensorflow::DEVICE_CPU;
@@ -73,94 +110,12 @@ class SimilarityWarpOp : public OpKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& images = ctx->input(0);
-    const Tensor& matrices = ctx->input(1);
-    const Tensor& output_shape = ctx->input(2);
-    const Tensor& bias = ctx->input(3);
-    const Tensor& norm = ctx->input(4);
-    const Tensor& oob = ctx->input(5);
-
-    const int rank = images.dims();
-    OP_REQUIRES(ctx, rank == 4 || rank == 5,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "similarity_warp: images must have rank 4 ([B, H, W, C]) or 5 "
-                    "([B, T, H, W, C]), got shape ",
-                    images.shape().DebugString())));
-    const int64_t batch = images.dim_size(0);
-    OP_REQUIRES(ctx,
-                matrices.dims() == 3 && matrices.dim_size(0) == batch &&
-                    matrices.dim_size(1) == 3 && matrices.dim_size(2) == 3,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "similarity_warp: matrices must be [", batch, ", 3, 3], got ",
-                    matrices.shape().DebugString())));
-    OP_REQUIRES(ctx, output_shape.dims() == 1 && output_shape.NumElements() == 2,
-                absl::InvalidArgumentError(
-                    "similarity_warp: output_shape must be [height, width]"));
-    for (const Tensor* t : {&bias, &norm, &oob}) {
-      OP_REQUIRES(ctx, t->dims() == 1,
-                  absl::InvalidArgumentError(
-                      "similarity_warp: bias, norm and oob_color must be vectors "
-                      "with one value per channel"));
-    }
-
-    const bool nhwc = layout_ == tfg::warp::Layout::kNHWC;
-    const int h_axis = nhwc ? rank - 3 : rank - 2;
-    const int c_axis = nhwc ? rank - 1 : rank - 3;
-    const int64_t frames = rank == 5 ? images.dim_size(1) : 1;
-    tfg::warp::WarpGeometry g;
-    g.layout = layout_;
-    g.in_height = images.dim_size(h_axis);
-    g.in_width = images.dim_size(h_axis + 1);
-    g.channels = images.dim_size(c_axis);
-    auto hw = output_shape.vec<int32_t>();
-    g.out_height = hw(0);
-    g.out_width = hw(1);
-    if (batch == 0 || frames == 0) {
-      // Nothing to warp; still report a bad output_shape.
-      OP_REQUIRES(ctx, g.out_height > 0 && g.out_width > 0,
-                  absl::InvalidArgumentError(
-                      "similarity_warp: output_shape must be positive"));
-    } else {
-      OP_REQUIRES_OK(ctx, ToTfStatus(tfg::warp::ValidateGeometry(
-                              g, bias.NumElements(), norm.NumElements(),
-                              oob.NumElements())));
-    }
-    const float* m = matrices.flat<float>().data();
-    for (int64_t b = 0; b < batch; ++b) {
-      OP_REQUIRES_OK(ctx, ToTfStatus(tfg::warp::ValidateMatrix(m + 9 * b, b)));
-    }
-
-    TensorShape out_shape = images.shape();
-    OP_REQUIRES_OK(ctx, out_shape.SetDimWithStatus(h_axis, g.out_height));
-    OP_REQUIRES_OK(ctx, out_shape.SetDimWithStatus(h_axis + 1, g.out_width));
+    SimilarityWarpArgs args;
+    OP_REQUIRES_OK(ctx, ParseSimilarityWarpArgs(ctx, layout_, &args));
     Tensor* output = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &output));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, args.out_shape, &output));
     if (output->NumElements() == 0) return;
-
-    const uint8_t* src = images.flat<uint8_t>().data();
-    float* dst = output->flat<float>().data();
-    const float* bias_p = bias.flat<float>().data();
-    const float* norm_p = norm.flat<float>().data();
-    const float* oob_p = oob.flat<float>().data();
-    const int64_t in_size = g.in_height * g.in_width * g.channels;
-    const int64_t out_size = g.out_height * g.out_width * g.channels;
-    const int64_t pictures = batch * frames;
-    const int64_t total_rows = pictures * g.out_height;
-    // Rows of all pictures form one range; each shard may span pictures.
-    auto work = [&](int64_t begin, int64_t end) {
-      while (begin < end) {
-        const int64_t p = begin / g.out_height;
-        const int64_t row = begin % g.out_height;
-        const int64_t stop = std::min(end - p * g.out_height, g.out_height);
-        tfg::warp::WarpRows(g, src + p * in_size, m + 9 * (p / frames), bias_p,
-                            norm_p, oob_p, row, stop, dst + p * out_size);
-        begin = p * g.out_height + stop;
-      }
-    };
-    auto* threads = ctx->device()->tensorflow_cpu_worker_threads();
-    const int64_t cost_per_row = g.out_width * (g.channels * 12 + 30);
-    ::tensorflow::Shard(threads->num_threads, threads->workers, total_rows,
-                        cost_per_row, work);
+    WarpOnCpu(ctx, args, ctx->input(0), output);
   }
 
  private:

@@ -56,6 +56,9 @@ def similarity_warp(
 
     Returns:
       float32 tensor shaped like `images` with the spatial size replaced by `output_shape`.
+
+    On a GPU device (e.g. under ``tf.device("/GPU:0")``, `images` in GPU memory) the op's GPU kernel
+    warps on TensorFlow's stream; it has not yet run on a GPU (docs/gpu.md).
     """
     what = "similarity_warp: "
     check_attr("TfGulp>SimilarityWarp", "layout", layout, what=what)

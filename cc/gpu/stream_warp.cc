@@ -1,0 +1,121 @@
+#include "cc/gpu/stream_warp.h"
+
+#include <algorithm>
+
+#include "cc/gpu/embedded_fatbin.h"
+#include "cc/gpu/gpu_runtime.h"
+#include "cc/gpu/launch_geometry.h"
+
+namespace tfg {
+namespace gpu {
+namespace {
+
+// Pops the context pushed by the constructor, whatever path leaves the scope.
+class ContextScope {
+ public:
+  ContextScope(const CudaApi& api, CUcontext context) : api_(api) {
+    pushed_ = api_.cuCtxPushCurrent(context) == CUDA_SUCCESS;
+  }
+  ~ContextScope() {
+    CUcontext popped;
+    if (pushed_) api_.cuCtxPopCurrent(&popped);
+  }
+  bool pushed() const { return pushed_; }
+
+ private:
+  const CudaApi& api_;
+  bool pushed_ = false;
+};
+
+}  // namespace
+
+Status StreamWarper::Get(const StreamWarper** out) {
+  static const StreamWarper* warper = nullptr;
+  static Status status;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const size_t size = static_cast<size_t>(tfg_similarity_warp_fatbin_end -
+                                            tfg_similarity_warp_fatbin);
+    if (size == 0) {
+      status = UnavailableError(
+          "this tf_gulp was built without nvcc, so it holds no GPU kernels; rebuild it on a "
+          "machine with the CUDA toolkit's nvcc on PATH (or CUDA_HOME set) to warp on the GPU");
+      return;
+    }
+    GpuRuntime runtime;
+    status = LoadGpuRuntime(kKernelsMinDriverVersion, &runtime);
+    if (runtime.path == GpuPath::kCpuOnly) return;  // the status says why
+    status = Status::Ok();  // NVDEC's absence does not concern the warp
+    warper = new StreamWarper(runtime.cuda, tfg_similarity_warp_fatbin, size);
+  });
+  *out = warper;
+  return status;
+}
+
+Status StreamWarper::Check(CUresult result, const char* call) const {
+  if (result == CUDA_SUCCESS) return Status::Ok();
+  const char* name = nullptr;
+  if (api_.cuGetErrorName != nullptr && api_.cuGetErrorName(result, &name) == CUDA_SUCCESS &&
+      name != nullptr) {
+    return InternalError("similarity_warp on the GPU: ", call, " failed: ", name);
+  }
+  return InternalError("similarity_warp on the GPU: ", call, " failed with CUDA error ",
+                       static_cast<int>(result));
+}
+
+Status StreamWarper::KernelFor(CUcontext context, CUfunction* kernel) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = kernels_.find(context);
+  if (it != kernels_.end()) {
+    *kernel = it->second;
+    return Status::Ok();
+  }
+  CUmodule module = nullptr;
+  TFG_RETURN_IF_ERROR(Check(api_.cuModuleLoadData(&module, fatbin_), "cuModuleLoadData"));
+  TFG_RETURN_IF_ERROR(Check(api_.cuModuleGetFunction(kernel, module, "tfg_similarity_warp_u8"),
+                            "cuModuleGetFunction(tfg_similarity_warp_u8)"));
+  kernels_[context] = *kernel;
+  return Status::Ok();
+}
+
+Status StreamWarper::Launch(const warp::WarpGeometry& g, int64_t pictures, CUdeviceptr src,
+                            CUdeviceptr matrices, CUdeviceptr bias, CUdeviceptr norm,
+                            CUdeviceptr oob_color, CUdeviceptr dst, CUstream stream) const {
+  if (g.channels > kMaxGpuWarpChannels) {
+    return InvalidArgumentError("similarity_warp on the GPU takes at most ",
+                                kMaxGpuWarpChannels, " channels, got ", g.channels);
+  }
+  if (pictures <= 0 || g.out_height <= 0 || g.out_width <= 0) return Status::Ok();
+  CUcontext context = nullptr;
+  TFG_RETURN_IF_ERROR(Check(api_.cuStreamGetCtx(stream, &context), "cuStreamGetCtx"));
+  ContextScope scope(api_, context);
+  if (!scope.pushed()) return InternalError("similarity_warp on the GPU: cuCtxPushCurrent failed");
+  CUfunction kernel = nullptr;
+  TFG_RETURN_IF_ERROR(KernelFor(context, &kernel));
+
+  const int64_t in_picture = g.in_height * g.in_width * g.channels;
+  const int64_t out_picture = g.out_height * g.out_width * g.channels;
+  long long stride = in_picture;
+  int in_height = static_cast<int>(g.in_height), in_width = static_cast<int>(g.in_width);
+  int channels = static_cast<int>(g.channels);
+  int out_height = static_cast<int>(g.out_height), out_width = static_cast<int>(g.out_width);
+  int nchw = g.layout == warp::Layout::kNCHW ? 1 : 0;
+  for (int64_t first = 0; first < pictures; first += kMaxPicturesPerLaunch) {
+    const int64_t count = std::min(kMaxPicturesPerLaunch, pictures - first);
+    CUdeviceptr chunk_src = src + first * in_picture;
+    CUdeviceptr chunk_matrices = matrices + first * 9 * sizeof(float);
+    CUdeviceptr chunk_dst = dst + first * out_picture * sizeof(float);
+    void* args[] = {&chunk_src, &stride,    &in_height, &in_width,  &channels,
+                    &chunk_matrices, &bias, &norm,      &oob_color, &out_height,
+                    &out_width, &nchw,      &chunk_dst};
+    const LaunchDims d = WarpLaunchDims(g.out_height, g.out_width, count);
+    TFG_RETURN_IF_ERROR(Check(api_.cuLaunchKernel(kernel, d.grid_x, d.grid_y, d.grid_z,
+                                                  d.block_x, d.block_y, d.block_z, 0, stream,
+                                                  args, nullptr),
+                              "cuLaunchKernel(tfg_similarity_warp_u8)"));
+  }
+  return Status::Ok();
+}
+
+}  // namespace gpu
+}  // namespace tfg

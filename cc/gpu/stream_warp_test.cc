@@ -1,0 +1,292 @@
+// StreamWarper (the op library's GPU warp launcher) against a fake driver
+// whose cuLaunchKernel runs the kernels' own source on the host over the
+// launch it is given (testing/cuda_launch_stand_in.h): the argument packing,
+// the batch split past the grid's z limit, the per-picture offsets, the
+// module loaded once per context, the context pushed and popped on every path,
+// and failed driver calls as statuses. "Device pointers" are host pointers.
+#include "cc/gpu/testing/cuda_launch_stand_in.h"
+// clang-format off: the kernels need the stand-in first.
+#if __has_include("cc/gpu/similarity_warp_kernels_host.inc")
+#include "cc/gpu/similarity_warp_kernels_host.inc"  // Bazel: a copy (C++ rules take no .cu)
+#else
+#include "cc/gpu/similarity_warp_kernels.cu"
+#endif
+// clang-format on
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cc/gpu/stream_warp.h"
+#include "cc/warp/similarity_warp.h"
+
+// StreamWarper::Get reads the embedded fatbin; these tests construct their own.
+extern "C" const unsigned char tfg_similarity_warp_fatbin[] = {0};
+extern "C" const unsigned char tfg_similarity_warp_fatbin_end[] = {0};
+
+namespace tfg {
+namespace gpu {
+namespace {
+
+const unsigned char kFakeFatbin[] = "fake fatbin";
+
+// cuda.h's values; ffnvcodec's header names only a few codes.
+const CUresult kInvalidImage = static_cast<CUresult>(200);
+const CUresult kInvalidContext = static_cast<CUresult>(201);
+const CUresult kInvalidHandle = static_cast<CUresult>(400);
+const CUresult kNotFound = static_cast<CUresult>(500);
+const CUresult kLaunchOutOfResources = static_cast<CUresult>(701);
+
+// The fake driver's state (one test at a time).
+struct Fake {
+  std::map<CUstream, CUcontext> stream_context;
+  std::vector<CUcontext> current;  // the context stack
+  int pushes = 0, pops = 0, loads = 0, launches = 0;
+  std::vector<unsigned> grid_z;
+  CUresult fail_load = CUDA_SUCCESS, fail_launch = CUDA_SUCCESS;
+  std::string error;  // the first rule broken
+};
+Fake* fake = nullptr;
+
+void Broke(const std::string& what) {
+  if (fake->error.empty()) fake->error = what;
+}
+
+CUresult CUDAAPI StreamGetCtx(CUstream stream, CUcontext* context) {
+  auto it = fake->stream_context.find(stream);
+  if (it == fake->stream_context.end()) return kInvalidHandle;
+  *context = it->second;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI PushCurrent(CUcontext context) {
+  ++fake->pushes;
+  fake->current.push_back(context);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI PopCurrent(CUcontext* context) {
+  ++fake->pops;
+  if (fake->current.empty()) {
+    Broke("pop without push");
+    return kInvalidContext;
+  }
+  *context = fake->current.back();
+  fake->current.pop_back();
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI ModuleLoadData(CUmodule* module, const void* image) {
+  if (fake->current.empty()) Broke("cuModuleLoadData without a current context");
+  if (image != kFakeFatbin) Broke("cuModuleLoadData of another image");
+  if (fake->fail_load != CUDA_SUCCESS) return fake->fail_load;
+  ++fake->loads;
+  // The module remembers its context: a function of it may only launch there.
+  *module = reinterpret_cast<CUmodule>(fake->current.back());
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI ModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
+  if (std::strcmp(name, "tfg_similarity_warp_u8") != 0) return kNotFound;
+  *function = reinterpret_cast<CUfunction>(module);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                              unsigned by, unsigned bz, unsigned shared, CUstream stream,
+                              void** args, void** extra) {
+  if (fake->fail_launch != CUDA_SUCCESS) return fake->fail_launch;
+  if (fake->current.empty() || reinterpret_cast<CUcontext>(f) != fake->current.back()) {
+    Broke("kernel launched outside its module's context");
+  }
+  if (fake->stream_context.at(stream) != fake->current.back()) {
+    Broke("kernel launched on a stream of another context");
+  }
+  if (gz > 65535) Broke("grid z above 65535");
+  if (extra != nullptr || shared != 0) Broke("unexpected extra/shared memory");
+  ++fake->launches;
+  fake->grid_z.push_back(gz);
+  // The kernel's parameters, in its signature's order.
+  const auto src = *static_cast<CUdeviceptr*>(args[0]);
+  const auto stride = *static_cast<long long*>(args[1]);
+  const int in_h = *static_cast<int*>(args[2]), in_w = *static_cast<int*>(args[3]);
+  const int channels = *static_cast<int*>(args[4]);
+  const auto matrices = *static_cast<CUdeviceptr*>(args[5]);
+  const auto bias = *static_cast<CUdeviceptr*>(args[6]);
+  const auto norm = *static_cast<CUdeviceptr*>(args[7]);
+  const auto oob = *static_cast<CUdeviceptr*>(args[8]);
+  const int out_h = *static_cast<int*>(args[9]), out_w = *static_cast<int*>(args[10]);
+  const int nchw = *static_cast<int*>(args[11]);
+  const auto dst = *static_cast<CUdeviceptr*>(args[12]);
+  testing::LaunchOnHost({gx, gy, gz, bx, by, bz}, [&] {
+    tfg_similarity_warp_u8(reinterpret_cast<const uint8_t*>(src), stride, in_h, in_w, channels,
+                           reinterpret_cast<const float*>(matrices),
+                           reinterpret_cast<const float*>(bias),
+                           reinterpret_cast<const float*>(norm),
+                           reinterpret_cast<const float*>(oob), out_h, out_w, nchw,
+                           reinterpret_cast<float*>(dst));
+  });
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI ErrorName(CUresult result, const char** name) {
+  *name = result == kLaunchOutOfResources ? "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"
+                                                       : "CUDA_ERROR_INVALID_IMAGE";
+  return CUDA_SUCCESS;
+}
+
+CudaApi FakeApi() {
+  CudaApi api;
+  api.cuStreamGetCtx = StreamGetCtx;
+  api.cuCtxPushCurrent = PushCurrent;
+  api.cuCtxPopCurrent = PopCurrent;
+  api.cuModuleLoadData = ModuleLoadData;
+  api.cuModuleGetFunction = ModuleGetFunction;
+  api.cuLaunchKernel = LaunchKernel;
+  api.cuGetErrorName = ErrorName;
+  return api;
+}
+
+CUdeviceptr Ptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
+CUcontext Context(int i) { return reinterpret_cast<CUcontext>(static_cast<intptr_t>(0x1000 * i)); }
+CUstream Stream(int i) { return reinterpret_cast<CUstream>(static_cast<intptr_t>(0x10 * i)); }
+
+class StreamWarpTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fake = &state_;
+    state_.stream_context = {{Stream(1), Context(1)}, {Stream(2), Context(2)},
+                             {Stream(3), Context(1)}};
+  }
+  void TearDown() override {
+    EXPECT_EQ(state_.error, "");
+    EXPECT_TRUE(state_.current.empty()) << "a context left pushed";
+    EXPECT_EQ(state_.pushes, state_.pops);
+    fake = nullptr;
+  }
+  Fake state_;
+  StreamWarper warper_{FakeApi(), kFakeFatbin, sizeof(kFakeFatbin)};
+};
+
+struct Batch {
+  warp::WarpGeometry g;
+  std::vector<uint8_t> src;
+  std::vector<float> matrices, bias, norm, oob, out;
+
+  Batch(int64_t pictures, int in_h, int in_w, int channels, int out_h, int out_w,
+        warp::Layout layout, unsigned seed) {
+    g.layout = layout;
+    g.in_height = in_h;
+    g.in_width = in_w;
+    g.channels = channels;
+    g.out_height = out_h;
+    g.out_width = out_w;
+    std::mt19937 rng(seed);
+    src.resize(pictures * in_h * in_w * channels);
+    for (auto& v : src) v = static_cast<uint8_t>(rng() & 0xFF);
+    std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+    matrices.resize(9 * pictures);
+    for (int64_t p = 0; p < pictures; ++p) {  // a different shift per picture
+      const float m[9] = {static_cast<float>(in_w) / out_w, 0.1f * u(rng), in_w * u(rng),
+                          0.1f * u(rng), static_cast<float>(in_h) / out_h, in_h * u(rng),
+                          0, 0, 1};
+      std::copy(m, m + 9, &matrices[9 * p]);
+    }
+    for (int c = 0; c < channels; ++c) {
+      bias.push_back(3.f * c);
+      norm.push_back(0.5f + c);
+      oob.push_back(-7.f - c);
+    }
+    out.assign(pictures * out_h * out_w * channels, std::nanf(""));
+  }
+
+  Status Launch(const StreamWarper& w, int64_t pictures, CUstream stream) {
+    return w.Launch(g, pictures, Ptr(src.data()), Ptr(matrices.data()), Ptr(bias.data()),
+                    Ptr(norm.data()), Ptr(oob.data()), Ptr(out.data()), stream);
+  }
+
+  // Every picture against the CPU warp with its own matrix: within 1 level
+  // (times the channel's norm), every element written.
+  void ExpectMatchesCpu(int64_t pictures) const {
+    const int64_t in = g.in_height * g.in_width * g.channels;
+    const int64_t n = g.out_height * g.out_width * g.channels;
+    std::vector<float> want(n);
+    int64_t off = 0, unwritten = 0;
+    for (int64_t p = 0; p < pictures; ++p) {
+      warp::WarpRows(g, src.data() + p * in, &matrices[9 * p], bias.data(), norm.data(),
+                     oob.data(), 0, g.out_height, want.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const float got = out[p * n + i];
+        if (std::isnan(got)) {
+          ++unwritten;
+          continue;
+        }
+        const int64_t c = g.layout == warp::Layout::kNHWC
+                              ? i % g.channels
+                              : i / (g.out_height * g.out_width);
+        off += std::fabs(got - want[i]) > 1.01f * norm[c];
+      }
+    }
+    EXPECT_EQ(unwritten, 0);
+    EXPECT_EQ(off, 0);
+  }
+};
+
+TEST_F(StreamWarpTest, PicturesMatchTheCpuWarpInBothLayouts) {
+  for (warp::Layout layout : {warp::Layout::kNHWC, warp::Layout::kNCHW}) {
+    Batch b(5, 13, 17, 3, 9, 35, layout, 1);
+    ASSERT_TRUE(b.Launch(warper_, 5, Stream(1)).ok());
+    b.ExpectMatchesCpu(5);
+  }
+  EXPECT_EQ(state_.loads, 1) << "the module is loaded once per context";
+}
+
+TEST_F(StreamWarpTest, BatchesPastTheGridLimitAreSplitWithTheRightOffsets) {
+  const int64_t pictures = kMaxPicturesPerLaunch + 2;
+  Batch b(pictures, 2, 3, 1, 1, 2, warp::Layout::kNHWC, 2);
+  ASSERT_TRUE(b.Launch(warper_, pictures, Stream(1)).ok());
+  EXPECT_EQ(state_.grid_z, (std::vector<unsigned>{65535, 2}));
+  b.ExpectMatchesCpu(pictures);
+}
+
+TEST_F(StreamWarpTest, OneModulePerContext) {
+  Batch b(2, 8, 8, 4, 4, 4, warp::Layout::kNHWC, 3);
+  for (int s : {1, 2, 3, 2, 1}) ASSERT_TRUE(b.Launch(warper_, 2, Stream(s)).ok());
+  EXPECT_EQ(state_.loads, 2);
+  EXPECT_EQ(state_.launches, 5);
+}
+
+TEST_F(StreamWarpTest, NothingToWarpLaunchesNothing) {
+  Batch b(1, 4, 4, 3, 2, 2, warp::Layout::kNHWC, 4);
+  ASSERT_TRUE(b.Launch(warper_, 0, Stream(1)).ok());
+  EXPECT_EQ(state_.launches, 0);
+}
+
+TEST_F(StreamWarpTest, TooManyChannelsIsInvalidArgument) {
+  Batch b(1, 4, 4, 5, 2, 2, warp::Layout::kNHWC, 5);
+  const Status s = b.Launch(warper_, 1, Stream(1));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("at most 4 channels, got 5"), std::string::npos) << s.message();
+}
+
+TEST_F(StreamWarpTest, FailedCallsAreStatusesAndLeaveNoContextPushed) {
+  Batch b(1, 4, 4, 3, 2, 2, warp::Layout::kNHWC, 6);
+  state_.fail_load = kInvalidImage;
+  Status s = b.Launch(warper_, 1, Stream(1));
+  EXPECT_NE(s.message().find("cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE"),
+            std::string::npos) << s.message();
+  // Not cached: the next call loads again.
+  state_.fail_load = CUDA_SUCCESS;
+  ASSERT_TRUE(b.Launch(warper_, 1, Stream(1)).ok());
+  EXPECT_EQ(state_.loads, 1);
+  state_.fail_launch = kLaunchOutOfResources;
+  s = b.Launch(warper_, 1, Stream(1));
+  EXPECT_NE(s.message().find("cuLaunchKernel(tfg_similarity_warp_u8) failed: "
+                             "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
+            std::string::npos) << s.message();
+  s = b.Launch(warper_, 1, Stream(9));  // a stream the driver does not know
+  EXPECT_NE(s.message().find("cuStreamGetCtx failed"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace tfg

@@ -1,0 +1,195 @@
+"""The GPU side of the ops and of DataLoader, checked on a machine without a GPU (docs/gpu.md).
+
+What a host can check: the GPU kernel of similarity_warp is in TensorFlow's kernel registry with
+the right inputs in host memory, the op library holds the nvcc-built kernels when nvcc was there
+at build time, `DataLoader(..., device="/GPU:0")` refuses a machine where TensorFlow has no GPU, and
+the two-stage path (tf.data up to the warp, then WarpOnDevice in the model) gives the CPU
+DataLoader's batches and trains with model.fit. The GPU kernel itself has not run on a GPU yet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import simplejpeg
+import tensorflow as tf
+from tensorflow.python.framework import kernels
+
+import tf_gulp.ops
+from hevc_testing import smooth_image
+from tf_gulp.bzna import create as K
+from tf_gulp.bzna import transforms as T
+from tf_gulp.bzna.dataset import DataLoader
+from tf_gulp.bzna.on_device import WarpOnDevice, check_device, warp_on_device
+from tf_gulp.cli.main import main as cli
+from tf_gulp.ops.library import load_ops
+
+HOST_MEMORY = {"matrices", "output_shape", "bias", "norm", "oob_color"}
+
+
+def registrations(op: str) -> dict:
+    load_ops()
+    return {k.device_type: set(k.host_memory_arg)
+            for k in kernels.get_registered_kernels_for_op(op).kernel}
+
+
+def test_similarity_warp_has_cpu_and_gpu_kernels():
+    found = registrations("TfGulp>SimilarityWarp")
+    assert set(found) == {"CPU", "GPU"}
+    # Only the pictures (and the output) live in GPU memory; the rest is read on the host.
+    assert found["GPU"] == HOST_MEMORY
+
+
+def _library_path() -> str:
+    return os.path.join(os.path.dirname(tf_gulp.ops.__file__), "_tf_gulp_ops.so")
+
+
+def _symbol_addresses(path: str) -> dict:
+    out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True,
+                         check=True).stdout
+    found = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2].startswith("tfg_similarity_warp_fatbin"):
+            found[parts[2]] = int(parts[0], 16)
+    return found
+
+
+def test_the_library_embeds_the_gpu_kernels_when_nvcc_was_there():
+    if shutil.which("nm") is None:
+        pytest.skip("no nm (binutils) to read the library's symbols")
+    symbols = _symbol_addresses(_library_path())
+    assert set(symbols) == {"tfg_similarity_warp_fatbin", "tfg_similarity_warp_fatbin_end"}
+    size = symbols["tfg_similarity_warp_fatbin_end"] - symbols["tfg_similarity_warp_fatbin"]
+    chosen = os.environ.get("TF_GULP_NVCC")  # as setup.py and //cc:gpu_fatbin look for nvcc
+    found = shutil.which("nvcc") or os.access("/usr/local/cuda/bin/nvcc", os.X_OK)
+    if chosen in ("", "0") or (chosen is None and not found):
+        pytest.skip(f"no nvcc for the build (TF_GULP_NVCC={chosen!r}): the library holds no GPU "
+                    f"kernels (fatbin of {size} bytes), which the GPU kernel reports at run time")
+    # A fatbin starts with its magic 0xBA55ED50 (little endian); nvcc's holds several cubins.
+    assert size > 10_000
+    with open(_library_path(), "rb") as f:
+        data = f.read()
+    assert b"\x50\xed\x55\xba" in data
+
+
+def test_the_library_links_no_cuda_library():
+    if shutil.which("readelf") is None:
+        pytest.skip("no readelf (binutils) to read the library's dependencies")
+    out = subprocess.run(["readelf", "-d", _library_path()], capture_output=True, text=True,
+                         check=True).stdout
+    needed = [line.split("[")[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
+    assert needed and "libtensorflow_framework.so.2" in needed
+    # libcuda.so.1 and libnvcuvid.so.1 are opened at run time (cc/gpu/gpu_runtime.cc): the library
+    # loads on machines without a GPU, a driver or CUDA.
+    assert not [n for n in needed if "cuda" in n or "nvcuvid" in n or n.startswith("libnv")]
+
+
+@pytest.mark.skipif(bool(tf.config.list_physical_devices("GPU")),
+                    reason="TensorFlow sees a GPU here: 'no GPU' cannot be staged")
+def test_gpu_device_without_a_gpu_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match=r"DataLoader: device='/GPU:0': TensorFlow has no GPU:0 .*"
+                                         r"tensorflow-cpu, no NVIDIA driver"):
+        DataLoader(str(tmp_path / "never-read.bzna"), (8, 8), 2, device="/GPU:0")
+    with pytest.raises(ValueError, match="give a device type"):
+        check_device("/job:localhost")
+    assert check_device("/cpu:0") == "/CPU:0"
+
+
+def test_warp_on_device_names_missing_inputs():
+    with pytest.raises(ValueError, match=r"inputs lack \['size', 'matrix'"):
+        warp_on_device({"image": tf.zeros([1, 2, 2, 3], tf.uint8), "bias": 0, "norm": 1},
+                       (2, 2))
+
+
+@pytest.fixture(scope="module")
+def bzna(tmp_path_factory) -> str:
+    root = tmp_path_factory.mktemp("bzna_device")
+    rng = np.random.default_rng(23)
+    for k, (h, w) in enumerate([(40, 60), (75, 33), (64, 64), (21, 90), (50, 50)]):
+        d = root / "img" / "train" / ("ant" if k % 2 else "bee")
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{k}.jpg").write_bytes(simplejpeg.encode_jpeg(smooth_image(rng, h, w), quality=98))
+    out = root / "data.bzna"
+    assert cli(["bzna", "create", str(root / "img"), str(out), "--preset", "ultrafast", "-j", "1",
+                "--no-progress"]) == 0
+    return str(out)
+
+
+def _loader(path: str, **kwargs) -> tf.data.Dataset:
+    return DataLoader(path, (24, 32), 2, shuffle=True, seed=7, epochs=1,
+                      warp_transform=T.RandomResizedCrop(),
+                      bias_transform=T.ConstantBiasTransform(),
+                      norm_transform=T.ConstantNormTransform(), **kwargs)
+
+
+def test_two_stage_path_gives_the_cpu_loaders_batches(bzna):
+    plain = list(_loader(bzna).as_numpy_iterator())
+    staged = list(_loader(bzna, device="/CPU:0"))
+    assert len(staged) == len(plain) == 3
+    for (x, y), (inputs, labels) in zip(plain, staged):
+        assert inputs["image"].dtype == tf.uint8 and inputs["size"].dtype == tf.int32
+        # Padded to the batch's largest picture; each picture's own size is kept.
+        sizes = inputs["size"].numpy()
+        assert tuple(inputs["image"].shape[1:3]) == tuple(sizes.max(axis=0))
+        warped = warp_on_device(inputs, (24, 32), "/CPU:0").numpy()
+        np.testing.assert_array_equal(warped, x)
+        np.testing.assert_array_equal(labels.numpy(), y)
+    # The padding is never sampled: a batch whose pictures differ in size still matches.
+    assert any(len({tuple(s) for s in i["size"].numpy()}) > 1 for i, _ in staged)
+
+
+def test_warp_on_device_layer_trains_with_model_fit(bzna):
+    ds = _loader(bzna, device="/CPU:0").repeat()
+    model = tf.keras.Sequential([
+        WarpOnDevice((24, 32)),
+        tf.keras.layers.Conv2D(4, 3, activation="relu"),
+        tf.keras.layers.GlobalAveragePooling2D(),
+        tf.keras.layers.Dense(2),
+    ])
+    model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(ds, steps_per_epoch=2, epochs=1, verbose=0, shuffle=False)
+    assert np.all(np.isfinite(history.history["loss"]))
+    assert WarpOnDevice.from_config(model.layers[0].get_config()).shape_hw == (24, 32)
+
+
+MIRRORED = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+from tf_gulp.bzna.dataset import DataLoader
+from tf_gulp.bzna.on_device import WarpOnDevice
+
+strategy = tf.distribute.MirroredStrategy(["/CPU:0", "/CPU:1"])
+ds = DataLoader(sys.argv[1], (24, 32), 4, epochs=None, device="/CPU:0")
+with strategy.scope():
+    model = tf.keras.Sequential([WarpOnDevice((24, 32)), tf.keras.layers.GlobalAveragePooling2D(),
+                                 tf.keras.layers.Dense(2)])
+    model.compile("sgd", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+history = model.fit(ds, steps_per_epoch=2, epochs=1, verbose=0, shuffle=False)
+print(json.dumps({"loss": history.history["loss"], "replicas": strategy.num_replicas_in_sync}))
+"""
+
+
+def test_warp_on_device_under_mirrored_strategy(bzna, tmp_path):
+    # Two logical CPUs stand in for two GPUs: each replica warps its share of the batch in its own
+    # step. (Keras casts the untyped model inputs to float32 there; the layer casts them back.)
+    # Logical devices must be set before TensorFlow starts: a child process.
+    script = tmp_path / "mirrored.py"
+    script.write_text(MIRRORED)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               TF_CPP_MIN_LOG_LEVEL="2")
+    proc = subprocess.run([sys.executable, str(script), bzna], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["replicas"] == 2 and np.all(np.isfinite(report["loss"]))
