@@ -155,7 +155,7 @@ def plot_bzna(report: Dict[str, Any], path: str) -> None:
         ("decode", "BenzinaDataset (decode)", "#6baed6"),
         ("raw", "raw libavcodec, 1 decoder/core (bound)", BOUND),
         ("jpeg", "TF JPEG pipeline", OTHERS)) if any(key in run["images_per_s"] for run in runs)]
-    fig, ax = plt.subplots(figsize=(9, 3.8))
+    fig, ax = plt.subplots(figsize=(11, 3.8))
     width = 0.8 / len(series)
     for k, (key, name, colour) in enumerate(series):
         xs, ys, err = [], [], [[], []]
