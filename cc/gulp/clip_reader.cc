@@ -9,7 +9,6 @@
 
 namespace tfg {
 namespace gulp {
-namespace {
 
 Status WithContext(const Status& status, const std::string& data_path,
                    const std::string& id, int64_t frame, uint64_t offset) {
@@ -19,6 +18,8 @@ Status WithContext(const Status& status, const std::string& data_path,
                                    std::to_string(offset) + ": " +
                                    status.message());
 }
+
+namespace {
 
 std::string LimitHint() {
   return "select fewer frames (num_frames=, frames=), decode smaller (scale=), "
