@@ -263,16 +263,19 @@ class DataFile {
     ThrowIfError(status);
   }
 
-  const tfg::RandomAccessFile& file() const {
+  // The open file, held by the caller while it reads without the GIL: a
+  // close() from another thread meanwhile only drops this object's share.
+  std::shared_ptr<const tfg::RandomAccessFile> file() const {
     if (file_ == nullptr) throw py::value_error("gulp data file is closed");
-    return *file_;
+    return file_;
   }
 
-  uint64_t size() const { return file().size(); }
+  uint64_t size() const { return file()->size(); }
 
   // Up to `n` bytes at `offset` (fewer only at the end of the file).
   py::bytes Pread(uint64_t n, uint64_t offset) const {
-    const tfg::RandomAccessFile& f = file();
+    const std::shared_ptr<const tfg::RandomAccessFile> held = file();
+    const tfg::RandomAccessFile& f = *held;
     const uint64_t end = std::min<uint64_t>(f.size(), offset + n);
     std::string out(offset < end ? end - offset : 0, '\0');
     tfg::Status status;
@@ -285,7 +288,7 @@ class DataFile {
   }
 
   void Close() { file_.reset(); }
-  const std::string& path() const { return file().path(); }
+  std::string path() const { return file()->path(); }
 
   // The frames of item `id`, whose index rows are `rows` ((frames, 3):
   // offset, pad, total_length), picked by the selection (mode "all", "slice"
@@ -296,7 +299,8 @@ class DataFile {
                        const std::string& mode, py::object start, py::object stop,
                        int64_t step, std::vector<int64_t> indices, bool decode,
                        uint64_t max_clip_bytes) {
-    const tfg::RandomAccessFile& f = file();
+    const std::shared_ptr<const tfg::RandomAccessFile> held = file();
+    const tfg::RandomAccessFile& f = *held;
     if (rows.ndim() != 2 || rows.shape(1) != 3) {
       throw py::value_error("frame rows must be a (frames, 3) array");
     }
