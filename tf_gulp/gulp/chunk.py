@@ -82,6 +82,8 @@ def _selection_args(selection: FrameSelection) -> Tuple[str, Any, Any, int, List
     if isinstance(selection, slice):
         bounds = [None if b is None else operator.index(b)
                   for b in (selection.start, selection.stop, selection.step)]
+        if bounds[2] == 0:
+            raise ValueError("frame slice step cannot be zero")  # an argument, not the data's
         return "slice", bounds[0], bounds[1], 1 if bounds[2] is None else bounds[2], []
     if isinstance(selection, (int, np.integer)) and not isinstance(selection, bool):
         return "indices", None, None, 1, [int(selection)]
