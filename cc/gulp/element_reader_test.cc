@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <memory>
+
 #include "cc/gulp/gulp_directory.h"
 #include "cc/testing/gulp_testing.h"
 
@@ -11,19 +13,24 @@ namespace tfg {
 namespace gulp {
 namespace {
 
-using testing::MakeJpeg;
-using testing::TempDir;
-using testing::TestItem;
-
+// One chunk: "clip" (4 RGB frames of 24x16) and "mixed" (an RGB frame, then a gray 16x8 one).
 class ElementReaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (int f = 0; f < 4; ++f) jpegs_.push_back(MakeJpeg(24, 16, f));
-    testing::WriteChunk(dir_.path(), 0,
-                        {TestItem{"clip", jpegs_},
-                         TestItem{"mixed", {MakeJpeg(24, 16, 0), MakeJpeg(16, 8, 1, 1)}}});
+    jpegs_ = {testing::MakeJpeg(24, 16, 0), testing::MakeJpeg(24, 16, 1),
+              testing::MakeJpeg(24, 16, 2), testing::MakeJpeg(24, 16, 3)};
+    const std::string gray = testing::MakeJpeg(16, 8, 1, /*channels=*/1);
+    testing::WriteChunk(dir_.path(), 0, {{"clip", jpegs_}, {"mixed", {jpegs_[0], gray}}});
     ASSERT_TRUE(LoadGulpDirectory(dir_.path(), "", &gd_).ok());
     ASSERT_TRUE(RandomAccessFile::Open(gd_.chunks[0].data_path, &file_).ok());
+  }
+
+  // A reader of item `i` whose frames are read, ready to decode.
+  std::unique_ptr<ElementReader> ReadToDecode(const ElementOptions& options, int i) {
+    auto reader = std::make_unique<ElementReader>(options);
+    EXPECT_TRUE(reader->Select(item(i), "data_0.gulp", "meta_0.gmeta", 0).ok());
+    EXPECT_TRUE(reader->ReadForDecode(*file_).ok());
+    return reader;
   }
 
   const Item& item(int i) const { return gd_.chunks[0].items[i]; }
@@ -34,7 +41,7 @@ class ElementReaderTest : public ::testing::Test {
     return o;
   }
 
-  TempDir dir_;
+  testing::TempDir dir_;
   std::vector<std::string> jpegs_;
   GulpDirectory gd_;
   std::unique_ptr<RandomAccessFile> file_;
@@ -63,10 +70,8 @@ TEST_F(ElementReaderTest, AnIndexPastTheClipIsOutOfRangeNamingTheIndexFile) {
 }
 
 TEST_F(ElementReaderTest, DecodesAClipAsTheDatasetDoes) {
-  ElementOptions options;
-  ElementReader reader(options);
-  ASSERT_TRUE(reader.Select(item(0), "data_0.gulp", "meta_0.gmeta", 0).ok());
-  ASSERT_TRUE(reader.ReadForDecode(*file_).ok());
+  const std::unique_ptr<ElementReader> decoding = ReadToDecode(ElementOptions(), 0);
+  const ElementReader& reader = *decoding;
   ClipShape shape;
   ASSERT_TRUE(reader.ClipShape(&shape).ok());
   EXPECT_EQ(shape.num_frames, 4);
@@ -88,9 +93,8 @@ TEST_F(ElementReaderTest, DecodesAClipAsTheDatasetDoes) {
 
 TEST_F(ElementReaderTest, FramesApartKeepTheirOwnSizeAndColourSpace) {
   ElementOptions options;
-  ElementReader reader(options);
-  ASSERT_TRUE(reader.Select(item(1), "data_0.gulp", "meta_0.gmeta", 0).ok());
-  ASSERT_TRUE(reader.ReadForDecode(*file_).ok());
+  const std::unique_ptr<ElementReader> decoding = ReadToDecode(options, 1);
+  const ElementReader& reader = *decoding;
   ClipShape shape;
   EXPECT_EQ(reader.ClipShape(&shape).code(), StatusCode::kInvalidArgument);  // one tensor: no
   std::vector<FrameShape> shapes;
@@ -103,10 +107,7 @@ TEST_F(ElementReaderTest, FramesApartKeepTheirOwnSizeAndColourSpace) {
   EXPECT_TRUE(reader.DecodeFrame(1, shapes[1], gray.data()).ok());
 
   options.max_clip_bytes = shapes[0].bytes() + shapes[1].bytes() - 1;
-  ElementReader small(options);
-  ASSERT_TRUE(small.Select(item(1), "data_0.gulp", "meta_0.gmeta", 0).ok());
-  ASSERT_TRUE(small.ReadForDecode(*file_).ok());
-  const Status s = small.FrameShapes(&shapes);
+  const Status s = ReadToDecode(options, 1)->FrameShapes(&shapes);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("data_0.gulp: id 'mixed': 2 frames decode to 1,280 bytes, over "
                              "the limit of 1,279 bytes per clip (max_clip_bytes)"),
