@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Images/s to 224x224 normalized float batches: tf_gulp's Benzina pipeline (CPU HEVC decode +
-similarity warp) vs the standard TF ImageNet JPEG pipeline, on the same images, in the same run.
+"""Images/s of tf_gulp's Benzina pipelines on the CPU against their bounds, on the same images, in
+the same run: raw libavcodec decoding the same HEVC pictures on all cores, and the standard TF
+ImageNet JPEG pipeline.
 
-    PYTHONPATH=. python3 bench/bench_bzna.py [--images 128] [--rounds 3] [--batch 64]
+    PYTHONPATH=. python3 bench/bench_bzna.py [--images 128] [--rounds 5] [--batch 64]
         [--preset medium] [--output bench/results/bzna.json]
 
 Data (made once, reused while the parameters match): ``--images`` smooth synthetic colour photos of
@@ -10,27 +11,43 @@ ImageNet-like sizes (shorter side 300-500, aspect 3/4-4/3) written as JPEG (libj
 through simplejpeg, 4:2:0), and the same images converted with ``tf_gulp.bzna.create_dataset`` (x265
 crf 10, ``--preset``, frames padded to multiples of 512, thumbnails).
 
-Pipelines (one epoch over every image per round, batches of ``--batch``, ``prefetch(AUTOTUNE)``):
+Readers (one epoch over every image per round; the tf.data ones in batches of ``--batch`` with
+``prefetch(AUTOTUNE)``):
 
-* ``bzna``  ``tf_gulp.bzna.DataLoader(file, (224, 224), B, shuffle=True,
-            warp_transform=RandomResizedCrop(), bias/norm = ImageNet mean/std)``: read + decode_hevc
-            + similarity_warp (crop, resize, flip and normalize fused), all C++ ops;
-* ``jpeg``  ``list_files`` order shuffled, ``read_file`` + ``decode_jpeg`` +
-            ``stateless_sample_distorted_bounding_box`` (area 0.08-1, ratio 3/4-4/3) + ``crop`` +
-            ``resize`` (bilinear) + ``stateless_random_flip_left_right`` + normalize, ``map`` with
-            ``num_parallel_calls=AUTOTUNE``.
+* ``decode``  ``tf_gulp.bzna.BenzinaDataset(file, shuffle=True)``: read + ``decode_hevc`` (MP4
+              parsing, libavcodec, RGB conversion of the clean region) per image, ``map`` with
+              ``num_parallel_calls=AUTOTUNE``; the images' shapes are batched so that variable sizes
+              batch (the pixels are made and dropped);
+* ``bzna``    ``tf_gulp.bzna.DataLoader(file, (224, 224), B, shuffle=True,
+              warp_transform=RandomResizedCrop(), bias/norm = ImageNet mean/std)``: read +
+              decode_hevc + similarity_warp (crop, resize, flip and normalize fused), all C++ ops;
+* ``raw``     the bound: ``bench/bzna_decode_bound.c`` (compiled by this script against the same
+              libavcodec) decoding the same pictures as Annex-B byte streams (PyAV's
+              ``hevc_mp4toannexb``) from memory with nothing else, one single-threaded decoder per
+              core (what the tf.data readers do: one picture per map call);
+* ``raw_frame``, ``raw_slice``  the same with one decoder using all cores as frame threads (the
+              pictures as one stream) or slice threads (x265's wavefronts): other ways libavcodec
+              can use the cores, measured to check that ``raw`` is the best of the three;
+* ``jpeg``    ``list_files`` order shuffled, ``read_file`` + ``decode_jpeg`` +
+              ``stateless_sample_distorted_bounding_box`` (area 0.08-1, ratio 3/4-4/3) + ``crop`` +
+              ``resize`` (bilinear) + ``stateless_random_flip_left_right`` + normalize, ``map`` with
+              ``num_parallel_calls=AUTOTUNE``.
 
-The pipelines alternate round by round; each reports its median images/s. Also reported: bytes per
-image of each format and their ratio. Numbers depend on the machine: this is a 2-core box shared with
-other work, so compare the ratio, measured side by side, rather than absolute rates.
+Every round runs every reader, in an order rotated round by round; each reader reports its median
+images/s, and the ratios of medians to the raw-libavcodec bound (the best raw mode). Also reported:
+bytes per image of each format and their ratio. Numbers depend on the machine: this is a 2-core box
+shared with other work, so compare the ratios, measured side by side, rather than absolute rates.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -106,20 +123,85 @@ def jpeg_pipeline(jpeg_dir: str, batch: int, seed: int):
             .batch(batch).prefetch(tf.data.AUTOTUNE))
 
 
-def run_once(ds) -> tuple:
-    start = time.perf_counter()
+def decode_pipeline(path: str, batch: int, seed: int):
+    import tensorflow as tf
+
+    from tf_gulp.bzna.dataset import BenzinaDataset
+
+    ds = BenzinaDataset(path, shuffle=True, seed=seed)
+    # Shapes, not pixels, are batched: the images have different sizes.
+    return (ds.map(lambda x: (tf.shape(x["image"]), x["label"]))
+            .batch(batch).prefetch(tf.data.AUTOTUNE))
+
+
+def annex_b_samples(path: str, out: str) -> int:
+    """Writes the file's pictures as Annex-B byte streams (uint32 size + bytes each) to `out`."""
+    import io
+    import struct
+
+    import av
+
+    from tf_gulp.bzna.dataset import BenzinaDataset
+
     n = 0
-    for images, _ in ds:
+    with open(out, "wb") as f:
+        for x in BenzinaDataset(path, decode=False).as_numpy_iterator():
+            movie = av.open(io.BytesIO(x["sample"]))
+            videos = movie.streams.video
+            stream = next((s for s in videos if s.metadata.get("handler_name") == "bzna_input"),
+                          videos[0])
+            bsf = av.bitstream.BitStreamFilterContext("hevc_mp4toannexb", stream)
+            packets = [bytes(q) for p in movie.demux(stream) if p.size
+                       for q in bsf.filter(p)]
+            packets += [bytes(q) for q in bsf.filter(None)]
+            picture = b"".join(packets)
+            f.write(struct.pack("<I", len(picture)) + picture)
+            movie.close()
+            n += 1
+    return n
+
+
+def build_bound(root: str) -> str:
+    """Compiles bench/bzna_decode_bound.c; returns the program's path."""
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bzna_decode_bound.c")
+    program = os.path.join(root, "bzna_decode_bound")
+    subprocess.run(["cc", "-O2", source, "-o", program, "-lavcodec", "-lavutil", "-pthread"],
+                   check=True)
+    return program
+
+
+def run_bound(program: str, samples: str, mode: str, threads: int) -> tuple:
+    out = subprocess.run([program, samples, mode, str(threads)], check=True, capture_output=True,
+                         text=True).stdout
+    r = json.loads(out)
+    return r["images"], r["seconds"], r["cpu_seconds"]
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of every thread of this process so far."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def run_once(ds) -> tuple:
+    """(images, wall seconds, CPU seconds) of one pass. The iterator is made before the clock
+    starts: making one instantiates the pipeline's functions (0.1-0.3 s here, once per pass,
+    nothing decoded yet: tf.data starts its threads on the first element)."""
+    it = iter(ds)
+    start, cpu = time.perf_counter(), cpu_seconds()
+    n = 0
+    for images, _ in it:
         n += int(images.shape[0])
-    return n, time.perf_counter() - start
+    return n, time.perf_counter() - start, cpu_seconds() - cpu
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--images", type=int, default=128)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--preset", default="medium")
+    ap.add_argument("--label", default="", help="names the run in the JSON (e.g. the checkout)")
     ap.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "tf_gulp_bench_bzna"))
     ap.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results", "bzna.json"))
     args = ap.parse_args(argv)
@@ -130,26 +212,62 @@ def main(argv=None) -> int:
     sizes = {"bzna": os.path.getsize(bzna) / args.images,
              "jpeg": sum(os.path.getsize(f) for f in jpeg_files) / len(jpeg_files)}
 
-    rates = {"bzna": [], "jpeg": []}
-    # Warm-up (graph building, page cache), not timed.
-    run_once(bzna_pipeline(bzna, args.batch, 0))
-    run_once(jpeg_pipeline(jpeg_dir, args.batch, 0))
+    import tf_gulp
+
+    cpus = len(os.sched_getaffinity(0))
+    program = build_bound(args.data)
+    samples = os.path.join(args.data, "annexb.bin")
+    assert annex_b_samples(bzna, samples) == args.images
+
+    def run(name: str, seed: int) -> tuple:
+        if name.startswith("raw"):
+            mode = {"raw": "per-core", "raw_frame": "frame", "raw_slice": "slice"}[name]
+            return run_bound(program, samples, mode, cpus)
+        if name == "decode":
+            return run_once(decode_pipeline(bzna, args.batch, seed))
+        if name == "bzna":
+            return run_once(bzna_pipeline(bzna, args.batch, seed))
+        return run_once(jpeg_pipeline(jpeg_dir, args.batch, seed))
+
+    names = ["raw", "decode", "bzna", "jpeg", "raw_frame", "raw_slice"]
+    rates = {k: [] for k in names}
+    cpu_ms = {k: [] for k in names}
+    for name in names:  # warm-up (graph building, page cache, decoders), not timed
+        run(name, 0)
+    # TensorFlow's import leaves a large heap; full collections of it, set off by the consumer
+    # loop's allocations, took about 6% of the CPU in a profile of this benchmark. Frozen, the
+    # loop in Python costs what a training step's input handling costs, nothing more.
+    gc.collect()
+    gc.freeze()
     for r in range(args.rounds):
-        order = ["bzna", "jpeg"] if r % 2 == 0 else ["jpeg", "bzna"]
+        order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
-            ds = (bzna_pipeline(bzna, args.batch, r + 1) if name == "bzna"
-                  else jpeg_pipeline(jpeg_dir, args.batch, r + 1))
-            n, secs = run_once(ds)
+            n, secs, cpu = run(name, r + 1)
             assert n == args.images, (name, n)
             rates[name].append(n / secs)
+            cpu_ms[name].append(1e3 * cpu / n)
+    medians = {k: statistics.median(v) for k, v in rates.items()}
+    cpu_medians = {k: statistics.median(v) for k, v in cpu_ms.items()}
+    bound = max(("raw", "raw_frame", "raw_slice"), key=lambda k: medians[k])
     result = {
+        "label": args.label, "tf_gulp": os.path.dirname(tf_gulp.__file__),
         "images": args.images, "batch": args.batch, "rounds": args.rounds, "preset": args.preset,
-        "cpus": len(os.sched_getaffinity(0)),
-        "images_per_s": {k: statistics.median(v) for k, v in rates.items()},
+        "cpus": cpus, "load_average": os.getloadavg(),
+        "images_per_s": medians,
+        "images_per_s_range": {k: [min(v), max(v)] for k, v in rates.items()},
         "all_rounds": rates,
+        "bound": bound,
+        "ratio_to_raw_libavcodec": {k: medians[k] / medians[bound]
+                                    for k in ("decode", "bzna")},
+        # CPU time per image (all threads of the process): what the machine's load does not
+        # change much; the bound's over ours is the share of our CPU time that is libavcodec's.
+        "cpu_ms_per_image": cpu_medians,
+        "all_rounds_cpu_ms_per_image": cpu_ms,
+        "cpu_efficiency_vs_raw": {k: cpu_medians["raw"] / cpu_medians[k]
+                                  for k in ("decode", "bzna")},
         "bytes_per_image": sizes,
     }
-    result["ratio_bzna_over_jpeg"] = result["images_per_s"]["bzna"] / result["images_per_s"]["jpeg"]
+    result["ratio_bzna_over_jpeg"] = medians["bzna"] / medians["jpeg"]
     result["size_ratio_bzna_over_jpeg"] = sizes["bzna"] / sizes["jpeg"]
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     with open(args.output, "w") as f:

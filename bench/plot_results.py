@@ -145,29 +145,38 @@ def plot_ffrecord(report: Dict[str, Any], path: str) -> None:
 
 
 def plot_bzna(report: Dict[str, Any], path: str) -> None:
-    """Images/s of the Benzina DataLoader against the TF JPEG pipeline, per run."""
+    """Images/s of the Benzina readers, raw libavcodec (the bound) and the TF JPEG pipeline, per run
+    (earlier runs measured only the DataLoader and JPEG)."""
     plt = _pyplot()
     runs = [dict(report, label=report.get("label") or f"{report.get('rounds', '?')} rounds")]
     runs += report.get("earlier_runs", [])
-    fig, ax = plt.subplots(figsize=(8, 3.6))
-    width = 0.38
-    for k, (key, name, colour) in enumerate((("bzna", "bzna DataLoader (HEVC)", OURS),
-                                             ("jpeg", "TF JPEG pipeline", OTHERS))):
-        xs = [i + (k - 0.5) * width for i in range(len(runs))]
-        ys = [run["images_per_s"][key] for run in runs]
-        err = [[0.0] * len(runs), [0.0] * len(runs)]
+    series = [(key, name, colour) for key, name, colour in (
+        ("bzna", "bzna DataLoader (decode + warp)", OURS),
+        ("decode", "BenzinaDataset (decode)", "#6baed6"),
+        ("raw", "raw libavcodec, 1 decoder/core (bound)", BOUND),
+        ("jpeg", "TF JPEG pipeline", OTHERS)) if any(key in run["images_per_s"] for run in runs)]
+    fig, ax = plt.subplots(figsize=(11, 3.8))
+    width = 0.8 / len(series)
+    for k, (key, name, colour) in enumerate(series):
+        xs, ys, err = [], [], [[], []]
         for i, run in enumerate(runs):
+            if key not in run["images_per_s"]:
+                continue
+            v = run["images_per_s"][key]
             span = (run.get("images_per_s_range") or {}).get(key)
             if span is None and run.get("all_rounds"):
                 span = (min(run["all_rounds"][key]), max(run["all_rounds"][key]))
-            if span is not None:
-                err[0][i], err[1][i] = ys[i] - span[0], span[1] - ys[i]
+            xs.append(i + (k - (len(series) - 1) / 2) * width)
+            ys.append(v)
+            err[0].append(v - span[0] if span else 0.0)
+            err[1].append(span[1] - v if span else 0.0)
         ax.bar(xs, ys, width, yerr=err, capsize=3, label=name, color=colour)
         for x, v in zip(xs, ys):
-            ax.text(x, v / 2, f"{v:.0f}", ha="center", va="center", fontsize=8, color="white")
-    ax.set_xticks(range(len(runs)), [run["label"] for run in runs])
+            ax.text(x, v / 2, f"{v:.0f}", ha="center", va="center", fontsize=7, color="white")
+    ax.set_xticks(range(len(runs)), [run["label"].replace(", ", "\n").replace(": ", ":\n")
+                                     for run in runs], fontsize=8)
     ax.set_ylabel("images/s (median; whiskers: run range)")
-    ax.set_title("Benzina vs JPEG on the CPU: 224x224 augmented batches")
+    ax.set_title("Benzina on the CPU: decode, decode + warp to 224x224, raw libavcodec, TF JPEG")
     ax.legend(fontsize=8)
     fig.text(0.01, 0.01, _source_note(report), fontsize=7, color="#555555")
     fig.tight_layout(rect=(0, 0.04, 1, 1))

@@ -229,7 +229,7 @@ def test_undecodable_jpeg(tmp_path):
     with open(chunk.data_file_path, "r+b") as f:
         f.seek(offset)
         f.write(b"\xff\xd8\x00\x00garbage")
-    with pytest.raises(GulpDataError, match=f"frame 1 at offset {offset}"):
+    with pytest.raises(GulpDataError, match=f"frame 1 at byte offset {offset}"):
         GulpDirectory(tmp_path)["v"]
 
 

@@ -7,22 +7,37 @@ import pathlib
 
 import numpy as np
 import pytest
+import simplejpeg
 
 from tf_gulp.gulp import GulpDirectory
 
 FIXTURE = pathlib.Path(__file__).parent / "data" / "gulpio2"
 EXPECTED = json.loads((FIXTURE / "EXPECTED.json").read_text())
 
-# expected_frames.npz holds libjpeg-turbo accurate-DCT decodes; we decode with libjpeg-turbo's
-# accurate DCT too (simplejpeg), so pixels should agree exactly, but a different libjpeg-turbo build
+# expected_frames.npz holds libjpeg-turbo accurate-DCT decodes; read with an accurate-DCT
+# jpeg_decoder (simplejpeg), pixels should agree exactly, but a different libjpeg-turbo build
 # (SIMD vs C IDCT) may differ by a rounding step: allow at most 2 levels per pixel, 0.05 on average.
 MAX_ABS_DIFF = 2
 MAX_MEAN_ABS_DIFF = 0.05
+# The readers' own decode is GulpDataset's (fast integer IDCT), a few levels from the accurate one.
+MAX_FAST_VS_ACCURATE = 8
+
+
+def accurate_decode(data: bytes) -> np.ndarray:
+    """libjpeg-turbo's accurate IDCT (simplejpeg): (H, W) gray or (H, W, 3) RGB."""
+    gray = simplejpeg.decode_jpeg_header(data)[2] == "Gray"
+    image = simplejpeg.decode_jpeg(data, fastdct=False, colorspace="GRAY" if gray else "RGB")
+    return image[..., 0] if gray else image
 
 
 @pytest.fixture(scope="module")
 def gd():
     return GulpDirectory(FIXTURE)
+
+
+@pytest.fixture(scope="module")
+def gd_accurate():
+    return GulpDirectory(FIXTURE, jpeg_decoder=accurate_decode)
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +72,8 @@ def test_jpeg_bytes_sha256(gd, id_):
 
 
 @pytest.mark.parametrize("id_", sorted(EXPECTED["ids"]))
-def test_decoded_pixels(gd, expected_frames, id_):
-    frames, _ = gd[id_]
+def test_decoded_pixels(gd_accurate, expected_frames, id_):
+    frames, _ = gd_accurate[id_]
     for k, frame in enumerate(frames):
         want = expected_frames[f"{id_}/{k}"]
         assert frame.shape == want.shape
@@ -67,7 +82,22 @@ def test_decoded_pixels(gd, expected_frames, id_):
         assert diff.mean() <= MAX_MEAN_ABS_DIFF, (id_, k, diff.mean())
 
 
-def test_slices(gd, expected_frames):
+@pytest.mark.parametrize("id_", sorted(EXPECTED["ids"]))
+def test_default_decode_is_gulp_datasets(gd, expected_frames, id_):
+    # GulpDataset's settings: libjpeg-turbo's fast integer IDCT, smooth chroma upsampling.
+    frames, _ = gd[id_]
+    jpegs, _ = gd.read_jpegs(id_)
+    for k, (frame, jpeg) in enumerate(zip(frames, jpegs)):
+        gray = simplejpeg.decode_jpeg_header(jpeg)[2] == "Gray"
+        fast = simplejpeg.decode_jpeg(jpeg, fastdct=True, fastupsample=False,
+                                      colorspace="GRAY" if gray else "RGB")
+        assert np.array_equal(frame, fast[..., 0] if gray else fast), (id_, k)
+        diff = np.abs(frame.astype(np.int16) - expected_frames[f"{id_}/{k}"].astype(np.int16))
+        assert diff.max() <= MAX_FAST_VS_ACCURATE, (id_, k, diff.max())
+
+
+def test_slices(gd_accurate, expected_frames):
+    gd = gd_accurate
     assert EXPECTED["slices"] == {"007[1:10:2]": 5, "007[[0,5,19]]": 3}
     frames, meta = gd["007", 1:10:2]
     assert len(frames) == 5 and meta == EXPECTED["ids"]["007"]["meta"]

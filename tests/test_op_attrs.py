@@ -15,7 +15,7 @@ import tf_gulp
 from ffrecord_testing import FIXTURES
 from gulp_testing import make_gulp_dir
 from tf_gulp.gulp import dataset as gulp_dataset
-from tf_gulp.gulp.limits import DEFAULT_MAX_CLIP_BYTES
+from tf_gulp.gulp.index import DEFAULT_MAX_CLIP_BYTES
 from tf_gulp.ops import ffrecord_ops, gulp_ops, op_attrs
 from tf_gulp.ops.library import load_ops
 

@@ -73,19 +73,7 @@ bool IsValidScaleDenominator(int denominator) {
          denominator == 8;
 }
 
-Status ReadHeader(const uint8_t* data, size_t size, ImageInfo* info) {
-  tjhandle handle = Decompressor();
-  if (handle == nullptr) return InternalError("cannot create a JPEG decoder");
-  int width = 0, height = 0, subsampling = 0, colorspace = 0;
-  if (tjDecompressHeader3(handle, data, static_cast<unsigned long>(size),
-                          &width, &height, &subsampling, &colorspace) != 0) {
-    return TurboJpegError(handle, "not a valid JPEG header");
-  }
-  if (width <= 0 || height <= 0) {
-    // libjpeg-turbo can "succeed" on a damaged header with a 0x0 image.
-    return DataLossError("corrupt JPEG header: image size ", width, "x",
-                         height);
-  }
+Status CheckHeaderLimits(const uint8_t* data, size_t size, int width, int height) {
   const uint64_t pixels = static_cast<uint64_t>(width) * height;
   if (pixels > kMaxFramePixels) {
     return InvalidArgumentError(
@@ -100,8 +88,26 @@ Status ReadHeader(const uint8_t* data, size_t size, ImageInfo* info) {
         kMaxPixelsPerByte,
         " pixels per byte): the header is damaged or the file truncated");
   }
+  return Status::Ok();
+}
+
+Status ReadHeader(const uint8_t* data, size_t size, ImageInfo* info) {
+  tjhandle handle = Decompressor();
+  if (handle == nullptr) return InternalError("cannot create a JPEG decoder");
+  int width = 0, height = 0, subsampling = 0, colorspace = 0;
+  if (tjDecompressHeader3(handle, data, static_cast<unsigned long>(size),
+                          &width, &height, &subsampling, &colorspace) != 0) {
+    return TurboJpegError(handle, "not a valid JPEG header");
+  }
+  if (width <= 0 || height <= 0) {
+    // libjpeg-turbo can "succeed" on a damaged header with a 0x0 image.
+    return DataLossError("corrupt JPEG header: image size ", width, "x",
+                         height);
+  }
+  TFG_RETURN_IF_ERROR(CheckHeaderLimits(data, size, width, height));
   info->width = width;
   info->height = height;
+  info->gray = colorspace == TJCS_GRAY;
   return Status::Ok();
 }
 

@@ -38,6 +38,9 @@ bool IsValidScaleDenominator(int denominator);
 struct ImageInfo {
   int width = 0;   // full-size dimensions from the header
   int height = 0;
+  // One component (a grayscale JPEG): readers that keep each frame's own
+  // colour space (the Python readers) decode it as gray.
+  bool gray = false;
 };
 
 // Decompression-bomb guards, checked from the header before anything the size
@@ -61,6 +64,10 @@ constexpr uint64_t kMaxPixelsPerByte = 8192;
 // InvalidArgument error past kMaxFramePixels, a DataLoss error when a
 // Huffman-coded JPEG claims more pixels than its bytes can encode.
 Status ReadHeader(const uint8_t* data, size_t size, ImageInfo* info);
+
+// The limits ReadHeader applies, for a header of `width` x `height` that
+// another decoder read (`tf-gulp check`).
+Status CheckHeaderLimits(const uint8_t* data, size_t size, int width, int height);
 
 // True when the JPEG's frame header (SOFn marker) says arithmetic coding;
 // false for Huffman coding and when no frame header is found by walking the

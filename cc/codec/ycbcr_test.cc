@@ -106,6 +106,70 @@ TEST(YcbcrTest, Nv12AndPlanarLayoutsGiveTheSamePixels) {
   EXPECT_EQ(rgb[0], rgb[2]);
 }
 
+// RegionToRgb's row-wise fast path must make PixelToRgb's pixels exactly:
+// random bytes (so out-of-range values clamp), odd sizes, regions off the
+// origin, every subsampling, both layouts, both upsamplings, every matrix.
+TEST(YcbcrTest, RegionToRgbEqualsPixelToRgbEverywhere) {
+  uint32_t state = 12345;
+  auto next = [&state]() {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<uint8_t>(state >> 24);
+  };
+  const int w = 37, h = 23;
+  for (int shift_x = 0; shift_x <= 1; ++shift_x) {
+    for (int shift_y = 0; shift_y <= shift_x; ++shift_y) {
+      for (int step = 1; step <= 2; ++step) {
+        const int cw = (w + (1 << shift_x) - 1) >> shift_x;
+        const int ch = (h + (1 << shift_y) - 1) >> shift_y;
+        std::vector<uint8_t> luma((w + 3) * h), chroma(2 * (cw * step + 5) * ch);
+        for (auto& v : luma) v = next();
+        for (auto& v : chroma) v = next();
+        YcbcrPicture p;
+        p.width = w;
+        p.height = h;
+        p.y = luma.data();
+        p.y_stride = w + 3;
+        p.shift_x = shift_x;
+        p.shift_y = shift_y;
+        p.chroma_width = cw;
+        p.chroma_height = ch;
+        p.chroma_step = step;
+        p.cb_stride = p.cr_stride = cw * step + 5;
+        p.cb = chroma.data();
+        p.cr = step == 2 ? chroma.data() + 1 : chroma.data() + (cw + 5) * ch;
+        for (YcbcrStandard s :
+             {YcbcrStandard::kBt601, YcbcrStandard::kBt709, YcbcrStandard::kBt2020}) {
+          for (bool full : {false, true}) {
+            p.matrix = MakeYcbcrMatrix(s, full);
+            for (bool bilinear : {false, true}) {
+              for (int gray = 0; gray <= 1; ++gray) {
+                YcbcrPicture q = p;
+                if (gray) q.cb = q.cr = nullptr;
+                const int x0 = 3, y0 = 2, rw = w - 5, rh = h - 3;
+                std::vector<uint8_t> fast(rw * rh * 3);
+                RegionToRgb(q, x0, y0, rw, rh, bilinear, fast.data());
+                int mismatches = 0;
+                for (int r = 0; r < rh; ++r) {
+                  for (int c = 0; c < rw; ++c) {
+                    uint8_t rgb[3];
+                    PixelToRgb(q, x0 + c, y0 + r, bilinear, rgb);
+                    for (int k = 0; k < 3; ++k) {
+                      mismatches += rgb[k] != fast[(r * rw + c) * 3 + k];
+                    }
+                  }
+                }
+                EXPECT_EQ(mismatches, 0) << shift_x << shift_y << " step " << step
+                                         << " full " << full << " bilinear " << bilinear
+                                         << " gray " << gray;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace codec
 }  // namespace tfg

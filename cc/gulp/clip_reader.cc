@@ -9,7 +9,6 @@
 
 namespace tfg {
 namespace gulp {
-namespace {
 
 Status WithContext(const Status& status, const std::string& data_path,
                    const std::string& id, int64_t frame, uint64_t offset) {
@@ -18,6 +17,21 @@ Status WithContext(const Status& status, const std::string& data_path,
                                    std::to_string(frame) + " at byte offset " +
                                    std::to_string(offset) + ": " +
                                    status.message());
+}
+
+namespace {
+
+// A frame's bytes must lie in the file as it is now (it may have shrunk since
+// its index was checked): refused before any read, naming the frame.
+Status CheckInFile(const RandomAccessFile& file, const Item& item, int64_t frame) {
+  const FrameRef& ref = item.frames[frame];
+  if (ref.offset > file.size() || ref.total_length > file.size() - ref.offset) {
+    return WithContext(DataLossError("offset ", ref.offset, " + length ", ref.total_length,
+                                     " ends past the end of the file (", file.size(),
+                                     " bytes)"),
+                       file.path(), item.id, frame, ref.offset);
+  }
+  return Status::Ok();
 }
 
 std::string LimitHint() {
@@ -61,6 +75,7 @@ Status CheckClipDecodedBytes(const ClipShape& shape, uint64_t max_bytes,
 
 Status ReadFrame(const RandomAccessFile& file, const Item& item, int64_t frame,
                  char* dst) {
+  TFG_RETURN_IF_ERROR(CheckInFile(file, item, frame));
   const FrameRef& ref = item.frames[frame];
   return WithContext(file.ReadAt(ref.offset, ref.jpeg_length(), dst),
                      file.path(), item.id, frame, ref.offset);
@@ -76,7 +91,10 @@ Status ReadClip(const RandomAccessFile& file, const Item& item,
   unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
 
   size_t total = 0;
-  for (int64_t f : unique) total += item.frames[f].total_length;
+  for (int64_t f : unique) {
+    TFG_RETURN_IF_ERROR(CheckInFile(file, item, f));
+    total += item.frames[f].total_length;
+  }
   clip->buffer.resize(total);
 
   std::map<int64_t, size_t> position;  // frame -> start in buffer

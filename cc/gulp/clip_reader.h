@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cc/codec/jpeg_decoder.h"
@@ -32,6 +33,11 @@ struct ClipBytes {
   };
   std::vector<Span> frames;
 };
+
+// `status` with the file, the id, the frame and its byte offset in front of
+// its message (unchanged when ok).
+Status WithContext(const Status& status, const std::string& data_path,
+                   const std::string& id, int64_t frame, uint64_t offset);
 
 // The default limit on one clip's bytes (GulpDataset's max_clip_bytes): 1 GiB,
 // about 170 frames of 1920x1080 RGB or 4,000 of 320x240.

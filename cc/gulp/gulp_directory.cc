@@ -397,6 +397,18 @@ Status ResolveLabel(const Item& item, const std::string& meta_path,
                               item.label_json);
 }
 
+Status LoadDirectoryLabelMap(const std::string& directory, LabelMap* labels, bool* found) {
+  *found = false;
+  const std::string path = JoinPath(directory, kLabelMapName);
+  FileInfo info;
+  const Status stat = StatPath(path, &info);
+  if (stat.code() == StatusCode::kNotFound) return Status::Ok();
+  TFG_RETURN_IF_ERROR(stat);
+  TFG_RETURN_IF_ERROR(LoadLabelMap(path, labels));
+  *found = true;
+  return Status::Ok();
+}
+
 void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink) {
   // Integer labels past int64, which GulpDataset refuses (ResolveLabel), with
   // or without a label map.

@@ -73,6 +73,11 @@ using LabelMap = std::unordered_map<std::string, int64_t>;
 // Reads a label2idx.json file ({label: index}).
 Status LoadLabelMap(const std::string& path, LabelMap* labels);
 
+// Reads `directory`'s label2idx.json into `labels` when it has one;
+// `found` says whether it has. A label map that is there but unreadable or
+// malformed is an error.
+Status LoadDirectoryLabelMap(const std::string& directory, LabelMap* labels, bool* found);
+
 // Maps an item's label to an int64: -1 when the item has no label, an
 // integer label as is, a string label through `labels`. A string label with no
 // entry (or no map at all) is an error rather than a silent -1.

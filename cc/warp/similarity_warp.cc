@@ -2,7 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace tfg {
 namespace warp {
@@ -86,6 +92,17 @@ inline void StoreOob(float v, uint8_t* out) {
   *out = static_cast<uint8_t>(v < 0.f ? 0.f : v > 255.f ? 255.f : v + 0.5f);
 }
 
+#if defined(__SSE2__)
+// The three bytes of an RGB pixel as floats in lanes 0-2 (lane 3 is 0);
+// reads exactly three bytes.
+inline __m128 Rgb(const uint8_t* p) {
+  const int32_t v = p[0] | (p[1] << 8) | (p[2] << 16);
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i b = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(v), zero), zero);
+  return _mm_cvtepi32_ps(b);
+}
+#endif
+
 // One output row; C > 0 fixes the channel count at compile time (the common
 // RGB case), C == 0 reads it from the geometry.
 template <int C, typename Out>
@@ -97,6 +114,13 @@ void WarpRow(const WarpGeometry& g, const Strides& in, const Strides& out,
   const double y_hi = static_cast<double>(g.in_height) - 0.5;
   const int64_t last_x = g.in_width - 1, last_y = g.in_height - 1;
   const double row_x = m[1] * y + m[2], row_y = m[4] * y + m[5], row_w = m[7] * y + m[8];
+#if defined(__SSE2__)
+  // Float RGB pixels next to each other (NHWC): the channel loop in SSE2.
+  constexpr bool kFloatRgb = std::is_same<Out, float>::value && C == 3;
+  const bool rgb_nhwc = kFloatRgb && in.x == 3 && in.c == 1 && out.x == 3 && out.c == 1;
+  const __m128 bias_v = rgb_nhwc ? _mm_setr_ps(bias[0], bias[1], bias[2], 0.f) : _mm_setzero_ps();
+  const __m128 norm_v = rgb_nhwc ? _mm_setr_ps(norm[0], norm[1], norm[2], 0.f) : _mm_setzero_ps();
+#endif
   for (int64_t x = 0; x < g.out_width; ++x) {
     Out* px = row + x * out.x;
     double X = m[0] * x + row_x;
@@ -132,6 +156,27 @@ void WarpRow(const WarpGeometry& g, const Strides& in, const Strides& out,
     const uint8_t* p11 = src + y1 * in.y + x1 * in.x;
     const float w00 = (1.f - ax) * (1.f - ay), w01 = ax * (1.f - ay);
     const float w10 = (1.f - ax) * ay, w11 = ax * ay;
+#if defined(__SSE2__)
+    if constexpr (kFloatRgb) {
+      if (rgb_nhwc) {
+        // The three channels at once, lane by lane the same float operations
+        // in the same order as the loop below (so the same values): blend,
+        // + 0.5, truncate, clamp to 255, (q - bias) * norm.
+        const __m128 v = _mm_add_ps(
+            _mm_add_ps(_mm_add_ps(_mm_mul_ps(_mm_set1_ps(w00), Rgb(p00)),
+                                  _mm_mul_ps(_mm_set1_ps(w01), Rgb(p01))),
+                       _mm_mul_ps(_mm_set1_ps(w10), Rgb(p10))),
+            _mm_mul_ps(_mm_set1_ps(w11), Rgb(p11)));
+        __m128i q = _mm_cvttps_epi32(_mm_add_ps(v, _mm_set1_ps(0.5f)));
+        // q is in [0, 256]: a 16-bit minimum on 32-bit lanes is exact.
+        q = _mm_min_epi16(q, _mm_set1_epi32(255));
+        float out3[4];
+        _mm_storeu_ps(out3, _mm_mul_ps(_mm_sub_ps(_mm_cvtepi32_ps(q), bias_v), norm_v));
+        std::memcpy(px, out3, 3 * sizeof(float));
+        continue;
+      }
+    }
+#endif
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t o = c * in.c;
       // The weights sum to 1, so v is in [0, 255] up to rounding: truncating

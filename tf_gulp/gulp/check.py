@@ -15,7 +15,8 @@ without a ``frame_info`` list; a frame that is not ``[offset, pad, total_length]
 bytes with another frame; an id in two chunks; ``label2idx.json`` that is not a JSON object of
 integers; with ``decode=True``: a frame that is not a JPEG, that libjpeg-turbo cannot decode
 without a warning (truncated, corrupt), or whose header is over the limits of
-:mod:`tf_gulp.gulp.limits`.
+the core's JPEG decoder
+(``cc/codec/jpeg_decoder.h``).
 
 warnings: ``*.tmp`` files and a ``.gulp`` an unfinished ingest is writing (readers skip them); an
 unfinished ingest; an unreadable ingest record; an id without frames or ``meta_data``; bytes of a
@@ -42,7 +43,6 @@ from tqdm import tqdm
 from tf_gulp._files import PositionalReader, exists, isdir
 from tf_gulp.gulp.chunk import GulpDataError, pread_exact
 from tf_gulp.gulp.index import _core, check_directory_index
-from tf_gulp.gulp.limits import frame_header_problem
 
 __all__ = ["CheckReport", "Problem", "check_directory"]
 
@@ -130,8 +130,8 @@ def _decode_frames(data_path: str, data_name: str,
                 continue
             try:
                 height, width, _colorspace, _sub = simplejpeg.decode_jpeg_header(data)
-                # The header's size is checked before the decoder allocates it.
-                problem = frame_header_problem(data, width, height)
+                # The header's size is checked (the core's limits) before anything is decoded.
+                problem = _core().jpeg_header_problem(bytes(data), width, height)
                 if problem is not None:
                     problems.append(Problem("error", data_name, problem, key, index, offset))
                     continue

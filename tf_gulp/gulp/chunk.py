@@ -25,9 +25,9 @@ temporary files (or truncates an append back) and leaves what was there before.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import json
+import operator
 import os
 import threading
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple,
@@ -37,10 +37,10 @@ import numpy as np
 import simplejpeg
 
 from tf_gulp import _args as A
-from tf_gulp._files import PositionalReader, exists, is_remote
+from tf_gulp._files import PositionalReader, exists, is_remote, use_remote_paths_in_core
 from tf_gulp._output_errors import writing_output
-from tf_gulp.gulp.index import GulpDataError, load_chunk_index, meta_dict
-from tf_gulp.gulp.limits import DEFAULT_MAX_CLIP_BYTES, frame_header_problem
+from tf_gulp.gulp.index import (DEFAULT_MAX_CLIP_BYTES, GulpDataError, _core, load_chunk_index,
+                                meta_dict)
 from tf_gulp.gulp.serializers import JSONSerializer, is_serializer, json_serializer
 
 __all__ = ["GulpChunk", "GulpDataError", "UnsupportedModeError", "encode_frame", "decode_jpeg"]
@@ -74,38 +74,34 @@ def split_element(element: Any) -> Tuple[Any, FrameSelection]:
     return element, None
 
 
-def select_frames(frame_info: Sequence[Any], selection: FrameSelection) -> List[Tuple[int, Any]]:
-    """``(frame index, frame_info entry)`` pairs picked by ``selection``.
-
-    ``selection`` is ``None`` (every frame), a ``slice``, an int, or a sequence/array of ints
-    (Python indexing rules; out-of-range ints raise IndexError).
-    """
-    n = len(frame_info)
+def _selection_args(selection: FrameSelection) -> Tuple[str, Any, Any, int, List[int]]:
+    """``selection`` as the core's frame selection (mode, start, stop, step, indices), with
+    Python's type rules: a slice, an int or a sequence of ints (TypeError otherwise)."""
     if selection is None:
-        return list(enumerate(frame_info))
+        return "all", None, None, 1, []
     if isinstance(selection, slice):
-        return [(i, frame_info[i]) for i in range(n)[selection]]
+        bounds = [None if b is None else operator.index(b)
+                  for b in (selection.start, selection.stop, selection.step)]
+        if bounds[2] == 0:
+            raise ValueError("frame slice step cannot be zero")  # an argument, not the data's
+        return "slice", bounds[0], bounds[1], 1 if bounds[2] is None else bounds[2], []
     if isinstance(selection, (int, np.integer)) and not isinstance(selection, bool):
-        indices: Iterable[Any] = [selection]
-    elif isinstance(selection, (str, bytes)):
+        return "indices", None, None, 1, [int(selection)]
+    if isinstance(selection, (str, bytes)):
         raise TypeError(f"frame selection must be a slice, an int or a list of ints, "
                         f"not {type(selection).__name__}")
-    else:
-        indices = selection
-    out = []
-    for raw in indices:
+    indices = []
+    for raw in selection:
         if isinstance(raw, bool) or not isinstance(raw, (int, np.integer)):
             raise TypeError(f"frame indices must be ints, got {raw!r}")
-        i = int(raw)
-        if not -n <= i < n:
-            raise IndexError(f"frame index {i} out of range for a video of {n} frames")
-        out.append((i % n, frame_info[i]))
-    return out
+        indices.append(int(raw))
+    return "indices", None, None, 1, indices
 
 
 def pread_exact(file: PositionalReader, size: int, offset: int, path: str, key: str,
                 index: int) -> bytes:
-    """Read exactly ``size`` bytes at ``offset`` (positionless, so safe across threads)."""
+    """Read exactly ``size`` bytes at ``offset`` (positionless, so safe across threads); for
+    ``tf-gulp check`` and ``info``, which read frames one by one."""
     data = file.pread(size, offset)
     if len(data) == size:
         return data
@@ -123,114 +119,67 @@ def pread_exact(file: PositionalReader, size: int, offset: int, path: str, key: 
     return b"".join(parts)
 
 
-def read_jpeg_views(file: PositionalReader, path: str, key: str,
-                    selected: Sequence[Tuple[int, Any]],
-                    max_bytes: Optional[int] = None) -> List[Tuple[int, int, memoryview]]:
-    """Read the selected frames' JPEG bytes (padding stripped) from an open data file.
+def open_data_file(path: str) -> Any:
+    """A chunk's data file opened by the core (``_core.GulpDataFile``: ``pread``, ``size``,
+    ``close``, ``read_element``), local or remote. A file that is not a regular file (a FIFO:
+    refused at once, never waited on) raises GulpDataError, a missing one FileNotFoundError."""
+    use_remote_paths_in_core(path)
+    try:
+        return _core().GulpDataFile(path)
+    except ValueError as e:
+        raise GulpDataError(str(e)) from None
 
-    The entries come from an index the core has judged (:mod:`tf_gulp.gulp.index`). Every
-    frame's byte range is checked against the file's size now (it may have shrunk since) before
-    anything is read, and
-    ``max_bytes`` (when given) bounds the selected frames' JPEG bytes (a frame counted each time it
-    is selected): numbers from a damaged index never size an allocation. The frames' byte ranges are
-    merged, so frames stored back to back are read with one ``pread`` and bytes that several frames
-    point at are read once. Returns ``(index, offset, bytes)`` triples in selection order.
+
+def read_element(file: Any, meta_path: str, key: str, frame_info: Sequence[Any],
+                 selection: FrameSelection, decode: bool, decoder: Optional[JpegDecoder],
+                 max_bytes: int) -> List[Any]:
+    """The frames of id ``key`` picked by ``selection``, read by the core's element reader
+    (``cc/gulp/element_reader.h``) exactly as :class:`~tf_gulp.GulpDataset` reads them: JPEG bytes,
+    or decoded with GulpDataset's decoder (uint8 (H, W, 3) RGB, (H, W) for a grayscale JPEG), or
+    with ``decoder`` (a user's ``bytes -> array`` function, given the bytes as stored).
+
+    Raises IndexError for a frame index out of range and GulpDataError (naming file, id, frame and
+    offset) for a frame past the end of the file, a damaged JPEG, or a clip over ``max_bytes``.
     """
-    checked = [(i, int(e[0]), int(e[1]), int(e[2])) for i, e in selected]
-    if max_bytes is not None:
-        total = sum(length - pad for _i, _offset, pad, length in checked)
-        if total > max_bytes:
-            raise GulpDataError(
-                f"{path}: id {key!r}: the {len(checked)} selected frames hold {total:,} bytes of "
-                f"JPEG data, over the limit of {max_bytes:,} bytes per clip (max_clip_bytes); "
-                "select fewer frames or raise max_clip_bytes")
-    file_size = file.size()
-    for index, offset, _pad, length in checked:
-        if offset + length > file_size:
-            raise GulpDataError(
-                f"{path}: id {key!r} frame {index}: offset {offset} + length {length} ends past "
-                f"the end of the file ({file_size} bytes)")
-    # Disjoint [start, stop) ranges covering every selected frame, each read once.
-    ranges: List[List[int]] = []
-    first_frame: List[int] = []  # the frame named if the file shrank meanwhile
-    for offset, stop, index in sorted((o, o + n, i) for i, o, _p, n in checked):
-        if ranges and offset <= ranges[-1][1]:
-            ranges[-1][1] = max(ranges[-1][1], stop)
-        else:
-            ranges.append([offset, stop])
-            first_frame.append(index)
-    starts = [start for start, _stop in ranges]
-    buffers = [memoryview(pread_exact(file, stop - start, start, path, key, index))
-               for (start, stop), index in zip(ranges, first_frame)]
-    out: List[Tuple[int, int, memoryview]] = []
-    for index, offset, pad, length in checked:
-        r = bisect.bisect_right(starts, offset) - 1
-        begin = offset - starts[r]
-        out.append((index, offset, buffers[r][begin:begin + length - pad]))
+    mode, start, stop, step, indices = _selection_args(selection)
+    try:
+        rows = np.asarray(frame_info, dtype=np.int64).reshape(-1, 3)
+    except (TypeError, ValueError) as e:  # another serializer's index the core did not judge
+        raise GulpDataError(f"{file_path(file)}: id {key!r}: frame_info is not a list of "
+                            f"[offset, pad, length] integers ({e})") from None
+    core_decodes = decode and decoder is None
+    try:
+        frames, selected = file.read_element(meta_path, key, rows, mode, start, stop, step,
+                                             indices, core_decodes, max_bytes)
+    except IndexError:
+        raise
+    except ValueError as e:  # _core.DataLossError and InvalidArgument
+        raise GulpDataError(str(e)) from None
+    if not decode or core_decodes:
+        return frames
+    out = []
+    for index, jpeg in zip(selected, frames):
+        try:
+            out.append(decoder(jpeg))
+        except ValueError as e:
+            raise GulpDataError(f"{file_path(file)}: id {key!r} frame {index} at offset "
+                                f"{int(rows[index][0])}: cannot decode JPEG ({e})") from e
     return out
 
 
-def decode_jpeg(data: Union[bytes, memoryview]) -> np.ndarray:
-    """Decode one JPEG with libjpeg-turbo (simplejpeg, accurate DCT).
+def file_path(file: Any) -> str:
+    """The path a core data file was opened with."""
+    return file.path
+
+
+def decode_jpeg(data: Union[bytes, bytearray, memoryview]) -> np.ndarray:
+    """Decode one JPEG as :class:`~tf_gulp.GulpDataset` and the Python readers do (the core's
+    libjpeg-turbo decode, GulpDataset's default settings).
 
     Returns a uint8 array: (H, W) for a one-component (grayscale) JPEG, (H, W, 3) RGB otherwise.
-    A header over the limits of :mod:`tf_gulp.gulp.limits` raises ValueError before anything of
-    its size is allocated.
+    A header over the decoder's limits raises ValueError before anything of its size is allocated.
     """
-    height, width, colorspace, _sub = simplejpeg.decode_jpeg_header(data)
-    problem = frame_header_problem(data, width, height)
-    if problem is not None:
-        raise ValueError(problem)
-    if colorspace == "Gray":
-        image = simplejpeg.decode_jpeg(data, colorspace="GRAY")
-        return image.reshape(image.shape[:2])
-    return simplejpeg.decode_jpeg(data, colorspace="RGB")
-
-
-def check_decoded_size(views: Sequence[Tuple[int, int, memoryview]], path: str, key: str,
-                       max_bytes: Optional[int]) -> None:
-    """Check, from the JPEG headers alone, that ``views`` may be decoded: each frame within the
-    limits of :mod:`tf_gulp.gulp.limits`, and all of them together within ``max_bytes`` decoded
-    bytes (when given). Raises GulpDataError naming the file, the id and the frame."""
-    total = 0
-    for index, offset, view in views:
-        try:
-            height, width, colorspace, _sub = simplejpeg.decode_jpeg_header(view)
-        except ValueError as e:
-            raise GulpDataError(f"{path}: id {key!r} frame {index} at offset {offset}: "
-                                f"cannot decode JPEG ({e})") from e
-        problem = frame_header_problem(view, width, height)
-        if problem is not None:
-            raise GulpDataError(f"{path}: id {key!r} frame {index} at offset {offset}: {problem}")
-        total += height * width * (1 if colorspace == "Gray" else 3)
-    if max_bytes is not None and total > max_bytes:
-        raise GulpDataError(
-            f"{path}: id {key!r}: {len(views)} frames decode to {total:,} bytes, over the limit "
-            f"of {max_bytes:,} bytes per clip (max_clip_bytes); nothing was decoded; select fewer "
-            "frames or raise max_clip_bytes")
-
-
-def decode_frames(views: Sequence[Tuple[int, int, memoryview]], path: str, key: str,
-                  decoder: Optional[JpegDecoder],
-                  max_bytes: Optional[int] = None) -> List[np.ndarray]:
-    """Decode ``read_jpeg_views`` output, naming file, id, frame and offset on failure.
-
-    With the built-in decoder, every header is checked first (:func:`check_decoded_size`), so a
-    damaged header or an oversized clip fails before anything is decoded. A custom ``decoder``
-    sees the bytes as stored and sizes its own output."""
-    if decoder is None:
-        check_decoded_size(views, path, key, max_bytes)
-    frames = []
-    for index, offset, view in views:
-        try:
-            if decoder is None:
-                frames.append(decode_jpeg(view))
-            else:
-                frames.append(decoder(bytes(view)))
-        except ValueError as e:
-            raise GulpDataError(f"{path}: id {key!r} frame {index} at offset {offset}: "
-                                f"cannot decode JPEG ({e})") from e
-    return frames
+    return _core().gulp_decode_jpeg(bytes(data))
 
 
 def check_max_clip_bytes(value: Any) -> int:
@@ -322,11 +271,11 @@ class _OnDemandReader:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._reader: Optional[PositionalReader] = None
+        self._reader: Any = None
 
-    def reader(self) -> PositionalReader:
+    def reader(self) -> Any:
         if self._reader is None:
-            self._reader = PositionalReader(self.path, GulpDataError)
+            self._reader = open_data_file(self.path)
         return self._reader
 
     def close(self) -> None:
@@ -361,7 +310,7 @@ class GulpChunk:
             object with ``load(path)`` and ``dump(obj, path)``, such as gulpio2's
             ``pickle_serializer``. Anything else raises TypeError.
         jpeg_decoder: optional function ``bytes -> array`` used instead of the built-in decoder
-            (:func:`decode_jpeg`) when reading.
+            (:func:`decode_jpeg`, GulpDataset's) when reading.
         jpeg_quality: JPEG quality (1-100) for frames appended as arrays (default 90, gulpio2's:
             :func:`default_jpeg_quality`).
         jpeg_subsampling: chroma subsampling for RGB frames: ``"444"`` (default, as gulpio2),
@@ -403,7 +352,7 @@ class GulpChunk:
 
     def _reset_open_state(self) -> None:
         self._mode: Optional[str] = None
-        self._reader: Optional[PositionalReader] = None
+        self._reader: Any = None  # the data file, open for reading (open_data_file)
         self._data_fp: Any = None
         self._data_size = 0            # offset of the next frame written
         self._orig_data_size = 0       # size of the .gulp before an 'ab' append
@@ -508,7 +457,7 @@ class GulpChunk:
     def _open_read(self) -> None:
         self._meta_dict = None  # re-read the index: the chunk may have changed since
         self._meta_dict = self.meta_dict
-        self._reader = PositionalReader(self.data_file_path, GulpDataError)
+        self._reader = open_data_file(self.data_file_path)
         self._mode = "rb"
 
     def _close_read(self) -> None:
@@ -633,29 +582,27 @@ class GulpChunk:
     # -- reading -------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _reading_file(self) -> Iterator[PositionalReader]:
+    def _reading_file(self) -> Iterator[Any]:
         if self._mode == "rb":
-            yield self._reader  # type: ignore[misc]
+            yield self._reader
         elif self._mode is None:
             borrowed = self._iter_readers.get(threading.get_ident())
             if borrowed is not None:
                 yield borrowed.reader()
                 return
-            with PositionalReader(self.data_file_path, GulpDataError) as reader:
-                yield reader
+            file = open_data_file(self.data_file_path)
+            try:
+                yield file
+            finally:
+                file.close()
         else:
             raise RuntimeError(f"{self!r}: cannot read while open for writing")
 
-    def _read(self, file: PositionalReader, key: str, selection: FrameSelection,
+    def _read(self, file: Any, key: str, selection: FrameSelection,
               decode: bool) -> Tuple[List[Any], Any]:
         entry = self.meta_dict[key]
-        selected = select_frames(entry["frame_info"], selection)
-        views = read_jpeg_views(file, self.data_file_path, key, selected, self.max_clip_bytes)
-        if decode:
-            frames: List[Any] = decode_frames(views, self.data_file_path, key, self.jpeg_decoder,
-                                              self.max_clip_bytes)
-        else:
-            frames = [bytes(v) for _i, _o, v in views]
+        frames = read_element(file, self.meta_file_path, key, entry["frame_info"], selection,
+                              decode, self.jpeg_decoder, self.max_clip_bytes)
         return frames, first_meta(entry)
 
     def read_frames(self, id_: Any,

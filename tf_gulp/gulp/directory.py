@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import errno
 import os
 import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
@@ -12,12 +11,10 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 import numpy as np
 
 from tf_gulp import _args as A
-from tf_gulp._files import PositionalReader
 from tf_gulp.gulp.chunk import (FrameSelection, GulpChunk, GulpDataError, JpegDecoder,
-                                check_max_clip_bytes, decode_frames, first_meta, normalize_id,
-                                read_jpeg_views, select_frames, split_element)
-from tf_gulp.gulp.index import load_directory_index, meta_dict
-from tf_gulp.gulp.limits import DEFAULT_MAX_CLIP_BYTES
+                                check_max_clip_bytes, first_meta, normalize_id, open_data_file,
+                                read_element, split_element)
+from tf_gulp.gulp.index import DEFAULT_MAX_CLIP_BYTES, load_directory_index, meta_dict
 
 __all__ = ["GulpDirectory", "chunk_file_names", "list_chunk_files", "next_chunk_number"]
 
@@ -78,7 +75,7 @@ class GulpDirectory:
             decoder (accurate DCT, RGB or gray per the JPEG's components).
         max_clip_bytes: the most bytes one read may return: the decoded frames (checked from the
             JPEG headers before anything is decoded, as are the per-frame limits of
-            :mod:`tf_gulp.gulp.limits`), or the JPEG bytes with :meth:`read_jpegs`. A read over it
+            :func:`tf_gulp._core.jpeg_header_problem`), or the JPEG bytes with :meth:`read_jpegs`. A read over it
             raises :class:`GulpDataError` naming the id. Default 1 GiB.
         require_chunks: refuse a directory without chunks (FileNotFoundError, the default), as
             GulpDataset does; False gives an empty reader, to write to with :meth:`new_chunks`
@@ -121,7 +118,7 @@ class GulpDirectory:
             self.chunk_objs_lookup[int(c["number"])] = chunk
         #: Number of chunks.
         self.num_chunks: int = len(numbers)
-        self._files: Dict[int, PositionalReader] = {}
+        self._files: Dict[int, Any] = {}  # chunk number -> open data file
         self._closed = False
 
     # -- chunks --------------------------------------------------------------------------------
@@ -150,27 +147,17 @@ class GulpDirectory:
     def __contains__(self, id_: Any) -> bool:
         return normalize_id(id_) in self.chunk_lookup
 
-    @contextlib.contextmanager
-    def _data_file(self, n: int) -> Iterator[PositionalReader]:
-        reader = self._files.get(n)
-        if reader is not None:
-            yield reader
-            return
+    def _data_file(self, n: int) -> Any:
+        file = self._files.get(n)
+        if file is not None:
+            return file
         if self._closed:
             raise ValueError(f"{self!r} is closed")
-        try:
-            reader = PositionalReader(self._data_paths[n], GulpDataError)
-        except OSError as e:
-            if e.errno not in (errno.EMFILE, errno.ENFILE):
-                raise
-            # Out of file descriptors: read without caching.
-            with PositionalReader(self._data_paths[n], GulpDataError) as uncached:
-                yield uncached
-            return
-        winner = self._files.setdefault(n, reader)  # atomic: one per file even when threads race
-        if winner is not reader:
-            reader.close()
-        yield winner
+        file = open_data_file(self._data_paths[n])
+        winner = self._files.setdefault(n, file)  # atomic: one per file even when threads race
+        if winner is not file:
+            file.close()
+        return winner
 
     def _read(self, element: Any, decode: bool) -> Tuple[List[Any], Any]:
         id_, selection = split_element(element)
@@ -179,15 +166,9 @@ class GulpDirectory:
         if n is None:
             raise KeyError(id_)
         entry = self.merged_meta_dict[key]
-        selected = select_frames(entry["frame_info"], selection)
-        path = self._data_paths[n]
-        with self._data_file(n) as file:
-            views = read_jpeg_views(file, path, key, selected, self.max_clip_bytes)
-        if decode:
-            frames: List[Any] = decode_frames(views, path, key, self.jpeg_decoder,
-                                              self.max_clip_bytes)
-        else:
-            frames = [bytes(v) for _i, _o, v in views]
+        frames = read_element(self._data_file(n), self.chunk_objs_lookup[n].meta_file_path, key,
+                              entry["frame_info"], selection, decode, self.jpeg_decoder,
+                              self.max_clip_bytes)
         return frames, first_meta(entry)
 
     def __getitem__(self, element: Any) -> Tuple[List[np.ndarray], Any]:

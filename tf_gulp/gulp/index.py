@@ -25,6 +25,12 @@ class GulpDataError(ValueError):
     the frame and the byte offset."""
 
 
+#: Default limit on one clip (``max_clip_bytes``): its decoded frames, or its JPEG bytes when not
+#: decoding. 1 GiB: about 170 frames of 1920x1080 RGB, or 4,000 of 320x240. GulpDataset's
+#: default (``cc/gulp/clip_reader.h``; tests/test_op_attrs.py checks the two agree).
+DEFAULT_MAX_CLIP_BYTES = 1 << 30
+
+
 def _core() -> Any:
     from tf_gulp._runtime_libs import import_core  # imported late so docs build without it
 

@@ -20,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "cc/codec/jpeg_decoder.h"
 #include "cc/codec/jpeg_warp.h"
-#include "cc/gulp/clip_reader.h"
+#include "cc/gulp/element_reader.h"
 #include "cc/gulp/element_order.h"
 #include "cc/gulp/frame_selection.h"
 #include "cc/gulp/gulp_directory.h"
@@ -135,8 +135,8 @@ struct Options {
   // bias, norm and the out-of-bounds colour, one value per channel.
   std::vector<float> channel_bias, channel_norm, oob_color;
 
-  gulp::FrameSelection selection;
-  tfg::jpeg::DecodeOptions decode_options;
+  // What the core's element reader is told: selection, decode settings, limit.
+  gulp::ElementOptions element;
 };
 
 constexpr int64_t kMissingBound = std::numeric_limits<int64_t>::min();
@@ -145,7 +145,7 @@ constexpr int64_t kMissingBound = std::numeric_limits<int64_t>::min();
 // so values reaching here are among those; what is left are the checks across
 // attrs and the core's own.
 absl::Status ParseOptions(Options* o) {
-  gulp::FrameSelection& s = o->selection;
+  gulp::FrameSelection& s = o->element.selection;
   if (o->frame_mode == "all") {
     s.mode = gulp::FrameSelection::Mode::kAll;
   } else if (o->frame_mode == "slice") {
@@ -165,7 +165,9 @@ absl::Status ParseOptions(Options* o) {
   }
   TFG_TF_RETURN_IF_ERROR(gulp::ValidateFrameSelection(s));
 
-  tfg::jpeg::DecodeOptions& d = o->decode_options;
+  o->element.decode = o->decode;
+  o->element.max_clip_bytes = static_cast<uint64_t>(o->max_clip_bytes);
+  tfg::jpeg::DecodeOptions& d = o->element.decode_options;
   d.color_space = o->colorspace == "gray" ? tfg::jpeg::ColorSpace::kGray
                                            : tfg::jpeg::ColorSpace::kRgb;
   if (!tfg::jpeg::IsValidScaleDenominator(static_cast<int>(o->scale))) {
@@ -281,12 +283,12 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
         index_(std::move(index)),
         elements_(std::move(elements)) {
     int64_t t = -1;
-    if (options_.selection.mode == gulp::FrameSelection::Mode::kSegments) {
+    if (options_.element.selection.mode == gulp::FrameSelection::Mode::kSegments) {
       t = options_.num_frames;
-    } else if (options_.selection.mode == gulp::FrameSelection::Mode::kIndices) {
+    } else if (options_.element.selection.mode == gulp::FrameSelection::Mode::kIndices) {
       t = static_cast<int64_t>(options_.frame_indices.size());
     }
-    const int64_t channels = tfg::jpeg::Channels(options_.decode_options.color_space);
+    const int64_t channels = tfg::jpeg::Channels(options_.element.decode_options.color_space);
     if (options_.fused()) {
       dtypes_ = {frames_dtype()};
       shapes_ = {PartialTensorShape(
@@ -317,7 +319,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
 
   absl::Status MakeReader(IteratorContext* ctx,
                           std::unique_ptr<Reader>* reader) const override {
-    *reader = std::make_unique<ClipReader>(this, ctx);
+    *reader = std::make_unique<GulpIteratorReader>(this, ctx);
     return absl::OkStatus();
   }
 
@@ -370,9 +372,9 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
  private:
   // Reads and decodes one iterator's clips: element e of an epoch is the
   // clip at e in that epoch's order (this shard's part of it).
-  class ClipReader : public Reader {
+  class GulpIteratorReader : public Reader {
    public:
-    ClipReader(const Dataset* dataset, IteratorContext* ctx)
+    GulpIteratorReader(const Dataset* dataset, IteratorContext* ctx)
         : dataset_(dataset),
           ctx_(ctx),
           threads_(std::max(1, ctx->runner_threadpool_size())),
@@ -406,46 +408,13 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
    private:
     // Reads and decodes element `element` (an index into the dataset's
     // elements) of `epoch`, decoding its frames on up to `decode_threads`
-    // threads. Runs on runner threads: it only reads state that changes in
-    // SetEpoch, which is called with no read running.
+    // threads, through the core's element reader (cc/gulp/element_reader.h):
+    // this only allocates the tensors it sizes and translates errors. Runs on
+    // runner threads: it only reads state that changes in SetEpoch, which is
+    // called with no read running.
     Produced ProduceElement(int64_t epoch, int64_t element, int decode_threads) {
-      const Options& o = dataset_->options_;
       Produced produced;
-      gulp::ClipBytes clip;
-      gulp::ClipShape shape;
-      const gulp::Item* item = nullptr;
-      const std::string* data_path = nullptr;
-      produced.status = ReadElement(epoch, element, &clip, &shape, &produced.tensors,
-                                    &item, &data_path);
-      if (!produced.status.ok() || !o.decode) return produced;
-      if (o.fused()) {
-        // One matrix per clip, from the full-size frames' shape and the key.
-        double matrix[9];
-        tfg::warp::TransformMatrix(o.transform, ElementKey(epoch, element), shape.height,
-                                   shape.width, o.output_height, o.output_width, matrix);
-        tfg::jpeg::WarpTarget target;
-        target.out_height = static_cast<int>(o.output_height);
-        target.out_width = static_cast<int>(o.output_width);
-        target.dct_scaling = o.dct_scaling;
-        target.bias = o.channel_bias.data();
-        target.norm = o.channel_norm.data();
-        target.oob_color = o.oob_color.data();
-        Tensor& frames = produced.tensors[0];
-        if (frames.dtype() == tensorflow::DT_FLOAT) {
-          produced.status = ToTfStatus(gulp::DecodeClipWarped(
-              clip, o.decode_options, shape, matrix, target, *data_path, item->id,
-              *ctx_->runner(), decode_threads, frames.flat<float>().data()));
-        } else {
-          produced.status = ToTfStatus(gulp::DecodeClipWarped(
-              clip, o.decode_options, shape, matrix, target, *data_path, item->id,
-              *ctx_->runner(), decode_threads, frames.flat<uint8_t>().data()));
-        }
-        return produced;
-      }
-      produced.status = ToTfStatus(gulp::DecodeClip(
-          clip, o.decode_options, shape, *data_path, item->id,
-          *ctx_->runner(), decode_threads,
-          produced.tensors[0].flat<uint8_t>().data()));
+      produced.status = ReadElement(epoch, element, decode_threads, &produced.tensors);
       return produced;
     }
 
@@ -457,69 +426,53 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
                            static_cast<uint64_t>(epoch), static_cast<uint64_t>(element)});
     }
 
-    // Reads element `element` of `epoch`. Fills id/label/meta tensors; for
-    // decode=False also the frames; for decode=True reads the JPEG bytes and
-    // allocates the frames tensor to decode into.
-    absl::Status ReadElement(int64_t epoch, int64_t element, gulp::ClipBytes* clip,
-                             gulp::ClipShape* shape,
-                             std::vector<Tensor>* tensors,
-                             const gulp::Item** item_out,
-                             const std::string** data_path_out) {
+    absl::Status ReadElement(int64_t epoch, int64_t element, int decode_threads,
+                             std::vector<Tensor>* tensors) {
       const Dataset& d = *dataset_;
       const Options& o = d.options_;
       const gulp::ElementRef& ref = d.elements_[element];
       const gulp::ChunkIndex& chunk = d.index_->chunks[ref.chunk];
       const gulp::Item& item = chunk.items[ref.item];
-      *item_out = &item;
-      *data_path_out = &chunk.data_path;
-
-      std::vector<int64_t> selected;
       const uint64_t key = ElementKey(epoch, element);
-      tfg::Status status = gulp::SelectFrames(
-          o.selection, static_cast<int64_t>(item.frames.size()), key, &selected);
-      if (!status.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            chunk.meta_path, ": id '", item.id, "': ", status.message()));
+
+      gulp::ElementReader reader(o.element);
+      tfg::Status selected = reader.Select(item, chunk.data_path, chunk.meta_path, key);
+      if (selected.code() == tfg::StatusCode::kOutOfRange) {
+        // A frame index past the clip is the user's argument: OutOfRange
+        // would end the iteration silently in tf.data.
+        selected = tfg::Status(tfg::StatusCode::kInvalidArgument, selected.message());
       }
-      // Sizes are checked before anything of the clip's size is allocated.
-      const uint64_t max_bytes = static_cast<uint64_t>(o.max_clip_bytes);
-      TFG_TF_RETURN_IF_ERROR(gulp::CheckClipJpegBytes(item, selected, max_bytes,
-                                                      chunk.data_path));
+      TFG_TF_RETURN_IF_ERROR(selected);
       std::shared_ptr<tfg::RandomAccessFile> file;
       TFG_TF_RETURN_IF_ERROR(files_.Get(chunk.data_path, &file));
 
       Tensor frames;
       if (!o.decode) {
-        frames = Tensor(ctx_->allocator({}), tensorflow::DT_STRING,
-                        TensorShape({static_cast<int64_t>(selected.size())}));
+        const int64_t n = static_cast<int64_t>(reader.num_frames());
+        frames = Tensor(ctx_->allocator({}), tensorflow::DT_STRING, TensorShape({n}));
         auto out = frames.flat<tensorflow::tstring>();
-        for (size_t k = 0; k < selected.size(); ++k) {
-          out(k).resize_uninitialized(item.frames[selected[k]].jpeg_length());
+        std::vector<char*> dst(n);
+        for (int64_t k = 0; k < n; ++k) {
+          out(k).resize_uninitialized(reader.jpeg_length(k));
+          dst[k] = out(k).data();
         }
-        // One read per frame: in flight together on a remote store.
-        std::vector<tfg::Status> read(selected.size());
-        tfg::ReadInParallel(*file, static_cast<int64_t>(selected.size()), [&](int64_t k) {
-          read[k] = gulp::ReadFrame(*file, item, selected[k], out(k).data());
-        });
-        for (const tfg::Status& s : read) TFG_TF_RETURN_IF_ERROR(s);
+        TFG_TF_RETURN_IF_ERROR(reader.ReadJpegs(*file, dst.data()));
       } else {
-        TFG_TF_RETURN_IF_ERROR(gulp::ReadClip(*file, item, selected, clip));
-        TFG_TF_RETURN_IF_ERROR(gulp::ClipDecodedShape(
-            *clip, o.decode_options, chunk.data_path, item.id, shape));
+        TFG_TF_RETURN_IF_ERROR(reader.ReadForDecode(*file));
+        gulp::ClipShape shape;
+        TFG_TF_RETURN_IF_ERROR(reader.ClipShape(&shape));
         // The output's size: the decoded clip's, or the warped one's.
-        gulp::ClipShape out = *shape;
+        gulp::ClipShape out = shape;
         if (o.fused()) {
           out.height = static_cast<int>(o.output_height);
           out.width = static_cast<int>(o.output_width);
-          if (d.frames_dtype() == tensorflow::DT_FLOAT) out.channels *= sizeof(float);
         }
-        TFG_TF_RETURN_IF_ERROR(gulp::CheckClipDecodedBytes(
-            out, max_bytes, chunk.data_path, item.id));
+        gulp::ClipShape out_bytes = out;
+        if (d.frames_dtype() == tensorflow::DT_FLOAT) out_bytes.channels *= sizeof(float);
+        TFG_TF_RETURN_IF_ERROR(reader.CheckOutputBytes(out_bytes));
         TensorShape frames_shape;
         TF_RETURN_IF_ERROR(TensorShape::BuildTensorShape(
-            {shape->num_frames, o.fused() ? o.output_height : shape->height,
-             o.fused() ? o.output_width : shape->width, shape->channels},
-            &frames_shape));
+            {out.num_frames, out.height, out.width, out.channels}, &frames_shape));
         absl::Status allocated = AllocatePooledTensor(
             frame_buffers_, d.frames_dtype(), frames_shape, &frames);
         if (!allocated.ok()) {
@@ -527,6 +480,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
                               absl::StrCat(allocated.message(), " (frames of id '",
                                            item.id, "' of ", chunk.data_path, ")"));
         }
+        TF_RETURN_IF_ERROR(DecodeInto(reader, shape, key, decode_threads, &frames));
       }
       tensors->clear();
       tensors->push_back(std::move(frames));
@@ -534,6 +488,35 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
       tensors->emplace_back(static_cast<int64_t>(ref.label));
       tensors->emplace_back(tensorflow::tstring(item.meta_json));
       return absl::OkStatus();
+    }
+
+    // Decodes the clip read by `reader` (full-size `shape`) into `frames`,
+    // fused with the clip's warp when the dataset has one.
+    absl::Status DecodeInto(const gulp::ElementReader& reader, const gulp::ClipShape& shape,
+                            uint64_t key, int decode_threads, Tensor* frames) {
+      const Options& o = dataset_->options_;
+      const tfg::Scheduler& runner = *ctx_->runner();
+      if (!o.fused()) {
+        return ToTfStatus(reader.Decode(shape, runner, decode_threads,
+                                        frames->flat<uint8_t>().data()));
+      }
+      // One matrix per clip, from the full-size frames' shape and the key.
+      double matrix[9];
+      tfg::warp::TransformMatrix(o.transform, key, shape.height, shape.width, o.output_height,
+                                 o.output_width, matrix);
+      tfg::jpeg::WarpTarget target;
+      target.out_height = static_cast<int>(o.output_height);
+      target.out_width = static_cast<int>(o.output_width);
+      target.dct_scaling = o.dct_scaling;
+      target.bias = o.channel_bias.data();
+      target.norm = o.channel_norm.data();
+      target.oob_color = o.oob_color.data();
+      if (frames->dtype() == tensorflow::DT_FLOAT) {
+        return ToTfStatus(reader.DecodeWarped(shape, matrix, target, runner, decode_threads,
+                                              frames->flat<float>().data()));
+      }
+      return ToTfStatus(reader.DecodeWarped(shape, matrix, target, runner, decode_threads,
+                                            frames->flat<uint8_t>().data()));
     }
 
     const Dataset* const dataset_;
@@ -588,14 +571,8 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
     }
     have_labels = true;
   } else {
-    const std::string path = tfg::JoinPath(directory, "label2idx.json");
-    tfg::FileInfo info;
-    const tfg::Status found = tfg::StatPath(path, &info);
-    if (found.code() != tfg::StatusCode::kNotFound) {
-      OP_REQUIRES_OK(ctx, ToTfStatus(found));
-      OP_REQUIRES_OK(ctx, ToTfStatus(gulp::LoadLabelMap(path, &labels)));
-      have_labels = true;
-    }
+    OP_REQUIRES_OK(ctx, ToTfStatus(gulp::LoadDirectoryLabelMap(directory, &labels,
+                                                               &have_labels)));
   }
   std::vector<gulp::ElementRef> elements;
   OP_REQUIRES_OK(ctx, ToTfStatus(gulp::BuildElements(

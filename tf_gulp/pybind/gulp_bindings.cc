@@ -13,15 +13,19 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cc/codec/jpeg_decoder.h"
 #include "cc/gulp/chunk_index.h"
+#include "cc/gulp/element_reader.h"
 #include "cc/gulp/gulp_directory.h"
 #include "cc/gulp/ingest_record.h"
 #include "cc/gulp/problem.h"
+#include "cc/io/random_access_file.h"
 #include "cc/util/printable_text.h"
 #include "tf_gulp/pybind/python_file_system.h"
 #include "tf_gulp/pybind/status.h"
@@ -192,6 +196,28 @@ py::tuple DecodeFrame(py::bytes frame, bool gray) {
   return py::make_tuple(info.height, info.width);
 }
 
+// Decodes one JPEG as the Python readers decode frames (GulpDataset's default
+// settings; a one-component JPEG as gray): (H, W, 3) or (H, W) uint8.
+py::array_t<uint8_t> DecodeJpeg(py::bytes frame) {
+  const std::string bytes(frame);
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  tfg::jpeg::ImageInfo info;
+  ThrowIfError(tfg::jpeg::ReadHeader(data, bytes.size(), &info));
+  tfg::jpeg::DecodeOptions options;
+  if (info.gray) options.color_space = tfg::jpeg::ColorSpace::kGray;
+  std::vector<py::ssize_t> dims = {info.height, info.width};
+  if (!info.gray) dims.push_back(3);
+  py::array_t<uint8_t> out(dims);
+  uint8_t* dst = out.mutable_data();
+  tfg::Status status;
+  {
+    py::gil_scoped_release release;
+    status = tfg::jpeg::Decode(data, bytes.size(), options, info.width, info.height, dst);
+  }
+  ThrowIfError(status);
+  return out;
+}
+
 // label2idx.json read by the rules GulpDataset applies (cc/gulp LoadLabelMap).
 py::dict LoadLabelMap(const std::string& path) {
   gulp::LabelMap labels;
@@ -206,11 +232,191 @@ py::dict LoadLabelMap(const std::string& path) {
   return out;
 }
 
+// Why the core's decoder refuses a JPEG whose header says `width` x `height`
+// (its per-frame pixel limit, the pixels its bytes can encode), or None.
+py::object JpegHeaderProblem(py::bytes frame, int width, int height) {
+  const std::string bytes(frame);
+  const tfg::Status status = tfg::jpeg::CheckHeaderLimits(
+      reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), width, height);
+  return status.ok() ? py::object(py::none()) : py::object(py::str(status.message()));
+}
+
+bool JpegIsArithmeticCoded(py::bytes frame) {
+  const std::string bytes(frame);
+  return tfg::jpeg::IsArithmeticCoded(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                      bytes.size());
+}
+
+// One gulp data file, open for the Python readers (GulpChunk): elements are
+// read through the core's element reader (cc/gulp/element_reader.h), as
+// GulpDataset reads them, with the GIL released while reading and decoding.
+class DataFile {
+ public:
+  explicit DataFile(const std::string& path) {
+    tfg::Status status;
+    {
+      py::gil_scoped_release release;
+      std::unique_ptr<tfg::RandomAccessFile> file;
+      status = tfg::RandomAccessFile::Open(path, &file);
+      file_ = std::move(file);
+    }
+    ThrowIfError(status);
+  }
+
+  // The open file, held by the caller while it reads without the GIL: a
+  // close() from another thread meanwhile only drops this object's share.
+  std::shared_ptr<const tfg::RandomAccessFile> file() const {
+    if (file_ == nullptr) throw py::value_error("gulp data file is closed");
+    return file_;
+  }
+
+  uint64_t size() const { return file()->size(); }
+
+  // Up to `n` bytes at `offset` (fewer only at the end of the file).
+  py::bytes Pread(uint64_t n, uint64_t offset) const {
+    const std::shared_ptr<const tfg::RandomAccessFile> held = file();
+    const tfg::RandomAccessFile& f = *held;
+    const uint64_t end = std::min<uint64_t>(f.size(), offset + n);
+    std::string out(offset < end ? end - offset : 0, '\0');
+    tfg::Status status;
+    {
+      py::gil_scoped_release release;
+      if (!out.empty()) status = f.ReadAt(offset, out.size(), out.data());
+    }
+    ThrowIfError(status);
+    return py::bytes(out);
+  }
+
+  void Close() { file_.reset(); }
+  std::string path() const { return file()->path(); }
+
+  // The frames of item `id`, whose index rows are `rows` ((frames, 3):
+  // offset, pad, total_length), picked by the selection (mode "all", "slice"
+  // or "indices", Python's indexing rules): a list of JPEG bytes, or of
+  // decoded uint8 arrays, (H, W, 3) RGB or (H, W) for a grayscale JPEG.
+  py::tuple ReadElement(const std::string& meta_path, const std::string& id,
+                       py::array_t<int64_t, py::array::c_style | py::array::forcecast> rows,
+                       const std::string& mode, py::object start, py::object stop,
+                       int64_t step, std::vector<int64_t> indices, bool decode,
+                       uint64_t max_clip_bytes) {
+    const std::shared_ptr<const tfg::RandomAccessFile> held = file();
+    const tfg::RandomAccessFile& f = *held;
+    if (rows.ndim() != 2 || rows.shape(1) != 3) {
+      throw py::value_error("frame rows must be a (frames, 3) array");
+    }
+    tfg::gulp::Item item;
+    item.id = id;
+    auto r = rows.unchecked<2>();
+    item.frames.resize(static_cast<size_t>(rows.shape(0)));
+    for (py::ssize_t k = 0; k < rows.shape(0); ++k) {
+      // An index the core did not judge (another serializer's): refuse what
+      // no frame can be, before anything is read.
+      if (r(k, 0) < 0 || r(k, 1) < 0 || r(k, 2) < r(k, 1)) {
+        RaiseStatus(tfg::DataLossError(
+            f.path(), ": id '", tfg::PrintableText(id), "' frame ", k, ": frame_info entry [",
+            r(k, 0), ", ", r(k, 1), ", ", r(k, 2), "] is not [offset, pad, length] with ",
+            "0 <= pad <= length"));
+      }
+      item.frames[k] = {static_cast<uint64_t>(r(k, 0)), static_cast<uint64_t>(r(k, 1)),
+                        static_cast<uint64_t>(r(k, 2))};
+    }
+    gulp::ElementOptions options;
+    options.decode = decode;
+    options.max_clip_bytes = max_clip_bytes;
+    gulp::FrameSelection& s = options.selection;
+    if (mode == "slice") {
+      s.mode = gulp::FrameSelection::Mode::kSlice;
+      s.has_start = !start.is_none();
+      s.has_stop = !stop.is_none();
+      if (s.has_start) s.start = start.cast<int64_t>();
+      if (s.has_stop) s.stop = stop.cast<int64_t>();
+      s.step = step;
+      ThrowIfError(gulp::ValidateFrameSelection(s));
+    } else if (mode == "indices") {
+      s.mode = gulp::FrameSelection::Mode::kIndices;
+      s.indices = std::move(indices);
+    }
+    gulp::ElementReader reader(options);
+    tfg::Status status;
+    std::vector<std::string> jpegs;
+    std::vector<gulp::FrameShape> shapes;
+    {
+      py::gil_scoped_release release;
+      status = reader.Select(item, f.path(), meta_path, 0);
+      if (status.ok() && !decode) {
+        jpegs.resize(reader.num_frames());
+        std::vector<char*> dst(jpegs.size());
+        for (size_t k = 0; k < jpegs.size(); ++k) {
+          jpegs[k].resize(reader.jpeg_length(k));
+          dst[k] = jpegs[k].data();
+        }
+        status = reader.ReadJpegs(f, dst.data());
+      } else if (status.ok()) {
+        status = reader.ReadForDecode(f);
+        if (status.ok()) status = reader.FrameShapes(&shapes);
+      }
+    }
+    ThrowIfError(status);
+    py::list out;
+    py::list selected;
+    for (size_t k = 0; k < reader.num_frames(); ++k) selected.append(reader.frame(k));
+    if (!decode) {
+      for (const std::string& jpeg : jpegs) out.append(py::bytes(jpeg));
+      return py::make_tuple(out, selected);
+    }
+    // Arrays allocated here (sizes known and checked), decoded into without the GIL.
+    std::vector<py::array_t<uint8_t>> arrays;
+    std::vector<uint8_t*> dst;
+    for (const gulp::FrameShape& shape : shapes) {
+      std::vector<py::ssize_t> dims = {shape.height, shape.width};
+      if (shape.channels != 1) dims.push_back(shape.channels);
+      arrays.emplace_back(dims);
+      dst.push_back(arrays.back().mutable_data());
+    }
+    {
+      py::gil_scoped_release release;
+      for (size_t k = 0; k < shapes.size() && status.ok(); ++k) {
+        status = reader.DecodeFrame(k, shapes[k], dst[k]);
+      }
+    }
+    ThrowIfError(status);
+    for (auto& a : arrays) out.append(std::move(a));
+    return py::make_tuple(out, selected);
+  }
+
+ private:
+  std::shared_ptr<tfg::RandomAccessFile> file_;
+};
+
 }  // namespace
 
 void RegisterGulp(py::module_& m) {
+  m.attr("GULP_DEFAULT_MAX_CLIP_BYTES") = gulp::kDefaultMaxClipBytes;
+  m.attr("JPEG_MAX_FRAME_PIXELS") = tfg::jpeg::kMaxFramePixels;
+  m.attr("JPEG_MAX_PIXELS_PER_BYTE") = tfg::jpeg::kMaxPixelsPerByte;
+  m.def("jpeg_header_problem", &JpegHeaderProblem, py::arg("frame"), py::arg("width"),
+        py::arg("height"),
+        "Why the core's decoder refuses this JPEG's header (its limits), or None.");
+  m.def("jpeg_is_arithmetic_coded", &JpegIsArithmeticCoded, py::arg("frame"),
+        "Whether the JPEG's frame header says arithmetic coding.");
+  py::class_<DataFile>(m, "GulpDataFile",
+                       "A gulp data file open for reading (local, or remote once "
+                       "set_remote_file_system is called).")
+      .def(py::init<const std::string&>(), py::arg("path"))
+      .def("size", &DataFile::size, "The file's size when it was opened.")
+      .def("pread", &DataFile::Pread, py::arg("size"), py::arg("offset"),
+           "Up to `size` bytes at `offset` (fewer only at the end of the file).")
+      .def("close", &DataFile::Close)
+      .def_property_readonly("path", &DataFile::path)
+      .def("read_element", &DataFile::ReadElement, py::arg("meta_path"), py::arg("id"),
+           py::arg("rows"), py::arg("mode"), py::arg("start"), py::arg("stop"),
+           py::arg("step"), py::arg("indices"), py::arg("decode"), py::arg("max_clip_bytes"),
+           "The selected frames of one item, read (and decoded) as GulpDataset reads them.");
   m.def("gulp_decode_frame", &DecodeFrame, py::arg("frame"), py::arg("gray") = false,
         "Decodes one JPEG frame as GulpDataset does; raises its error, else (height, width).");
+  m.def("gulp_decode_jpeg", &DecodeJpeg, py::arg("frame"),
+        "Decodes one JPEG as the Python gulp readers do (GulpDataset's settings): "
+        "(H, W, 3) RGB or (H, W) for a grayscale JPEG.");
   m.def("gulp_load_label_map", &LoadLabelMap, py::arg("path"),
         "label2idx.json as {label: index}, judged as GulpDataset judges it.");
   m.def("gulp_load_directory", &LoadDirectory, py::arg("path"), py::arg("require_chunks") = true,

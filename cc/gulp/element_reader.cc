@@ -1,0 +1,114 @@
+#include "cc/gulp/element_reader.h"
+
+#include "cc/io/file_system.h"
+#include "cc/util/printable_text.h"
+
+namespace tfg {
+namespace gulp {
+namespace {
+
+// 27648 -> "27,648": the Python readers' messages have always grouped digits.
+std::string Grouped(uint64_t n) {
+  std::string digits = std::to_string(n);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
+  return digits;
+}
+
+}  // namespace
+
+Status ElementReader::Select(const Item& item, const std::string& data_path,
+                             const std::string& meta_path, uint64_t random_key) {
+  item_ = &item;
+  data_path_ = data_path;
+  clip_ = ClipBytes();
+  const Status selected = SelectFrames(options_.selection,
+                                       static_cast<int64_t>(item.frames.size()), random_key,
+                                       &selected_);
+  if (!selected.ok()) {
+    return Status(selected.code(), meta_path + ": id '" + PrintableText(item.id) + "': " +
+                                       selected.message());
+  }
+  // Sizes are checked before anything of the clip's size is allocated.
+  return CheckClipJpegBytes(item, selected_, options_.max_clip_bytes, data_path);
+}
+
+Status ElementReader::ReadJpegs(const RandomAccessFile& file, char* const* dst) const {
+  std::vector<Status> read(selected_.size());
+  ReadInParallel(file, static_cast<int64_t>(selected_.size()), [&](int64_t k) {
+    read[k] = ReadFrame(file, *item_, selected_[k], dst[k]);
+  });
+  for (const Status& s : read) TFG_RETURN_IF_ERROR(s);
+  return Status::Ok();
+}
+
+Status ElementReader::ReadForDecode(const RandomAccessFile& file) {
+  return ReadClip(file, *item_, selected_, &clip_);
+}
+
+Status ElementReader::ClipShape(gulp::ClipShape* shape) const {
+  return ClipDecodedShape(clip_, options_.decode_options, data_path_, item_->id, shape);
+}
+
+Status ElementReader::CheckOutputBytes(const gulp::ClipShape& shape) const {
+  return CheckClipDecodedBytes(shape, options_.max_clip_bytes, data_path_, item_->id);
+}
+
+Status ElementReader::Decode(const gulp::ClipShape& shape, const Scheduler& schedule,
+                             int max_parallelism, uint8_t* dst) const {
+  return DecodeClip(clip_, options_.decode_options, shape, data_path_, item_->id, schedule,
+                    max_parallelism, dst);
+}
+
+Status ElementReader::DecodeWarped(const gulp::ClipShape& shape, const double matrix[9],
+                                   const jpeg::WarpTarget& target, const Scheduler& schedule,
+                                   int max_parallelism, float* dst) const {
+  return DecodeClipWarped(clip_, options_.decode_options, shape, matrix, target, data_path_,
+                          item_->id, schedule, max_parallelism, dst);
+}
+
+Status ElementReader::DecodeWarped(const gulp::ClipShape& shape, const double matrix[9],
+                                   const jpeg::WarpTarget& target, const Scheduler& schedule,
+                                   int max_parallelism, uint8_t* dst) const {
+  return DecodeClipWarped(clip_, options_.decode_options, shape, matrix, target, data_path_,
+                          item_->id, schedule, max_parallelism, dst);
+}
+
+Status ElementReader::FrameShapes(std::vector<FrameShape>* shapes) const {
+  shapes->resize(clip_.frames.size());
+  const uint64_t max_bytes = options_.max_clip_bytes;
+  uint64_t total = 0;
+  for (size_t k = 0; k < clip_.frames.size(); ++k) {
+    const ClipBytes::Span& span = clip_.frames[k];
+    jpeg::ImageInfo info;
+    TFG_RETURN_IF_ERROR(WithContext(
+        jpeg::ReadHeader(clip_.buffer.data() + span.begin, span.length, &info), data_path_,
+        item_->id, span.frame, span.file_offset));
+    jpeg::DecodeOptions own = options_.decode_options;
+    if (info.gray) own.color_space = jpeg::ColorSpace::kGray;
+    FrameShape& shape = (*shapes)[k];
+    jpeg::ScaledSize(info, own, &shape.width, &shape.height);
+    shape.channels = jpeg::Channels(own.color_space);
+    // Each frame is at most kMaxFramePixels * 3 bytes: the sum cannot wrap.
+    total += shape.bytes();
+  }
+  if (total > max_bytes) {
+    return InvalidArgumentError(
+        data_path_, ": id '", PrintableText(item_->id), "': ", clip_.frames.size(),
+        " frames decode to ", Grouped(total), " bytes, over the limit of ", Grouped(max_bytes),
+        " bytes per clip (max_clip_bytes); nothing was decoded; select fewer frames or "
+        "raise max_clip_bytes");
+  }
+  return Status::Ok();
+}
+
+Status ElementReader::DecodeFrame(size_t k, const FrameShape& shape, uint8_t* dst) const {
+  const ClipBytes::Span& span = clip_.frames[k];
+  jpeg::DecodeOptions own = options_.decode_options;
+  own.color_space = shape.channels == 1 ? jpeg::ColorSpace::kGray : jpeg::ColorSpace::kRgb;
+  return WithContext(jpeg::Decode(clip_.buffer.data() + span.begin, span.length, own,
+                                  shape.width, shape.height, dst),
+                     data_path_, item_->id, span.frame, span.file_offset);
+}
+
+}  // namespace gulp
+}  // namespace tfg

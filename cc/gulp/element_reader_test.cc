@@ -1,0 +1,155 @@
+#include "cc/gulp/element_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <memory>
+
+#include "cc/gulp/gulp_directory.h"
+#include "cc/testing/gulp_testing.h"
+
+namespace tfg {
+namespace gulp {
+namespace {
+
+// One chunk: "clip" (4 RGB frames of 24x16) and "mixed" (an RGB frame, then a gray 16x8 one).
+class ElementReaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    jpegs_ = {testing::MakeJpeg(24, 16, 0), testing::MakeJpeg(24, 16, 1),
+              testing::MakeJpeg(24, 16, 2), testing::MakeJpeg(24, 16, 3)};
+    const std::string gray = testing::MakeJpeg(16, 8, 1, /*channels=*/1);
+    testing::WriteChunk(dir_.path(), 0, {{"clip", jpegs_}, {"mixed", {jpegs_[0], gray}}});
+    ASSERT_TRUE(LoadGulpDirectory(dir_.path(), "", &gd_).ok());
+    ASSERT_TRUE(RandomAccessFile::Open(gd_.chunks[0].data_path, &file_).ok());
+  }
+
+  // A reader of item `i` whose frames are read, ready to decode.
+  std::unique_ptr<ElementReader> ReadToDecode(const ElementOptions& options, int i) {
+    auto reader = std::make_unique<ElementReader>(options);
+    EXPECT_TRUE(reader->Select(item(i), "data_0.gulp", "meta_0.gmeta", 0).ok());
+    EXPECT_TRUE(reader->ReadForDecode(*file_).ok());
+    return reader;
+  }
+
+  const Item& item(int i) const { return gd_.chunks[0].items[i]; }
+  ElementOptions Indices(std::vector<int64_t> indices) const {
+    ElementOptions o;
+    o.selection.mode = FrameSelection::Mode::kIndices;
+    o.selection.indices = std::move(indices);
+    return o;
+  }
+
+  testing::TempDir dir_;
+  std::vector<std::string> jpegs_;
+  GulpDirectory gd_;
+  std::unique_ptr<RandomAccessFile> file_;
+};
+
+TEST_F(ElementReaderTest, ReadsJpegsIntoCallerMemoryInSelectionOrder) {
+  ElementReader reader(Indices({3, -4, 3}));
+  ASSERT_TRUE(reader.Select(item(0), "data_0.gulp", "meta_0.gmeta", 0).ok());
+  ASSERT_EQ(reader.num_frames(), 3u);
+  std::vector<std::string> out(3);
+  std::vector<char*> dst;
+  for (size_t k = 0; k < 3; ++k) {
+    out[k].resize(reader.jpeg_length(k));
+    dst.push_back(out[k].data());
+  }
+  ASSERT_TRUE(reader.ReadJpegs(*file_, dst.data()).ok());
+  EXPECT_EQ(out, (std::vector<std::string>{jpegs_[3], jpegs_[0], jpegs_[3]}));
+  EXPECT_EQ(reader.frame(1), 0);
+}
+
+TEST_F(ElementReaderTest, AnIndexPastTheClipIsOutOfRangeNamingTheIndexFile) {
+  ElementReader reader(Indices({4}));
+  const Status s = reader.Select(item(0), "data_0.gulp", "meta_0.gmeta", 0);
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(s.message().rfind("meta_0.gmeta: id 'clip': frame index 4", 0), 0u) << s.message();
+}
+
+TEST_F(ElementReaderTest, DecodesAClipAsTheDatasetDoes) {
+  const std::unique_ptr<ElementReader> decoding = ReadToDecode(ElementOptions(), 0);
+  const ElementReader& reader = *decoding;
+  ClipShape shape;
+  ASSERT_TRUE(reader.ClipShape(&shape).ok());
+  EXPECT_EQ(shape.num_frames, 4);
+  EXPECT_EQ(shape.height, 16);
+  EXPECT_EQ(shape.width, 24);
+  ASSERT_TRUE(reader.CheckOutputBytes(shape).ok());
+  std::vector<uint8_t> clip(4 * shape.frame_bytes());
+  ASSERT_TRUE(reader.Decode(shape, nullptr, 1, clip.data()).ok());
+  // Frames apart (the Python readers) decode to the same pixels.
+  std::vector<FrameShape> shapes;
+  ASSERT_TRUE(reader.FrameShapes(&shapes).ok());
+  for (size_t k = 0; k < 4; ++k) {
+    ASSERT_EQ(shapes[k].bytes(), shape.frame_bytes());
+    std::vector<uint8_t> frame(shapes[k].bytes());
+    ASSERT_TRUE(reader.DecodeFrame(k, shapes[k], frame.data()).ok());
+    EXPECT_TRUE(std::equal(frame.begin(), frame.end(), clip.begin() + k * frame.size()));
+  }
+}
+
+TEST_F(ElementReaderTest, FramesApartKeepTheirOwnSizeAndColourSpace) {
+  ElementOptions options;
+  const std::unique_ptr<ElementReader> decoding = ReadToDecode(options, 1);
+  const ElementReader& reader = *decoding;
+  ClipShape shape;
+  EXPECT_EQ(reader.ClipShape(&shape).code(), StatusCode::kInvalidArgument);  // one tensor: no
+  std::vector<FrameShape> shapes;
+  ASSERT_TRUE(reader.FrameShapes(&shapes).ok());
+  EXPECT_EQ(shapes[0].channels, 3);
+  EXPECT_EQ(shapes[1].channels, 1);
+  EXPECT_EQ(shapes[1].height, 8);
+  EXPECT_EQ(shapes[1].width, 16);
+  std::vector<uint8_t> gray(shapes[1].bytes());
+  EXPECT_TRUE(reader.DecodeFrame(1, shapes[1], gray.data()).ok());
+
+  options.max_clip_bytes = shapes[0].bytes() + shapes[1].bytes() - 1;
+  const Status s = ReadToDecode(options, 1)->FrameShapes(&shapes);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("data_0.gulp: id 'mixed': 2 frames decode to 1,280 bytes, over "
+                             "the limit of 1,279 bytes per clip (max_clip_bytes)"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST_F(ElementReaderTest, AJpegSelectionOverTheLimitIsRefusedBeforeReading) {
+  ElementOptions options = Indices({0, 0});
+  options.max_clip_bytes = 2 * item(0).frames[0].jpeg_length() - 1;
+  ElementReader reader(options);
+  const Status s = reader.Select(item(0), "data_0.gulp", "meta_0.gmeta", 0);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("bytes of JPEG data (max_clip_bytes)"), std::string::npos);
+}
+
+TEST_F(ElementReaderTest, AFramePastTheEndOfAShrunkFileIsNamed) {
+  const FrameRef& last = item(0).frames[3];
+  ASSERT_EQ(truncate(gd_.chunks[0].data_path.c_str(), static_cast<off_t>(last.offset + 5)), 0);
+  std::unique_ptr<RandomAccessFile> file;
+  ASSERT_TRUE(RandomAccessFile::Open(gd_.chunks[0].data_path, &file).ok());
+  for (bool decode : {true, false}) {
+    ElementOptions options;
+    options.decode = decode;
+    ElementReader reader(options);
+    ASSERT_TRUE(reader.Select(item(0), "data_0.gulp", "meta_0.gmeta", 0).ok());
+    Status s;
+    std::vector<std::string> out(4);
+    std::vector<char*> dst;
+    for (size_t k = 0; k < 4; ++k) {
+      out[k].resize(reader.jpeg_length(k));
+      dst.push_back(out[k].data());
+    }
+    s = decode ? reader.ReadForDecode(*file) : reader.ReadJpegs(*file, dst.data());
+    EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+    EXPECT_NE(s.message().find("id 'clip' frame 3 at byte offset " + std::to_string(last.offset) +
+                               ": offset " + std::to_string(last.offset) + " + length"),
+              std::string::npos)
+        << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace gulp
+}  // namespace tfg
