@@ -318,6 +318,13 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     ``warp_transform=RandomResizedCrop(), bias_transform=ConstantBiasTransform(),
     norm_transform=ConstantNormTransform()``; for evaluation ``CenterResizedCrop()``.
 
+    On the CPU, when `warp_transform` is a :mod:`tf_gulp.transforms` SimilarityTransform family
+    member or ConstantWarpTransform and bias / norm are constants (the defaults), decoding and
+    warping are one op, ``decode_hevc_warped``, which draws the transform in C++ from
+    ``(seed, epoch, index)`` (another random stream than the Python transforms': the same seed gives
+    other random crops than ``tf_gulp`` versions before it; docs/benzina.md) and converts to RGB only
+    the rectangle the crop samples. Other callables run as above.
+
     `split` and `splits` as in :func:`BenzinaDataset`; labels are -1 for entries without a
     target. Unlike the reference loader, every batch is a new tensor (a batch is never overwritten
     by the next one).
