@@ -162,6 +162,9 @@ def test_data_loader_cpu_path_matches_the_unfused_path(odd):
                        norm_transform=norm)
     unfused = _unfused(odd["path"], (40, 56), epochs=2, bias_transform=bias, norm_transform=norm)
     assert fused.cardinality().numpy() == unfused.cardinality().numpy() == 1
+    # The CPU path runs the fused op; a callable transform keeps the unfused one.
+    assert b"DecodeHevcWarped" in fused._as_serialized_graph().numpy()
+    assert b"DecodeHevcWarped" not in unfused._as_serialized_graph().numpy()
     (xf, yf), = list(fused.as_numpy_iterator())
     (xu, yu), = list(unfused.as_numpy_iterator())
     np.testing.assert_array_equal(yf, yu)
