@@ -171,3 +171,51 @@ def test_data_loader_cpu_path_matches_the_unfused_path(odd):
     assert xf.shape == xu.shape == (6, 40, 56, 3)
     step = np.asarray(norm._values)
     assert (np.abs(xf - xu) <= TOL * step + 1e-5).all()
+
+
+_X265_SCRIPT = """
+import io, sys
+import av
+import numpy as np
+pix_fmt, h, w = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+y, x = np.mgrid[0:h, 0:w]
+img = np.stack([128 + 100 * np.sin(0.2 * x + 0.1 * y), 128 + 100 * np.cos(0.15 * x - 0.2 * y),
+                128 + 100 * np.sin(0.1 * (x + y))], -1).astype(np.uint8)
+buf = io.BytesIO()
+with av.open(buf, "w", format="mp4") as c:
+    s = c.add_stream("libx265", rate=1)
+    s.width, s.height, s.pix_fmt = w, h, pix_fmt
+    s.options = {"x265-params": "log-level=none"}
+    frame = av.VideoFrame.from_ndarray(img, format="rgb24").reformat(format=pix_fmt)
+    for p in list(s.encode(frame)) + list(s.encode()):
+        c.mux(p)
+sys.stdout.buffer.write(buf.getvalue())
+"""
+
+
+def _x265_mp4(pix_fmt: str, h: int, w: int) -> bytes:
+    """One picture encoded by PyAV's libx265 in `pix_fmt`, muxed by FFmpeg (track
+    "VideoHandler": decode_hevc falls back to the first HEVC track). In a child process: PyAV's
+    bundled FFmpeg fails to mux in a process that has loaded the op library's system FFmpeg."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("av")
+    return subprocess.run([sys.executable, "-c", _X265_SCRIPT, pix_fmt, str(h), str(w)],
+                          check=True, capture_output=True).stdout
+
+
+@pytest.mark.parametrize("pix_fmt, h, w", [("yuv420p", 30, 46), ("yuv444p", 31, 45),
+                                           ("gray", 31, 45)])
+def test_chroma_formats_and_odd_frames(pix_fmt, h, w):
+    """4:2:0, 4:4:4 and gray (4:0:0) pictures, odd-sized where x265 allows it (4:2:0 frames are
+    even; odd 4:2:0 clean apertures are in test_odd_sizes_and_clean_apertures): the decoder's
+    planes as libavcodec gives them, each converted as decode_hevc converts it. Gray was refused
+    by decode_hevc before ("unsupported decoded pixel format gray")."""
+    sample = _x265_mp4(pix_fmt, h, w)
+    rgb = tf_gulp.ops.decode_hevc(sample).numpy()
+    assert rgb.shape == (h, w, 3)
+    if pix_fmt == "gray":
+        assert (rgb[..., 0] == rgb[..., 1]).all() and (rgb[..., 1] == rgb[..., 2]).all()
+    check_all(sample, (29, 41))
+    check_all(sample, (64, 48), crop="full")
