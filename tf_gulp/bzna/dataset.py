@@ -26,7 +26,7 @@ from tf_gulp import transforms as T
 from tf_gulp.ops.bzna_ops import bzna_entry_index, read_file_range
 from tf_gulp.ops.cardinality_ops import KnownCardinalityDataset
 from tf_gulp.ops.epoch_ops import EpochDataset, new_epoch_counter
-from tf_gulp.ops.hevc_ops import decode_hevc
+from tf_gulp.ops.hevc_ops import decode_hevc, decode_hevc_warped
 from tf_gulp.ops.op_attrs import check_attr
 from tf_gulp.ops.warp_ops import similarity_warp
 
@@ -318,6 +318,13 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     ``warp_transform=RandomResizedCrop(), bias_transform=ConstantBiasTransform(),
     norm_transform=ConstantNormTransform()``; for evaluation ``CenterResizedCrop()``.
 
+    On the CPU, when `warp_transform` is a :mod:`tf_gulp.transforms` SimilarityTransform family
+    member or ConstantWarpTransform and bias / norm are constants (the defaults), decoding and
+    warping are one op, ``decode_hevc_warped``, which draws the transform in C++ from
+    ``(seed, epoch, index)`` (another random stream than the Python transforms': the same seed gives
+    other random crops than ``tf_gulp`` versions before it; docs/benzina.md) and converts to RGB only
+    the rectangle the crop samples. Other callables run as above.
+
     `split` and `splits` as in :func:`BenzinaDataset`; labels are -1 for entries without a
     target. Unlike the reference loader, every batch is a new tensor (a batch is never overwritten
     by the next one).
@@ -360,9 +367,24 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
         device = check_device(device, what)
     start, stop = split_range(path, split, splits)
 
+    fused = device is None and _fusable(warp_transform, bias_transform, norm_transform)
+
     @tf.autograph.experimental.do_not_convert
     def one_epoch(epoch):
-        ds = _epoch(path, start, stop, track, shuffle, seed, epoch, "clean", True)
+        ds = _epoch(path, start, stop, track, shuffle, seed, epoch, "clean", not fused)
+        if fused:
+            # On the CPU: decode + warp in one op (decode_hevc_warped), the transform drawn in
+            # C++ from (seed, epoch, index); only what the crop samples is converted to RGB.
+            @tf.autograph.experimental.do_not_convert
+            def decode_warp(x):
+                what = tf.strings.join([path, ": sample ", tf.strings.as_string(x["index"])])
+                image = decode_hevc_warped(
+                    x["sample"], shape, warp_transform, seed=seed, epoch=epoch,
+                    elements=x["index"], dtype="float32", bias=bias_transform,
+                    norm=norm_transform, what=what, track=track)
+                return image, x["label"]
+
+            return ds.map(decode_warp, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
         @tf.autograph.experimental.do_not_convert
         def warp(x):
@@ -402,6 +424,20 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     else:
         ds = ds.batch(batch_size, drop_remainder=drop_remainder)
     return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def _fusable(warp_transform, bias_transform, norm_transform) -> bool:
+    """Whether decode_hevc_warped can draw these transforms in C++ (tf_gulp.transforms'
+    SimilarityTransform family / ConstantWarpTransform, constant bias and norm); other callables
+    run in a map after decode_hevc, as before."""
+    try:
+        T.kernel_transform(warp_transform)
+        for value, name in ((bias_transform, "bias"), (norm_transform, "norm")):
+            if len(T.kernel_vector(value, name)) not in (0, 1, 3):
+                return False
+    except TypeError:
+        return False
+    return True
 
 
 def _per_channel(value) -> tf.Tensor:

@@ -1,7 +1,7 @@
 """TensorFlow glue: op registrations (C++), kernels and their Python wrappers.
 
-Image ops, loaded on first use: `similarity_warp` (tf_gulp/ops/warp_ops.py), `decode_hevc`
-(tf_gulp/ops/hevc_ops.py), `decode_jpeg_warped` (tf_gulp/ops/jpeg_ops.py).
+Image ops, loaded on first use: `similarity_warp` (tf_gulp/ops/warp_ops.py), `decode_hevc`,
+`decode_hevc_warped` (tf_gulp/ops/hevc_ops.py), `decode_jpeg_warped` (tf_gulp/ops/jpeg_ops.py).
 """
 
 from typing import Any
@@ -19,6 +19,11 @@ def __getattr__(name: str) -> Any:
 
         globals()[name] = decode_hevc
         return decode_hevc
+    if name == "decode_hevc_warped":
+        from tf_gulp.ops.hevc_ops import decode_hevc_warped
+
+        globals()[name] = decode_hevc_warped
+        return decode_hevc_warped
     if name == "decode_jpeg_warped":
         from tf_gulp.ops.jpeg_ops import decode_jpeg_warped
 
