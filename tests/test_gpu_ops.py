@@ -130,6 +130,9 @@ def _loader(path: str, **kwargs) -> tf.data.Dataset:
 
 
 def test_two_stage_path_gives_the_cpu_loaders_batches(bzna):
+    """The device path warps the same crops as the CPU loader (both draw them in C++ from
+    (seed, epoch, element): similarity_transform_matrices and decode_hevc_warped), within 2 levels
+    before normalization (the CPU loader's fused kernel warps in fixed point)."""
     plain = list(_loader(bzna).as_numpy_iterator())
     staged = list(_loader(bzna, device="/CPU:0"))
     assert len(staged) == len(plain) == 3
@@ -139,7 +142,9 @@ def test_two_stage_path_gives_the_cpu_loaders_batches(bzna):
         sizes = inputs["size"].numpy()
         assert tuple(inputs["image"].shape[1:3]) == tuple(sizes.max(axis=0))
         warped = warp_on_device(inputs, (24, 32), "/CPU:0").numpy()
-        np.testing.assert_array_equal(warped, x)
+        level = max(T.IMAGENET_NORM)  # one level of the uint8 picture, normalized
+        np.testing.assert_allclose(warped, x, rtol=0, atol=2 * level)
+        assert np.mean(np.abs(warped - x)) < 0.25 * level  # the same crops, not merely close
         np.testing.assert_array_equal(labels.numpy(), y)
     # The padding is never sampled: a batch whose pictures differ in size still matches.
     assert any(len({tuple(s) for s in i["size"].numpy()}) > 1 for i, _ in staged)

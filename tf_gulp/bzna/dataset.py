@@ -28,7 +28,7 @@ from tf_gulp.ops.cardinality_ops import KnownCardinalityDataset
 from tf_gulp.ops.epoch_ops import EpochDataset, new_epoch_counter
 from tf_gulp.ops.hevc_ops import decode_hevc, decode_hevc_warped
 from tf_gulp.ops.op_attrs import check_attr
-from tf_gulp.ops.warp_ops import similarity_warp
+from tf_gulp.ops.warp_ops import similarity_transform_matrices, similarity_warp
 
 IMAGENET_TEST = container.IMAGENET_TEST
 IMAGENET_VAL = container.IMAGENET_VAL
@@ -367,7 +367,11 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
         device = check_device(device, what)
     start, stop = split_range(path, split, splits)
 
-    fused = device is None and _fusable(warp_transform, bias_transform, norm_transform)
+    # Transforms the kernels can draw are drawn in C++ on every path (decode_hevc_warped on the
+    # CPU, similarity_transform_matrices for a warp on a device), so one seed gives one set of
+    # crops wherever the loader warps.
+    drawn_in_cpp = _fusable(warp_transform, bias_transform, norm_transform)
+    fused = device is None and drawn_in_cpp
 
     @tf.autograph.experimental.do_not_convert
     def one_epoch(epoch):
@@ -389,7 +393,12 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
         @tf.autograph.experimental.do_not_convert
         def warp(x):
             key = T.element_key(seed, epoch, x["index"])
-            matrix = warp_transform(tf.shape(x["image"])[:2], shape, key)
+            if drawn_in_cpp:  # the matrix the CPU path's fused kernel draws: the same crops
+                matrix = similarity_transform_matrices(
+                    tf.shape(x["image"], out_type=tf.int32)[:2], shape, warp_transform,
+                    seed=seed, epoch=epoch, elements=x["index"])
+            else:
+                matrix = warp_transform(tf.shape(x["image"])[:2], shape, key)
             if device is not None:  # warped in the step by WarpOnDevice
                 return {"image": x["image"], "size": tf.shape(x["image"], out_type=tf.int32)[:2],
                         "matrix": tf.convert_to_tensor(matrix, tf.float32),
