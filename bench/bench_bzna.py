@@ -20,7 +20,8 @@ Readers (one epoch over every image per round; the tf.data ones in batches of ``
               batch (the pixels are made and dropped);
 * ``bzna``    ``tf_gulp.bzna.DataLoader(file, (224, 224), B, shuffle=True,
               warp_transform=RandomResizedCrop(), bias/norm = ImageNet mean/std)``: read +
-              decode_hevc + similarity_warp (crop, resize, flip and normalize fused), all C++ ops;
+              decode_hevc_warped (decode, RGB of the crop's rectangle only, crop, resize, flip and
+              normalize in one C++ op);
 * ``raw``     the bound: ``bench/bzna_decode_bound.c`` (compiled by this script against the same
               libavcodec) decoding the same pictures as Annex-B byte streams (PyAV's
               ``hevc_mp4toannexb``) from memory with nothing else, one single-threaded decoder per

@@ -142,7 +142,11 @@ def test_data_loader_decoding_in_the_step_equals_decoding_in_tf_data(ref):
     staged = list(DataLoader(ref["path"], (32, 40), 2, device="/CPU:0", decode="device", **kwargs))
     assert len(plain) == len(staged) == 1
     for (x, y), (inputs, labels) in zip(plain, staged):
-        np.testing.assert_array_equal(warp_on_device(inputs, (32, 40)).numpy(), x)
+        # The same crops (matrices drawn in C++ on both paths), within 2 levels (bias 0, norm 1:
+        # one level is 1.0): the CPU loader's fused kernel warps in fixed point.
+        warped = warp_on_device(inputs, (32, 40)).numpy()
+        np.testing.assert_allclose(warped, x, rtol=0, atol=2.0)
+        assert np.mean(np.abs(warped - x)) < 0.25
         np.testing.assert_array_equal(labels.numpy(), y)
 
 

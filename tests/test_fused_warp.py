@@ -227,3 +227,22 @@ def test_gray_clips_are_fused_too(gulp):
         assert got.shape == (4, 24, 32, 1)
         want = similarity_warp(e["frames"][tf.newaxis], MATRIX[np.newaxis], (24, 32))[0].numpy()
         assert np.abs(got.astype(np.float64) - want).max() <= 2
+
+
+def test_similarity_transform_matrices_are_the_kernels_draws():
+    """The matrices a warp elsewhere uses (DataLoader on a device) are the fused kernels' own:
+    a constant matrix passes through, random draws are a function of (seed, epoch, element)."""
+    from tf_gulp.ops import similarity_transform_matrices
+
+    sizes = tf.constant([[240, 320], [240, 320], [100, 50]], tf.int32)
+    constant = similarity_transform_matrices(sizes, (24, 32), T.ConstantWarpTransform(MATRIX))
+    np.testing.assert_allclose(constant.numpy(), np.broadcast_to(np.float32(MATRIX), (3, 3, 3)))
+    draw = lambda **kw: similarity_transform_matrices(  # noqa: E731
+        sizes, (112, 112), T.RandomResizedCrop(), **kw).numpy()
+    a = draw(seed=1, epoch=0, elements=[0, 1, 2])
+    np.testing.assert_array_equal(a, draw(seed=1, epoch=0, elements=[0, 1, 2]))
+    assert not np.allclose(a[0], a[1])  # another element, another crop
+    assert not np.allclose(a, draw(seed=1, epoch=1, elements=[0, 1, 2]))
+    assert not np.allclose(a, draw(seed=2, epoch=0, elements=[0, 1, 2]))
+    with pytest.raises(ValueError, match="shape"):
+        similarity_transform_matrices(sizes, (0, 10))

@@ -20,6 +20,7 @@ from typing import Optional
 RUNTIME_PACKAGES = {
     "liburing": "liburing2",
     "libturbojpeg": "libturbojpeg0",
+    "libjpeg": "libjpeg62-turbo",
     "libdeflate": "libdeflate0",
     "libavcodec": "libavcodec59",
     "libavutil": "libavutil57",

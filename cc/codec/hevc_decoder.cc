@@ -144,9 +144,13 @@ Status HevcDecoder::Decode(const uint8_t* annex_b, size_t size, const std::strin
     return DataLossError(what, ": no picture decoded (not HEVC, or a truncated bitstream)");
   }
   const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(d.frame->format));
-  const bool planar8 = desc != nullptr && (desc->flags & AV_PIX_FMT_FLAG_PLANAR) &&
-                       !(desc->flags & AV_PIX_FMT_FLAG_RGB) && desc->comp[0].depth == 8 &&
-                       (desc->nb_components == 1 || desc->nb_components == 3);
+  // FFmpeg's gray (HEVC 4:0:0) is one plane without AV_PIX_FMT_FLAG_PLANAR: accepted as the
+  // one-component planar picture it is.
+  const bool planar8 = desc != nullptr && !(desc->flags & AV_PIX_FMT_FLAG_RGB) &&
+                       desc->comp[0].depth == 8 &&
+                       ((desc->nb_components == 3 && (desc->flags & AV_PIX_FMT_FLAG_PLANAR)) ||
+                        (desc->nb_components == 1 && desc->comp[0].plane == 0 &&
+                         desc->comp[0].step == 1));
   if (!planar8) {
     return InvalidArgumentError(what, ": unsupported decoded pixel format ",
                                 desc ? desc->name : "?", " (8-bit planar Y'CbCr or gray only)");

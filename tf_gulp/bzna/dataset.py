@@ -26,9 +26,10 @@ from tf_gulp import transforms as T
 from tf_gulp.ops.bzna_ops import bzna_entry_index, read_file_range
 from tf_gulp.ops.cardinality_ops import KnownCardinalityDataset
 from tf_gulp.ops.epoch_ops import EpochDataset, new_epoch_counter
-from tf_gulp.ops.hevc_ops import decode_hevc, hevc_sample_size, nvdec_unavailable_reason
+from tf_gulp.ops.hevc_ops import (decode_hevc, decode_hevc_warped, hevc_sample_size,
+                                  nvdec_unavailable_reason)
 from tf_gulp.ops.op_attrs import check_attr
-from tf_gulp.ops.warp_ops import similarity_warp
+from tf_gulp.ops.warp_ops import similarity_transform_matrices, similarity_warp
 
 IMAGENET_TEST = container.IMAGENET_TEST
 IMAGENET_VAL = container.IMAGENET_VAL
@@ -309,7 +310,7 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                warp_transform=None, bias_transform=None, norm_transform=None,
                track: str = "bzna_input", drop_remainder: bool = False,
                splits: Optional[Mapping[str, Sequence[int]]] = None,
-               device: Optional[str] = None, decode: str = "auto") -> tf.data.Dataset:
+               device: Optional[str] = None, decode: str = "host") -> tf.data.Dataset:
     """Batches ready for ``model.fit``: ``(float32 [B, H, W, 3], int64 [B])``.
 
     Each image is decoded (``decode_hevc``) and warped to `shape` = (height, width) by
@@ -322,6 +323,13 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     ``warp_transform=RandomResizedCrop(), bias_transform=ConstantBiasTransform(),
     norm_transform=ConstantNormTransform()``; for evaluation ``CenterResizedCrop()``.
 
+    On the CPU, when `warp_transform` is a :mod:`tf_gulp.transforms` SimilarityTransform family
+    member or ConstantWarpTransform and bias / norm are constants (the defaults), decoding and
+    warping are one op, ``decode_hevc_warped``, which draws the transform in C++ from
+    ``(seed, epoch, index)`` (another random stream than the Python transforms': the same seed gives
+    other random crops than ``tf_gulp`` versions before it; docs/benzina.md) and converts to RGB only
+    the rectangle the crop samples. Other callables run as above.
+
     `split` and `splits` as in :func:`BenzinaDataset`; labels are -1 for entries without a
     target. Unlike the reference loader, every batch is a new tensor (a batch is never overwritten
     by the next one).
@@ -329,10 +337,13 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     `device` (e.g. "/GPU:0") moves the warp out of tf.data into the training step, on that device
     (docs/gpu.md), and the model's first layer is ``tf_gulp.bzna.WarpOnDevice(shape)``, which
     gives the float batch above in the device's memory. `decode` says where pictures are decoded
-    then: "auto" (default) on the device when it is a GPU on which ``decode_hevc`` can use NVDEC
-    (``tf_gulp.ops.hevc_ops.nvdec_unavailable_reason()`` is empty), else on the CPU in tf.data;
-    "device" always in the step on `device` (a GPU's kernel falls back to the CPU decoder by itself
-    where NVDEC cannot be used); "host" on the CPU in tf.data. Decoded on the CPU, batches are
+    then: "host" (default) on the CPU in tf.data; "device" in the step on `device` (a GPU's kernel
+    falls back to the CPU decoder by itself where NVDEC cannot be used); "auto" on the device when
+    it is a GPU on which ``decode_hevc`` can use NVDEC
+    (``tf_gulp.ops.hevc_ops.nvdec_unavailable_reason()`` is empty), else on the CPU in tf.data.
+    Decoding on the device is opt-in: the NVDEC path has not yet run on a GPU (docs/gpu.md).
+    On every path, transforms the kernels can draw are drawn in C++ from ``(seed, epoch,
+    index)`` (``similarity_transform_matrices``), so the crops are the CPU path's. Decoded on the CPU, batches are
     ``({"image": uint8 [B, H, W, 3] padded to the batch's largest picture, "size": int32 [B, 2],
     "matrix": [B, 3, 3], "bias": [B, 3], "norm": [B, 3]}, labels)``; decoded on the device,
     ``({"sample": string [B] (the compressed samples), "what": string [B], "size", "matrix",
@@ -379,27 +390,49 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                                            and not nvdec_unavailable_reason())
     start, stop = split_range(path, split, splits)
 
+    # Transforms the kernels can draw are drawn in C++ on every path (decode_hevc_warped on the
+    # CPU, similarity_transform_matrices for a warp on a device), so one seed gives one set of
+    # crops wherever the loader warps.
+    drawn_in_cpp = _fusable(warp_transform, bias_transform, norm_transform)
+    fused = device is None and drawn_in_cpp
+
     @tf.autograph.experimental.do_not_convert
     def one_epoch(epoch):
-        ds = _epoch(path, start, stop, track, shuffle, seed, epoch, "clean", not on_device,
-                    name_samples=on_device)
+        ds = _epoch(path, start, stop, track, shuffle, seed, epoch, "clean",
+                    not (fused or on_device), name_samples=on_device)
+        if fused:
+            # On the CPU: decode + warp in one op (decode_hevc_warped), the transform drawn in
+            # C++ from (seed, epoch, index); only what the crop samples is converted to RGB.
+            @tf.autograph.experimental.do_not_convert
+            def decode_warp(x):
+                what = tf.strings.join([path, ": sample ", tf.strings.as_string(x["index"])])
+                image = decode_hevc_warped(
+                    x["sample"], shape, warp_transform, seed=seed, epoch=epoch,
+                    elements=x["index"], dtype="float32", bias=bias_transform,
+                    norm=norm_transform, what=what, track=track)
+                return image, x["label"]
+
+            return ds.map(decode_warp, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
         @tf.autograph.experimental.do_not_convert
         def warp(x):
             key = T.element_key(seed, epoch, x["index"])
-            if on_device:  # decoded and warped in the step by WarpOnDevice
+            if on_device:  # decoded and warped in the step by WarpOnDevice: size from the MP4
                 size = hevc_sample_size(x["sample"], track=track, crop="clean", what=x["what"])
+            else:
+                size = tf.shape(x["image"], out_type=tf.int32)[:2]
+            if drawn_in_cpp:  # the matrix the CPU path's fused kernel draws: the same crops
+                matrix = similarity_transform_matrices(size, shape, warp_transform, seed=seed,
+                                                       epoch=epoch, elements=x["index"])
+            else:
                 matrix = warp_transform(size, shape, key)
-                return {"sample": x["sample"], "what": x["what"], "size": size,
-                        "matrix": tf.convert_to_tensor(matrix, tf.float32),
-                        "bias": _per_channel(bias_transform(key)),
-                        "norm": _per_channel(norm_transform(key))}, x["label"]
-            matrix = warp_transform(tf.shape(x["image"])[:2], shape, key)
-            if device is not None:  # warped in the step by WarpOnDevice
-                return {"image": x["image"], "size": tf.shape(x["image"], out_type=tf.int32)[:2],
-                        "matrix": tf.convert_to_tensor(matrix, tf.float32),
-                        "bias": _per_channel(bias_transform(key)),
-                        "norm": _per_channel(norm_transform(key))}, x["label"]
+            if device is not None:  # warped (and, on_device, decoded) in the step by WarpOnDevice
+                params = {"size": size, "matrix": tf.convert_to_tensor(matrix, tf.float32),
+                          "bias": _per_channel(bias_transform(key)),
+                          "norm": _per_channel(norm_transform(key))}
+                if on_device:
+                    return {"sample": x["sample"], "what": x["what"], **params}, x["label"]
+                return {"image": x["image"], **params}, x["label"]
             image = similarity_warp(x["image"], matrix, shape, bias_transform(key),
                                     norm_transform(key))
             return image, x["label"]
@@ -429,6 +462,20 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     else:
         ds = ds.batch(batch_size, drop_remainder=drop_remainder)
     return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def _fusable(warp_transform, bias_transform, norm_transform) -> bool:
+    """Whether decode_hevc_warped can draw these transforms in C++ (tf_gulp.transforms'
+    SimilarityTransform family / ConstantWarpTransform, constant bias and norm); other callables
+    run in a map after decode_hevc, as before."""
+    try:
+        T.kernel_transform(warp_transform)
+        for value, name in ((bias_transform, "bias"), (norm_transform, "norm")):
+            if len(T.kernel_vector(value, name)) not in (0, 1, 3):
+                return False
+    except TypeError:
+        return False
+    return True
 
 
 def _per_channel(value) -> tf.Tensor:

@@ -33,7 +33,7 @@
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/logging.h"
 #include "tf_gulp/ops/core_status.h"
-#include "tf_gulp/ops/decode_hevc_sample.h"
+#include "cc/codec/hevc_sample.h"
 #include "xla/stream_executor/stream.h"
 
 namespace tf_gulp {
@@ -49,6 +49,12 @@ using ::tensorflow::TensorShape;
 using ::tensorflow::tstring;
 
 constexpr char kOpName[] = "TfGulp>DecodeHevc";
+
+// One sample in flight: parsed on the executor thread, decoded on a worker.
+struct Sample {
+  std::string what;  // names the sample in errors
+  tfg::codec::ParsedHevcSample parsed;
+};
 
 // Logs the first fallback for NVDEC being unavailable and the first for a
 // picture NVDEC cannot take, each once per process.
@@ -93,11 +99,13 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
     OP_REQUIRES_ASYNC(ctx, stream != nullptr,
                       absl::InternalError("decode_hevc: the GPU device has no stream"), done);
     const tstring& bytes = input.scalar<tstring>()();
-    auto sample = std::make_shared<HevcSample>();
+    auto sample = std::make_shared<Sample>();
+    sample->what =
+        tfg::codec::HevcSampleName(std::string(what_input.scalar<tstring>()()), bytes.size());
     OP_REQUIRES_OK_ASYNC(ctx,
-                         ToTfStatus(ParseHevcSample(
+                         ToTfStatus(tfg::codec::ParseHevcSample(
                              reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                             track_, std::string(what_input.scalar<tstring>()()), sample.get())),
+                             track_, sample->what, &sample->parsed)),
                          done);
     tfg::gpu::NvdecRgbDecoder* decoder = nullptr;
     const tfg::Status available = tfg::gpu::NvdecRgbDecoder::Get(&decoder);
@@ -115,16 +123,22 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
   }
 
  private:
-  void DecodeWithNvdec(OpKernelContext* ctx, std::shared_ptr<HevcSample> sample,
+  void DecodeWithNvdec(OpKernelContext* ctx, std::shared_ptr<Sample> sample,
                        tfg::gpu::NvdecRgbDecoder* decoder, CUstream stream, DoneCallback done) {
     absl::Status allocated;  // TensorFlow's own status if allocate_output failed
     bool output_made = false;
     const tfg::Status decoded = decoder->Decode(
-        reinterpret_cast<const uint8_t*>(sample->annex_b.data()), sample->annex_b.size(),
+        reinterpret_cast<const uint8_t*>(sample->parsed.annex_b.data()),
+        sample->parsed.annex_b.size(),
         chroma_ == tfg::codec::ChromaUpsampling::kBilinear, stream, sample->what.c_str(),
         [&](int width, int height, tfg::gpu::RgbRegion* region, CUdeviceptr* dst) {
-          TFG_RETURN_IF_ERROR(HevcCropRegion(*sample, clean_, width, height, &region->x,
-                                             &region->y, &region->width, &region->height));
+          tfg::codec::PictureRegion keep;
+          TFG_RETURN_IF_ERROR(tfg::codec::HevcSampleRegion(sample->parsed, clean_, width, height,
+                                                           sample->what, &keep));
+          region->x = keep.x;
+          region->y = keep.y;
+          region->width = keep.width;
+          region->height = keep.height;
           Tensor* output = nullptr;
           allocated = ctx->allocate_output(
               0, TensorShape({region->height, region->width, 3}), &output);
@@ -151,23 +165,27 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
 
   // The fallback: the CPU kernel's decode into pinned host memory, then one
   // copy to the output on the device.
-  void DecodeOnHost(OpKernelContext* ctx, std::shared_ptr<HevcSample> sample,
+  void DecodeOnHost(OpKernelContext* ctx, std::shared_ptr<Sample> sample,
                     DoneCallback done) {
     auto host = std::make_shared<Tensor>();
-    absl::Status allocated;
+    tfg::codec::HevcDecoder* cpu = nullptr;
+    tfg::codec::PictureRegion r;
+    OP_REQUIRES_OK_ASYNC(ctx,
+                         ToTfStatus(tfg::codec::DecodeParsedHevcSample(
+                             sample->parsed, clean_, threads_, sample->what, &cpu, &r)),
+                         done);
+    const TensorShape shape({r.height, r.width, 3});
+    AllocatorAttributes pinned;
+    pinned.set_on_host(true);
+    pinned.set_gpu_compatible(true);
     Tensor* output = nullptr;
-    const tfg::Status decoded = DecodeHevcOnCpu(
-        *sample, clean_, chroma_, threads_, [&](int h, int w, uint8_t** rgb) {
-          AllocatorAttributes pinned;
-          pinned.set_on_host(true);
-          pinned.set_gpu_compatible(true);
-          allocated = ctx->allocate_temp(::tensorflow::DT_UINT8, TensorShape({h, w, 3}),
-                                         host.get(), pinned);
-          if (allocated.ok()) allocated = ctx->allocate_output(0, TensorShape({h, w, 3}), &output);
-          if (!allocated.ok()) return tfg::InternalError(allocated.message());
-          *rgb = host->flat<uint8_t>().data();
-          return tfg::Status::Ok();
-        });
+    absl::Status allocated =
+        ctx->allocate_temp(::tensorflow::DT_UINT8, shape, host.get(), pinned);
+    if (allocated.ok()) allocated = ctx->allocate_output(0, shape, &output);
+    const tfg::Status decoded =
+        allocated.ok() ? cpu->ToRgb(r.x, r.y, r.width, r.height, chroma_,
+                                    host->flat<uint8_t>().data())
+                       : tfg::Status::Ok();
     OP_REQUIRES_OK_ASYNC(ctx, allocated, done);
     OP_REQUIRES_OK_ASYNC(ctx, ToTfStatus(decoded), done);
     if (output->NumElements() == 0) {

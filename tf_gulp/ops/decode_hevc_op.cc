@@ -1,20 +1,22 @@
 // DecodeHevc: one per-image MP4 (the bytes of a Benzina `bzna_input` sample,
 // or any single-picture HEVC MP4) -> uint8 RGB [H, W, 3], decoded on the CPU
 // by libavcodec (cc/codec/hevc_decoder.*) after the container is parsed and
-// validated (cc/mp4/mp4_reader.*). The RGB pixels are written straight into
+// validated (cc/codec/hevc_sample.*: the same track and crop rules as
+// decode_hevc_warped). The RGB pixels are written straight into
 // the output tensor.
 //
-// The parsing, crop and CPU decode are decode_hevc_sample.*, shared with the
-// GPU kernel (decode_hevc_gpu_op.cc: NVDEC, falling back to this decode).
+// This is the CPU kernel; decode_hevc_gpu_op.cc registers the GPU one (NVDEC,
+// falling back to the same CPU decode).
 #include <cstdint>
 #include <string>
 
+#include "cc/codec/hevc_decoder.h"
+#include "cc/codec/hevc_sample.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tf_gulp/ops/core_status.h"
-#include "tf_gulp/ops/decode_hevc_sample.h"
 
 namespace tf_gulp {
 namespace {
@@ -58,22 +60,19 @@ class DecodeHevcOp : public OpKernel {
     OP_REQUIRES(ctx, what_input.dims() == 0,
                 absl::InvalidArgumentError("decode_hevc: what must be a scalar string"));
     const tstring& bytes = input.scalar<tstring>()();
-    HevcSample sample;
-    OP_REQUIRES_OK(ctx, ToTfStatus(ParseHevcSample(
-                            reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                            track_, std::string(what_input.scalar<tstring>()()), &sample)));
-    absl::Status allocated;  // TensorFlow's own status (e.g. out of memory) if allocation fails
-    const tfg::Status decoded =
-        DecodeHevcOnCpu(sample, clean_, chroma_, threads_, [ctx, &allocated](int h, int w,
-                                                                              uint8_t** rgb) {
-          Tensor* output = nullptr;
-          allocated = ctx->allocate_output(0, TensorShape({h, w, 3}), &output);
-          if (!allocated.ok()) return tfg::InternalError(allocated.message());
-          *rgb = output->flat<uint8_t>().data();
-          return tfg::Status::Ok();
-        });
-    OP_REQUIRES_OK(ctx, allocated);
-    OP_REQUIRES_OK(ctx, ToTfStatus(decoded));
+    const std::string what =
+        tfg::codec::HevcSampleName(std::string(what_input.scalar<tstring>()()), bytes.size());
+    const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+
+    tfg::codec::HevcDecoder* decoder = nullptr;
+    tfg::codec::PictureRegion r;
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::DecodeHevcSample(
+                            data, bytes.size(), track_, clean_, threads_, what, &decoder, &r)));
+    const int x = r.x, y = r.y, w = r.width, h = r.height;
+    Tensor* output = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({h, w, 3}), &output));
+    OP_REQUIRES_OK(ctx, ToTfStatus(decoder->ToRgb(x, y, w, h, chroma_,
+                                                  output->flat<uint8_t>().data())));
   }
 
  private:
@@ -129,18 +128,21 @@ class HevcSampleSizeOp : public OpKernel {
                 absl::InvalidArgumentError("hevc_sample_size: contents and what must be scalar "
                                            "strings"));
     const tstring& bytes = input.scalar<tstring>()();
-    HevcSample sample;
-    OP_REQUIRES_OK(ctx, ToTfStatus(ParseHevcSample(
+    const std::string what =
+        tfg::codec::HevcSampleName(std::string(what_input.scalar<tstring>()()), bytes.size());
+    tfg::codec::ParsedHevcSample sample;
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::ParseHevcSample(
                             reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                            track_, std::string(what_input.scalar<tstring>()()), &sample)));
-    const auto& track = sample.movie.tracks[sample.track];
+                            track_, what, &sample)));
+    const auto& track = sample.picture_track();
     OP_REQUIRES(ctx, track.coded_width >= 1 && track.coded_height >= 1,
-                absl::DataLossError(absl::StrCat(sample.what, ": track '", track.name,
+                absl::DataLossError(absl::StrCat(what, ": track '", track.name,
                                                  "' declares no picture size in its sample "
                                                  "entry")));
-    int x, y, w, h;
-    OP_REQUIRES_OK(ctx, ToTfStatus(HevcCropRegion(sample, clean_, track.coded_width,
-                                                  track.coded_height, &x, &y, &w, &h)));
+    tfg::codec::PictureRegion r;
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::HevcSampleRegion(
+                            sample, clean_, track.coded_width, track.coded_height, what, &r)));
+    const int w = r.width, h = r.height;
     Tensor* output = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({2}), &output));
     output->vec<int32_t>()(0) = h;

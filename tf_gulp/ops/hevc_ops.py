@@ -87,3 +87,86 @@ def nvdec_unavailable_reason() -> str:
     """
     with tf.device("/CPU:0"):
         return load_ops().tf_gulp_nvdec_status().numpy().decode("utf-8", "replace")
+
+
+tf.no_gradient("TfGulp>DecodeHevcWarped")
+
+
+def decode_hevc_warped(contents, shape, warp=None, *, seed=0, epoch=0, elements=None,
+                       dtype: str = "uint8", bias=None, norm=None, what=None,
+                       track: str = "bzna_input", crop: str = "clean",
+                       chroma_upsampling: str = "bilinear", threads: int = 1,
+                       name: str = None) -> tf.Tensor:
+    """Decodes single-picture HEVC MP4s fused with a warp: what ``decode_hevc`` followed by
+    ``similarity_warp`` gives (within one level), without an RGB picture in memory: only the
+    rectangle of the decoder's Y'CbCr picture that the warp samples is converted to RGB, and it is
+    warped straight into the output with the fused decoders' fixed-point warp.
+
+    The transform is drawn in C++ from ``(seed, epoch, element)``, as in
+    :func:`tf_gulp.ops.decode_jpeg_warped`, with the picture's size (the clean aperture, or the
+    full frame with ``crop="full"``) as the input size. Its random stream is the C++ one
+    (cc/warp/similarity_transform.h), not the Philox stream of calling a transform in Python: the
+    same distributions, other draws.
+
+    Example::
+
+        images = decode_hevc_warped(samples, (224, 224), RandomResizedCrop(), seed=1,
+                                    elements=indices, dtype="float32")
+
+    Args:
+      contents: string ``[B]`` MP4s (or one scalar string: one picture).
+      shape: ``(height, width)`` of the output.
+      warp: a :mod:`tf_gulp.transforms` transform (``SimilarityTransform``,
+        ``RandomResizedCrop``, ``CenterResizedCrop``, ``ConstantWarpTransform``) or None (the whole
+        picture resized).
+      seed, epoch: int64 scalars keying the random transforms.
+      elements: int64 ``[B]``, each picture's element number (default ``0..B-1``).
+      dtype: ``"uint8"`` or ``"float32"`` (``(v - bias) * norm``).
+      bias, norm: for float32: a number, one per channel, or Constant{Bias,Norm}Transform.
+      what: string ``[B]`` (or scalar) naming each sample in error messages (default: its size).
+      track, crop, chroma_upsampling, threads: as for :func:`decode_hevc`.
+
+    Returns:
+      ``[B, height, width, 3]`` (or ``[height, width, 3]`` for one picture) of ``dtype``.
+
+    Raises:
+      tf.errors.DataLossError: a damaged container or bitstream, naming the picture's index in
+      the batch, its element and its ``what``.
+    """
+    from tf_gulp.transforms import kernel_transform, kernel_vector  # pylint: disable=import-outside-toplevel
+
+    prefix = "decode_hevc_warped: "
+    op = "TfGulp>DecodeHevcWarped"
+    A.string(track, "track", what=prefix)
+    for attr, value in (("crop", crop), ("chroma_upsampling", chroma_upsampling)):
+        check_attr(op, attr, value, what=prefix)
+    threads = A.integer(threads, "threads", minimum=0, what=prefix)
+    if dtype not in ("uint8", "float32"):
+        raise ValueError(f"{prefix}dtype must be 'uint8' or 'float32', got {dtype!r}")
+    if dtype == "uint8" and (bias is not None or norm is not None):
+        raise ValueError(f"{prefix}bias and norm apply to dtype='float32' outputs")
+    try:
+        height, width = (int(v) for v in shape)
+    except (TypeError, ValueError):
+        raise ValueError(f"{prefix}shape must be (height, width), got {shape!r}") from None
+    if height <= 0 or width <= 0:
+        raise ValueError(f"{prefix}shape must be positive, got {shape!r}")
+    with tf.name_scope(name or "decode_hevc_warped"):
+        contents = tf.convert_to_tensor(contents, tf.string)
+        single = contents.shape.rank == 0
+        contents = tf.reshape(contents, [-1])
+        count = tf.size(contents, out_type=tf.int64)
+        if elements is None:
+            elements = tf.range(count, dtype=tf.int64)
+        whats = tf.broadcast_to(tf.convert_to_tensor("" if what is None else what, tf.string),
+                                [count])
+        out = load_ops().tf_gulp_decode_hevc_warped(
+            contents=contents, what=whats,
+            seed=tf.cast(seed, tf.int64), epoch=tf.cast(epoch, tf.int64),
+            elements=tf.reshape(tf.cast(elements, tf.int64), [-1]),
+            output_type=tf.float32 if dtype == "float32" else tf.uint8,
+            warp=kernel_transform(warp), output_height=height, output_width=width,
+            bias=kernel_vector(bias, "bias"), norm=kernel_vector(norm, "norm"),
+            track=str(track), crop=str(crop), chroma_upsampling=str(chroma_upsampling),
+            threads=int(threads))
+        return out[0] if single else out

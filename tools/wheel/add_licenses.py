@@ -24,6 +24,9 @@ KNOWN = {
     "libavcodec": "LGPL-2.1-or-later",
     "libavutil": "LGPL-2.1-or-later",
     "libturbojpeg": "IJG AND BSD-3-Clause AND Zlib",
+    # libjpeg-turbo's libjpeg API (Debian's libjpeg62-turbo): the fused decode + warp crops and
+    # skips scanlines through it (cc/codec/jpeg_warp), which the TurboJPEG API cannot.
+    "libjpeg": "IJG AND BSD-3-Clause AND Zlib",
     "liburing": "MIT (or LGPL-2.1, liburing's dual licence)",
     "libdeflate": "MIT",
 }

@@ -119,7 +119,7 @@ def main(data: str) -> int:
     # the machine it was built on. (Other wheels' own copies, e.g. pillow.libs/, are theirs.)
     outside = [p for p in libs if "/site-packages/" not in p]
     assert not outside, f"libraries loaded from outside the installed wheels: {outside}"
-    for stem in ("libavcodec", "libavutil", "libturbojpeg", "liburing", "libdeflate"):
+    for stem in ("libavcodec", "libavutil", "libturbojpeg", "libjpeg", "liburing", "libdeflate"):
         assert any(f"tf_gulp.libs/{stem}-" in p for p in libs), f"no bundled {stem} was loaded"
     print("bare root check: OK")
     return 0
