@@ -43,6 +43,7 @@ shared with other work, so compare the ratios, measured side by side, rather tha
 from __future__ import annotations
 
 import argparse
+import datetime
 import gc
 import json
 import os
@@ -252,6 +253,9 @@ def main(argv=None) -> int:
     bound = max(("raw", "raw_frame", "raw_slice"), key=lambda k: medians[k])
     result = {
         "label": args.label, "tf_gulp": os.path.dirname(tf_gulp.__file__),
+        # When and how: the plots and tests/test_plot_results.py read these.
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": " ".join(["python"] + sys.argv),
         "images": args.images, "batch": args.batch, "rounds": args.rounds, "preset": args.preset,
         "cpus": cpus, "load_average": os.getloadavg(),
         "images_per_s": medians,
