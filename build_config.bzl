@@ -41,10 +41,10 @@ CORE_TESTS = ["cc/**/*_test.cc"]
 CORE_TESTS_EXCLUDE = ["cc/gpu/**"]
 
 # The op library tf_gulp/ops/_tf_gulp_ops.so: these plus the core.
-OPS_SRCS = ["tf_gulp/ops/*.cc"]
+OPS_SRCS = ["tf_gulp/ops/**/*.cc"]
 # The GPU kernel's glue is built with GPU_COPTS on top (GPU_OPS_SRCS below).
-OPS_EXCLUDE = ["tf_gulp/ops/decode_hevc_gpu_op.cc", "tf_gulp/ops/similarity_warp_gpu_op.cc"]
-OPS_HDRS = ["tf_gulp/ops/*.h"]
+OPS_EXCLUDE = ["tf_gulp/ops/bzna/decode_hevc_gpu_op.cc", "tf_gulp/ops/image/similarity_warp_gpu_op.cc"]
+OPS_HDRS = ["tf_gulp/ops/**/*.h"]
 
 # The GPU kernels of SimilarityWarp and DecodeHevc (docs/gpu.md): their TensorFlow glue
 # (GPU_OPS_SRCS) and the TensorFlow-free host side they call (GPU_SRCS: the driver loader, the warp
@@ -72,7 +72,7 @@ GPU_HDRS = [
     "cc/gpu/nvdec_rgb.h",
     "cc/gpu/stream_warp.h",
 ]
-GPU_OPS_SRCS = ["tf_gulp/ops/decode_hevc_gpu_op.cc", "tf_gulp/ops/similarity_warp_gpu_op.cc"]
+GPU_OPS_SRCS = ["tf_gulp/ops/bzna/decode_hevc_gpu_op.cc", "tf_gulp/ops/image/similarity_warp_gpu_op.cc"]
 GPU_COPTS = ["-Ithird_party/ffnvcodec/include"]
 GPU_NVCC_FLAGS = [
     "-fatbin",
@@ -118,7 +118,7 @@ CORE_LINKOPTS = [
     "-pthread",
 ]
 
-# Added to tf_gulp/ops/*.cc on top of CORE_COPTS and TensorFlow's compile flags. TensorFlow's headers
+# Added to tf_gulp/ops/**/*.cc on top of CORE_COPTS and TensorFlow's compile flags. TensorFlow's headers
 # are not -Wall clean with g++.
 OPS_COPTS = [
     "-Wno-unused-variable",

@@ -6,7 +6,7 @@
 
 (2.21.0: build_config.bzl's TENSORFLOW_VERSION; tests/test_build_settings.py keeps this in step.)
 
-The op library is every tf_gulp/ops/*.cc plus every non-test cc/**/*.cc (the source globs, flags and
+The op library is every tf_gulp/ops/**/*.cc plus every non-test cc/**/*.cc (the source globs, flags and
 TensorFlow query of build_config.bzl, shared with the Bazel build and read through
 tools/build_settings.py), compiled with g++ using those flags and TensorFlow's own
 tf.sysconfig.get_compile_flags() / get_link_flags(). `_build_info.json` next to the library records the
@@ -219,7 +219,7 @@ class BuildTfGulpOps(build_ext):
         jobs = max(1, int(os.environ.get("TF_GULP_BUILD_JOBS", "2")))
         sources = build_settings.library_sources(config, ROOT)
         if not sources["ops"]:
-            raise SystemExit("tf_gulp: no tf_gulp/ops/*.cc sources to build")
+            raise SystemExit("tf_gulp: no tf_gulp/ops/**/*.cc sources to build")
 
         # Same split as the Bazel build: core gets CORE_COPTS, ops add TensorFlow's and OPS_COPTS.
         ffmpeg = _ffmpeg_flags()

@@ -52,7 +52,7 @@ def once(path: str, elements: int) -> dict:
     import tensorflow as tf
 
     from tf_gulp.bzna.dataset import BenzinaDataset
-    from tf_gulp.ops import bzna_ops
+    from tf_gulp.ops.bzna import bzna_ops
 
     stats = getattr(bzna_ops, "bzna_index_cache_stats", None)  # absent in trees without the cache
     dispatcher = tf.data.experimental.service.DispatchServer()

@@ -45,10 +45,10 @@ def test_sources_follow_the_globs():
     assert "cc/gulp/chunk_index.cc" in core
     assert not [s for s in core if s.endswith("_test.cc")]
     assert not [s for s in core if s.startswith(("cc/gpu/", "cc/fuzz/"))]
-    assert "tf_gulp/ops/gulp_dataset_op.cc" in sources["ops"]
+    assert "tf_gulp/ops/gulp/gulp_dataset_op.cc" in sources["ops"]
     assert "tf_gulp/pybind/core_module.cc" in sources["pybind"]
     inputs = settings.library_inputs(CONFIG, str(REPO_ROOT))
-    assert "cc/util/status.h" in inputs and "tf_gulp/ops/core_status.h" in inputs
+    assert "cc/util/status.h" in inputs and "tf_gulp/ops/framework/core_status.h" in inputs
     assert set(core) <= set(inputs)
 
 

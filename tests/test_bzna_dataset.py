@@ -24,7 +24,7 @@ from tf_gulp.bzna import create as K
 from tf_gulp.bzna import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
 from tf_gulp.cli.main import main as cli
-from tf_gulp.ops.bzna_ops import bzna_track_index, read_file_range
+from tf_gulp.ops.bzna.bzna_ops import bzna_track_index, read_file_range
 
 PRESET = "ultrafast"  # the tests check the format, not x265's quality; medium is the default
 

@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from tf_gulp.bzna import container as C
 from tf_gulp.bzna.dataset import BenzinaDataset
-from tf_gulp.ops.bzna_ops import bzna_entry_index, bzna_index_cache_stats
+from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index, bzna_index_cache_stats
 
 
 def write_container(path: str, labels: List[int]) -> None:

@@ -26,7 +26,7 @@ from ingest_testing import run_cli
 from tf_gulp import _core
 from tf_gulp.bzna import container as C
 from tf_gulp.bzna.dataset import BenzinaDataset, DataLoader
-from tf_gulp.ops.bzna_ops import bzna_entry_index
+from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index
 
 N = 3  # entries of the well-formed container
 

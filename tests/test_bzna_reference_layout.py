@@ -24,8 +24,8 @@ from tf_gulp.bzna import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
 from tf_gulp.bzna.on_device import warp_on_device
 from tf_gulp.cli.main import main as cli
-from tf_gulp.ops.bzna_ops import bzna_track_index
-from tf_gulp.ops.hevc_ops import hevc_sample_size
+from tf_gulp.ops.bzna.bzna_ops import bzna_track_index
+from tf_gulp.ops.bzna.hevc_ops import hevc_sample_size
 
 # (height, width), target (None: the entry has none, like ImageNet's test split), bare file name.
 SPECS = [((200, 300), 3, "n01440764_10026.JPEG"),

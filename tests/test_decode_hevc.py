@@ -48,7 +48,7 @@ def test_clean_crop_uses_tkhd_size():
 
 def test_sample_size_without_decoding_is_the_decoded_size():
     """hevc_sample_size (DataLoader's device-decode path makes warp matrices from it)."""
-    from tf_gulp.ops.hevc_ops import hevc_sample_size
+    from tf_gulp.ops.bzna.hevc_ops import hevc_sample_size
 
     for name in NAMES:
         for crop in ("clean", "full"):

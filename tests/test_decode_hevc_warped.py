@@ -17,7 +17,7 @@ import tf_gulp.ops
 from tf_gulp import transforms as T
 from tf_gulp.bzna.dataset import DataLoader
 from tf_gulp.cli.main import main as cli
-from tf_gulp.ops.bzna_ops import bzna_track_index
+from tf_gulp.ops.bzna.bzna_ops import bzna_track_index
 from hevc_testing import HEVC_DIR, NAMES, smooth_image
 
 TOL = 2

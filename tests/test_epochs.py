@@ -1,6 +1,6 @@
 """A new order every epoch in every usage: iterator re-creation (with graph rewrites, e.g. take),
 repeat(), interleave over dataset-valued functions, Keras epochs; reproducible from the seed and
-checkpoint-exact (tf_gulp/ops/epoch_counter.h). GulpDataset, FFRecordDataset, BenzinaDataset."""
+checkpoint-exact (tf_gulp/ops/framework/epoch_counter.h). GulpDataset, FFRecordDataset, BenzinaDataset."""
 
 from __future__ import annotations
 

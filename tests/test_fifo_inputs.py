@@ -142,7 +142,7 @@ def test_benzina_readers_refuse_a_fifo(tmp_path):
             BenzinaDataset({path!r})
             """),
         ("bzna_track_index", f"""
-            from tf_gulp.ops.bzna_ops import bzna_track_index
+            from tf_gulp.ops.bzna.bzna_ops import bzna_track_index
             bzna_track_index({path!r}, "bzna_input")
             """),
     ])

@@ -192,7 +192,7 @@ def test_device_decode_checks_the_decoded_size(bzna):
 
 
 def test_decode_auto_decodes_in_tf_data_where_nvdec_is_unavailable(bzna):
-    reason = tf_gulp.ops.hevc_ops.nvdec_unavailable_reason()
+    reason = tf_gulp.ops.bzna.hevc_ops.nvdec_unavailable_reason()
     if not reason:
         pytest.skip("NVDEC is usable here: 'auto' decodes on the GPU")
     # The reason names what is missing (the kernels, the driver, libnvcuvid.so.1) and the remedy.

@@ -114,7 +114,7 @@ def test_storage_order_contents_and_labels(synthetic):
 
 
 def test_frames_held_by_the_consumer_are_never_overwritten(tmp_path):
-    """Clip buffers are recycled once the consumer drops them (tf_gulp/ops/pooled_tensor.h): a
+    """Clip buffers are recycled once the consumer drops them (tf_gulp/ops/framework/pooled_tensor.h): a
     tensor the consumer still holds must keep its contents while later elements (of the same size,
     so candidates for its buffer) are decoded, and after its iterator is gone."""
     data = make_gulp_dir(tmp_path / "d", num_videos=24, frames_per_video=4, height=24, width=32,

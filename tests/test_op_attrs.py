@@ -16,7 +16,9 @@ from ffrecord_testing import FIXTURES
 from gulp_testing import make_gulp_dir
 from tf_gulp.gulp import dataset as gulp_dataset
 from tf_gulp.gulp.index import DEFAULT_MAX_CLIP_BYTES
-from tf_gulp.ops import ffrecord_ops, gulp_ops, op_attrs
+from tf_gulp.ops import op_attrs
+from tf_gulp.ops.ffrecord import ffrecord_ops
+from tf_gulp.ops.gulp import gulp_ops
 from tf_gulp.ops.library import load_ops
 
 GULP = "TfGulp>GulpDataset"

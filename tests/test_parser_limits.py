@@ -32,7 +32,7 @@ import json, sys
 import tensorflow as tf
 import tf_gulp, tf_gulp.ops
 from tf_gulp.bzna.dataset import BenzinaDataset
-from tf_gulp.ops.bzna_ops import bzna_track_index
+from tf_gulp.ops.bzna.bzna_ops import bzna_track_index
 arg = sys.argv[2]
 try:
     result = eval(sys.argv[1])

@@ -131,7 +131,7 @@ def test_worker_logs_show_both_workers_served(servers):
 LABELLED_WORKER = """
 import struct, sys, threading
 import tensorflow as tf
-from tf_gulp.ops.bzna_ops import bzna_track_index
+from tf_gulp.ops.bzna.bzna_ops import bzna_track_index
 from tf_gulp.service import start_worker
 local, remote, k, dispatcher = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 data = bytearray(open(local, "rb").read())

@@ -14,7 +14,7 @@ from typing import Callable
 
 import tensorflow as tf
 
-from tf_gulp.ops.epoch_ops import EpochCountsDataset
+from tf_gulp.ops.epoch.epoch_ops import EpochCountsDataset
 
 
 def keep_epoch_counts() -> Callable[[tf.data.Dataset], tf.data.Dataset]:

@@ -2,7 +2,7 @@
 // image, its target), and what makes a container unreadable as a dataset.
 //
 // This is the one place that judges a .bzna file: the dataset op
-// (tf_gulp/ops/bzna_index_op.cc), the Python readers and `tf-gulp bzna info`
+// (tf_gulp/ops/bzna/bzna_index_op.cc), the Python readers and `tf-gulp bzna info`
 // (through tf_gulp._core) all call it, so they accept and refuse the same
 // files with the same messages. TensorFlow-free.
 #ifndef TF_GULP_CC_MP4_BZNA_CONTAINER_H_

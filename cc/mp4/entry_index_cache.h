@@ -3,7 +3,7 @@
 //
 // Under tf.data service each entry of a pass is its own split (one image), and
 // every split rebuilds the per-pass dataset, whose first step is the entry
-// index (tf_gulp/ops/bzna_index_op.cc). Without a cache a worker would read
+// index (tf_gulp/ops/bzna/bzna_index_op.cc). Without a cache a worker would read
 // and parse the file's moov box (megabytes for ImageNet) once per image.
 //
 // An entry is keyed by path and is only served while the file's size and

@@ -27,7 +27,7 @@ std::string PrintableText(std::string_view bytes);
 // `text` unchanged when it is valid UTF-8, else with each byte of every
 // ill-formed sequence escaped as \xNN (control characters kept: a whole
 // message's newlines stay newlines). The last resort where a message leaves
-// the core (tf_gulp/ops/core_status.h, the _core module): a file name read
+// the core (tf_gulp/ops/framework/core_status.h, the _core module): a file name read
 // from a directory listing may be any bytes.
 std::string ValidUtf8(std::string_view text);
 

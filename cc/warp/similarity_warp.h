@@ -8,7 +8,7 @@
 // the picture's edge repeat the edge pixel. A point with W <= 0 is outside.
 //
 // This is the CPU reference of tf_gulp.ops.similarity_warp; the TF kernel
-// (tf_gulp/ops/similarity_warp_op.cc) shards rows of a batch over threads and
+// (tf_gulp/ops/image/similarity_warp_op.cc) shards rows of a batch over threads and
 // calls WarpRows for each shard. TensorFlow-free.
 #ifndef TF_GULP_CC_WARP_SIMILARITY_WARP_H_
 #define TF_GULP_CC_WARP_SIMILARITY_WARP_H_

@@ -23,13 +23,13 @@ from tf_gulp._files import absolute, check_regular_file
 from tf_gulp._sharding import as_int, install_auto_shard_warning
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
-from tf_gulp.ops.bzna_ops import bzna_entry_index, read_file_range
-from tf_gulp.ops.cardinality_ops import KnownCardinalityDataset
-from tf_gulp.ops.epoch_ops import EpochDataset, new_epoch_counter
-from tf_gulp.ops.hevc_ops import (decode_hevc, decode_hevc_warped, hevc_sample_size,
+from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index, read_file_range
+from tf_gulp.ops.epoch.cardinality_ops import KnownCardinalityDataset
+from tf_gulp.ops.epoch.epoch_ops import EpochDataset, new_epoch_counter
+from tf_gulp.ops.bzna.hevc_ops import (decode_hevc, decode_hevc_warped, hevc_sample_size,
                                   nvdec_unavailable_reason)
 from tf_gulp.ops.op_attrs import check_attr
-from tf_gulp.ops.warp_ops import similarity_transform_matrices, similarity_warp
+from tf_gulp.ops.image.warp_ops import similarity_transform_matrices, similarity_warp
 
 IMAGENET_TEST = container.IMAGENET_TEST
 IMAGENET_VAL = container.IMAGENET_VAL
@@ -340,7 +340,7 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     then: "host" (default) on the CPU in tf.data; "device" in the step on `device` (a GPU's kernel
     falls back to the CPU decoder by itself where NVDEC cannot be used); "auto" on the device when
     it is a GPU on which ``decode_hevc`` can use NVDEC
-    (``tf_gulp.ops.hevc_ops.nvdec_unavailable_reason()`` is empty), else on the CPU in tf.data.
+    (``tf_gulp.ops.bzna.hevc_ops.nvdec_unavailable_reason()`` is empty), else on the CPU in tf.data.
     Decoding on the device is opt-in: the NVDEC path has not yet run on a GPU (docs/gpu.md).
     On every path, transforms the kernels can draw are drawn in C++ from ``(seed, epoch,
     index)`` (``similarity_transform_matrices``), so the crops are the CPU path's. Decoded on the CPU, batches are

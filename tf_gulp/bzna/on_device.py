@@ -27,8 +27,8 @@ from typing import Mapping, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
-from tf_gulp.ops.hevc_ops import decode_hevc
-from tf_gulp.ops.warp_ops import similarity_warp
+from tf_gulp.ops.bzna.hevc_ops import decode_hevc
+from tf_gulp.ops.image.warp_ops import similarity_warp
 
 INPUT_KEYS = ("image", "size", "matrix", "bias", "norm")
 # The batch of DataLoader(..., device=..., decode="device"): compressed samples instead of pictures.

@@ -14,7 +14,7 @@ from tf_gulp._files import absolute
 from tf_gulp._sharding import (as_int, compose_shard, install_auto_shard_warning,
                                require_shared_seed)
 from tf_gulp.ffrecord.reader import PathArg, normalize_paths
-from tf_gulp.ops.ffrecord_ops import ffrecord_dataset_variant
+from tf_gulp.ops.ffrecord.ffrecord_ops import ffrecord_dataset_variant
 
 __all__ = ["FFRecordDataset"]
 

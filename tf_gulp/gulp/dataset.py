@@ -15,7 +15,7 @@ from tf_gulp._sharding import (as_int, compose_shard, install_auto_shard_warning
                                require_shared_seed)
 from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.index import DEFAULT_MAX_CLIP_BYTES
-from tf_gulp.ops.gulp_ops import FrameSpec, gulp_dataset_variant
+from tf_gulp.ops.gulp.gulp_ops import FrameSpec, gulp_dataset_variant
 from tf_gulp.transforms import kernel_transform, kernel_vector
 
 # Channels of each colorspace. The allowed colorspaces are the op's attr (gulp_dataset_op.cc):

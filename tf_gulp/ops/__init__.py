@@ -1,8 +1,8 @@
 """TensorFlow glue: op registrations (C++), kernels and their Python wrappers.
 
 Image ops, loaded on first use: `similarity_warp`, `similarity_transform_matrices`
-(tf_gulp/ops/warp_ops.py), `decode_hevc`, `decode_hevc_warped` (tf_gulp/ops/hevc_ops.py),
-`decode_jpeg_warped` (tf_gulp/ops/jpeg_ops.py).
+(tf_gulp/ops/image/warp_ops.py), `decode_hevc`, `decode_hevc_warped` (tf_gulp/ops/bzna/hevc_ops.py),
+`decode_jpeg_warped` (tf_gulp/ops/image/jpeg_ops.py).
 """
 
 import importlib
@@ -10,11 +10,11 @@ from typing import Any
 
 # Public op wrapper -> the module that defines it.
 _LAZY = {
-    "similarity_warp": "tf_gulp.ops.warp_ops",
-    "similarity_transform_matrices": "tf_gulp.ops.warp_ops",
-    "decode_hevc": "tf_gulp.ops.hevc_ops",
-    "decode_hevc_warped": "tf_gulp.ops.hevc_ops",
-    "decode_jpeg_warped": "tf_gulp.ops.jpeg_ops",
+    "similarity_warp": "tf_gulp.ops.image.warp_ops",
+    "similarity_transform_matrices": "tf_gulp.ops.image.warp_ops",
+    "decode_hevc": "tf_gulp.ops.bzna.hevc_ops",
+    "decode_hevc_warped": "tf_gulp.ops.bzna.hevc_ops",
+    "decode_jpeg_warped": "tf_gulp.ops.image.jpeg_ops",
 }
 
 

@@ -13,7 +13,7 @@
 //
 // The counters are matched by position, not by name: a restoring process
 // builds the same pipeline with freshly drawn counter names, in the same
-// order (tf_gulp/ops/epoch_ops.py lists them in the order they were drawn).
+// order (tf_gulp/ops/epoch/epoch_ops.py lists them in the order they were drawn).
 
 #include <cstdint>
 #include <memory>
@@ -24,8 +24,8 @@
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
-#include "tf_gulp/ops/epoch_counter.h"
-#include "tf_gulp/ops/pass_through_dataset.h"
+#include "tf_gulp/ops/framework/epoch_counter.h"
+#include "tf_gulp/ops/framework/pass_through_dataset.h"
 
 namespace tf_gulp {
 namespace {

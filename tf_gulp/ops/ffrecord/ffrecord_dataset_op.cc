@@ -35,9 +35,9 @@
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/logging.h"
-#include "tf_gulp/ops/core_status.h"
-#include "tf_gulp/ops/epoch_counter.h"
-#include "tf_gulp/ops/positional_source_dataset.h"
+#include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/epoch_counter.h"
+#include "tf_gulp/ops/framework/positional_source_dataset.h"
 
 namespace tf_gulp {
 namespace {

@@ -34,10 +34,10 @@
 #include "tensorflow/core/framework/partial_tensor_shape.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
-#include "tf_gulp/ops/core_status.h"
-#include "tf_gulp/ops/epoch_counter.h"
-#include "tf_gulp/ops/pooled_tensor.h"
-#include "tf_gulp/ops/positional_source_dataset.h"
+#include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/epoch_counter.h"
+#include "tf_gulp/ops/framework/pooled_tensor.h"
+#include "tf_gulp/ops/framework/positional_source_dataset.h"
 
 namespace tf_gulp {
 namespace {

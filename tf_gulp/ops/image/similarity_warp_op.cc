@@ -15,8 +15,8 @@
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/util/work_sharder.h"
-#include "tf_gulp/ops/core_status.h"
-#include "tf_gulp/ops/similarity_warp_args.h"
+#include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/image/similarity_warp_args.h"
 
 namespace tf_gulp {
 

@@ -36,7 +36,7 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
-#include "tf_gulp/ops/core_status.h"
+#include "tf_gulp/ops/framework/core_status.h"
 
 namespace tf_gulp {
 namespace {

@@ -9,7 +9,7 @@ from typing import Mapping, Optional, Sequence, Union
 
 import tensorflow as tf
 
-from tf_gulp.ops.epoch_ops import new_epoch_counter
+from tf_gulp.ops.epoch.epoch_ops import new_epoch_counter
 from tf_gulp.ops.library import load_ops
 from tf_gulp.ops.op_attrs import check_attr
 

@@ -32,7 +32,7 @@
 #include "tensorflow/core/framework/op_requires.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/logging.h"
-#include "tf_gulp/ops/core_status.h"
+#include "tf_gulp/ops/framework/core_status.h"
 #include "cc/codec/hevc_sample.h"
 #include "xla/stream_executor/stream.h"
 

@@ -1,4 +1,4 @@
-"""Epoch counters shared by every re-creation of a dataset (see tf_gulp/ops/epoch_counter.h).
+"""Epoch counters shared by every re-creation of a dataset (see tf_gulp/ops/framework/epoch_counter.h).
 
 Each Python dataset draws one counter name when it is constructed; the C++ dataset ops take it as
 the ``epoch_counter`` attr and count the passes (iterators) over each of their inputs in a counter of
@@ -77,7 +77,7 @@ class EpochDataset(dataset_ops.DatasetSource):
 
 class EpochCountsDataset(dataset_ops.UnaryUnchangedStructureDataset):
     """``input_dataset`` unchanged; its iterator checkpoints also carry the epoch counts of the
-    tf_gulp datasets inside it (tf_gulp/ops/epoch_counts_dataset_op.cc)."""
+    tf_gulp datasets inside it (tf_gulp/ops/epoch/epoch_counts_dataset_op.cc)."""
 
     def __init__(self, input_dataset: tf.data.Dataset) -> None:
         self._input_dataset = input_dataset

@@ -30,8 +30,8 @@
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/mutex.h"
-#include "tf_gulp/ops/element_split_provider.h"
-#include "tf_gulp/ops/epoch_counter.h"
+#include "tf_gulp/ops/framework/element_split_provider.h"
+#include "tf_gulp/ops/framework/epoch_counter.h"
 
 namespace tf_gulp {
 namespace {

@@ -29,8 +29,8 @@
 #include "tensorflow/core/framework/op_requires.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/logging.h"
-#include "tf_gulp/ops/core_status.h"
-#include "tf_gulp/ops/similarity_warp_args.h"
+#include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/image/similarity_warp_args.h"
 #include "xla/stream_executor/stream.h"
 
 namespace tf_gulp {

@@ -13,7 +13,7 @@
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
-#include "tf_gulp/ops/pass_through_dataset.h"
+#include "tf_gulp/ops/framework/pass_through_dataset.h"
 
 namespace tf_gulp {
 namespace {

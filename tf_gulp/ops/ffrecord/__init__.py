@@ -1,0 +1,1 @@
+"""The FFRecord format's ops: `FFRecordDataset` and its Python wrapper."""

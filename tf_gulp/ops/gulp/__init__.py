@@ -1,0 +1,1 @@
+"""The gulp format's ops: `GulpDataset` (registration and kernel in C++) and its Python wrapper."""
