@@ -5,16 +5,15 @@
 // decode_hevc_warped). The RGB pixels are written straight into
 // the output tensor.
 //
-// This is the CPU kernel; decode_hevc_gpu_op.cc registers the GPU one (NVDEC,
-// falling back to the same CPU decode).
+// This is the CPU kernel (the op is registered in bzna_ops.cc);
+// decode_hevc_gpu_op.cc registers the GPU one (NVDEC, falling back to the
+// same CPU decode).
 #include <cstdint>
 #include <string>
 
 #include "cc/codec/hevc_decoder.h"
 #include "cc/codec/hevc_sample.h"
-#include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tf_gulp/ops/framework/core_status.h"
 
@@ -27,8 +26,6 @@ using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
 using ::tensorflow::tstring;
-using ::tensorflow::shape_inference::InferenceContext;
-using ::tensorflow::shape_inference::ShapeHandle;
 
 constexpr char kOpName[] = "TfGulp>DecodeHevc";
 constexpr char kTrack[] = "track";
@@ -82,27 +79,6 @@ class DecodeHevcOp : public OpKernel {
   int threads_ = 1;
 };
 
-REGISTER_OP(kOpName)
-    .Input("contents: string")
-    .Input("what: string")
-    .Output("image: uint8")
-    .Attr("track: string = 'bzna_input'")
-    .Attr("crop: {'clean', 'full'} = 'clean'")
-    .Attr("chroma_upsampling: {'bilinear', 'nearest'} = 'bilinear'")
-    .Attr("threads: int = 1")
-    .SetShapeFn([](InferenceContext* c) {
-      ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &unused));
-      c->set_output(0, c->MakeShape({c->UnknownDim(), c->UnknownDim(), 3}));
-      return absl::OkStatus();
-    })
-    .Doc(R"doc(
-Decodes the HEVC picture of a single-picture MP4 (a Benzina per-image sample)
-to RGB [H, W, 3]: the clean aperture by default, or the full coded frame.
-`what` names the sample in error messages (empty: its size).
-)doc");
-
 REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU), DecodeHevcOp);
 
 // HevcSampleSize: the [height, width] decode_hevc would output for a sample,
@@ -153,24 +129,6 @@ class HevcSampleSizeOp : public OpKernel {
   std::string track_;
   bool clean_ = true;
 };
-
-REGISTER_OP(kSizeOpName)
-    .Input("contents: string")
-    .Input("what: string")
-    .Output("size: int32")
-    .Attr("track: string = 'bzna_input'")
-    .Attr("crop: {'clean', 'full'} = 'clean'")
-    .SetShapeFn([](InferenceContext* c) {
-      ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &unused));
-      c->set_output(0, c->MakeShape({2}));
-      return absl::OkStatus();
-    })
-    .Doc(R"doc(
-[height, width] of what DecodeHevc outputs for this sample, read from the MP4
-(the sample entry's picture size and the crop) without decoding.
-)doc");
 
 REGISTER_KERNEL_BUILDER(Name(kSizeOpName).Device(tensorflow::DEVICE_CPU), HevcSampleSizeOp);
 

@@ -17,9 +17,7 @@
 #include "cc/codec/hevc_warp.h"
 #include "cc/util/stateless_random.h"
 #include "cc/warp/similarity_transform.h"
-#include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/util/work_sharder.h"
 #include "tf_gulp/ops/framework/core_status.h"
@@ -33,7 +31,6 @@ using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
 using ::tensorflow::tstring;
-using ::tensorflow::shape_inference::InferenceContext;
 
 constexpr char kOpName[] = "TfGulp>DecodeHevcWarped";
 
@@ -158,36 +155,6 @@ class DecodeHevcWarpedOp : public OpKernel {
   bool float_output_ = false;
   std::vector<float> bias_, norm_, oob_;
 };
-
-REGISTER_OP(kOpName)
-    .Input("contents: string")
-    .Input("what: string")
-    .Input("seed: int64")
-    .Input("epoch: int64")
-    .Input("elements: int64")
-    .Output("images: output_type")
-    // uint8: the samples; float: (sample - bias) * norm.
-    .Attr("output_type: {uint8, float} = DT_UINT8")
-    .Attr("warp: list(float) = []")
-    .Attr("output_height: int >= 1")
-    .Attr("output_width: int >= 1")
-    .Attr("bias: list(float) = []")
-    .Attr("norm: list(float) = []")
-    .Attr("track: string = 'bzna_input'")
-    .Attr("crop: {'clean', 'full'} = 'clean'")
-    .Attr("chroma_upsampling: {'bilinear', 'nearest'} = 'bilinear'")
-    .Attr("threads: int = 1")
-    .SetShapeFn([](InferenceContext* c) {
-      int64_t h = 0, w = 0;
-      TF_RETURN_IF_ERROR(c->GetAttr("output_height", &h));
-      TF_RETURN_IF_ERROR(c->GetAttr("output_width", &w));
-      c->set_output(0, c->MakeShape({c->Dim(c->input(0), 0), h, w, 3}));
-      return absl::OkStatus();
-    })
-    .Doc(R"doc(
-Decodes a batch of single-picture HEVC MP4s fused with a similarity warp (see
-tf_gulp.ops.decode_hevc_warped).
-)doc");
 
 REGISTER_KERNEL_BUILDER(Name(kOpName).Device(::tensorflow::DEVICE_CPU), DecodeHevcWarpedOp);
 

@@ -14,9 +14,7 @@
 #include "cc/codec/jpeg_warp.h"
 #include "cc/util/stateless_random.h"
 #include "cc/warp/similarity_transform.h"
-#include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/util/work_sharder.h"
 #include "tf_gulp/ops/framework/core_status.h"
@@ -29,7 +27,6 @@ using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
-using ::tensorflow::shape_inference::InferenceContext;
 
 constexpr char kOpName[] = "TfGulp>DecodeJpegWarped";
 
@@ -143,37 +140,6 @@ class DecodeJpegWarpedOp : public OpKernel {
   bool dct_scaling_ = true;
   std::vector<float> bias_, norm_, oob_;
 };
-
-REGISTER_OP(kOpName)
-    .Input("contents: string")
-    .Input("seed: int64")
-    .Input("epoch: int64")
-    .Input("elements: int64")
-    .Output("images: output_type")
-    // uint8: the samples; float: (sample - bias) * norm.
-    .Attr("output_type: {uint8, float} = DT_UINT8")
-    .Attr("warp: list(float) = []")
-    .Attr("output_height: int >= 1")
-    .Attr("output_width: int >= 1")
-    .Attr("bias: list(float) = []")
-    .Attr("norm: list(float) = []")
-    .Attr("dct_scaling: bool = true")
-    .Attr("colorspace: {'rgb', 'gray'} = 'rgb'")
-    .Attr("dct_method: {'fast', 'accurate'} = 'fast'")
-    .SetShapeFn([](InferenceContext* c) {
-      int64_t h = 0, w = 0;
-      std::string colorspace;
-      TF_RETURN_IF_ERROR(c->GetAttr("output_height", &h));
-      TF_RETURN_IF_ERROR(c->GetAttr("output_width", &w));
-      TF_RETURN_IF_ERROR(c->GetAttr("colorspace", &colorspace));
-      c->set_output(0, c->MakeShape({c->Dim(c->input(0), 0), h, w,
-                                     colorspace == "gray" ? 1 : 3}));
-      return absl::OkStatus();
-    })
-    .Doc(R"doc(
-Decodes a batch of JPEG strings fused with a similarity warp (see
-tf_gulp.ops.decode_jpeg_warped).
-)doc");
 
 REGISTER_KERNEL_BUILDER(Name(kOpName).Device(::tensorflow::DEVICE_CPU), DecodeJpegWarpedOp);
 

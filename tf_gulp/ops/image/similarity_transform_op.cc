@@ -10,9 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "cc/util/stateless_random.h"
 #include "cc/warp/similarity_transform.h"
-#include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tf_gulp/ops/framework/core_status.h"
 
@@ -24,8 +22,6 @@ using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
-using ::tensorflow::shape_inference::InferenceContext;
-using ::tensorflow::shape_inference::ShapeHandle;
 
 constexpr char kOpName[] = "TfGulp>SimilarityTransformMatrices";
 
@@ -79,28 +75,6 @@ class SimilarityTransformMatricesOp : public OpKernel {
   tfg::warp::TransformSpec spec_;
   int64_t height_ = 0, width_ = 0;
 };
-
-REGISTER_OP(kOpName)
-    .Input("input_sizes: int32")
-    .Input("seed: int64")
-    .Input("epoch: int64")
-    .Input("elements: int64")
-    .Output("matrices: float")
-    .Attr("warp: list(float) = []")
-    .Attr("output_height: int >= 1")
-    .Attr("output_width: int >= 1")
-    .SetShapeFn([](InferenceContext* c) {
-      ShapeHandle batch;
-      TF_RETURN_IF_ERROR(c->Subshape(c->input(0), 0, -1, &batch));
-      ShapeHandle out;
-      TF_RETURN_IF_ERROR(c->Concatenate(batch, c->MakeShape({3, 3}), &out));
-      c->set_output(0, out);
-      return absl::OkStatus();
-    })
-    .Doc(R"doc(
-The 3x3 matrices (output pixel -> input pixel) that the fused decode + warp kernels draw for
-elements of the given input sizes (see tf_gulp.ops.similarity_transform_matrices).
-)doc");
 
 REGISTER_KERNEL_BUILDER(Name(kOpName).Device(::tensorflow::DEVICE_CPU),
                         SimilarityTransformMatricesOp);

@@ -10,9 +10,7 @@
 #include <string>
 
 #include "cc/warp/similarity_warp.h"
-#include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/util/work_sharder.h"
 #include "tf_gulp/ops/framework/core_status.h"
@@ -63,43 +61,9 @@ using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
-using ::tensorflow::shape_inference::DimensionHandle;
-using ::tensorflow::shape_inference::InferenceContext;
-using ::tensorflow::shape_inference::ShapeHandle;
 
 constexpr char kOpName[] = "TfGulp>SimilarityWarp";
 constexpr char kLayout[] = "layout";
-
-absl::Status SimilarityWarpShape(InferenceContext* c) {
-  std::string layout;
-  TF_RETURN_IF_ERROR(c->GetAttr(kLayout, &layout));
-  ShapeHandle images = c->input(0);
-  ShapeHandle hw;
-  TF_RETURN_IF_ERROR(c->MakeShapeFromShapeTensor(2, &hw));
-  TF_RETURN_IF_ERROR(c->WithRank(hw, 2, &hw));
-  ShapeHandle matrices;
-  TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 3, &matrices));
-  if (!c->RankKnown(images)) {
-    c->set_output(0, c->UnknownShape());
-    return absl::OkStatus();
-  }
-  const int rank = c->Rank(images);
-  if (rank != 4 && rank != 5) {
-    return absl::InvalidArgumentError(
-        "similarity_warp: images must be [B, H, W, C] or [B, T, H, W, C] (NHWC) "
-        "or the NCHW equivalent");
-  }
-  DimensionHandle batch;
-  TF_RETURN_IF_ERROR(c->Merge(c->Dim(images, 0), c->Dim(matrices, 0), &batch));
-  std::vector<DimensionHandle> dims;
-  for (int i = 0; i < rank; ++i) dims.push_back(c->Dim(images, i));
-  dims[0] = batch;
-  const int h_axis = layout == "NHWC" ? rank - 3 : rank - 2;
-  dims[h_axis] = c->Dim(hw, 0);
-  dims[h_axis + 1] = c->Dim(hw, 1);
-  c->set_output(0, c->MakeShape(dims));
-  return absl::OkStatus();
-}
 
 class SimilarityWarpOp : public OpKernel {
  public:
@@ -123,23 +87,6 @@ class SimilarityWarpOp : public OpKernel {
 };
 
 }  // namespace
-
-REGISTER_OP(kOpName)
-    .Input("images: uint8")
-    .Input("matrices: float")
-    .Input("output_shape: int32")
-    .Input("bias: float")
-    .Input("norm: float")
-    .Input("oob_color: float")
-    .Output("output: float")
-    .Attr("layout: {'NHWC', 'NCHW'} = 'NHWC'")
-    .SetShapeFn(SimilarityWarpShape)
-    .Doc(R"doc(
-Warps pictures [B, H, W, C] or clips [B, T, H, W, C] (NCHW: [B, C, H, W] /
-[B, T, C, H, W]) with one 3x3 matrix per picture or clip mapping output pixels
-to input pixels; bilinear sampling, then (round(v) - bias) * norm in float32;
-pixels mapping outside the input get oob_color.
-)doc");
 
 REGISTER_KERNEL_BUILDER(Name(kOpName).Device(DEVICE_CPU), SimilarityWarpOp);
 
