@@ -1,8 +1,13 @@
 """Every op of tf_gulp's library is named in the ``TfGulp>`` namespace (as tensorflow-io uses
 ``IO>``): dataset graphs (tf.data service, ``Dataset.save`` checkpoints, SavedModels) record op
-names, so a name chosen once must never collide with TensorFlow's or another plugin's."""
+names, so a name chosen once must never collide with TensorFlow's or another plugin's, and never
+change. Ops shipped for tests and benchmarks only are named ``TfGulp>InternalTesting...``: no
+graph a user keeps should record them, and their names are free to change."""
 
 from __future__ import annotations
+
+import pathlib
+import re
 
 import tensorflow as tf
 from tensorflow.python.framework import op_def_registry
@@ -13,6 +18,7 @@ from tf_gulp import _sharding
 from tf_gulp.ops import library
 
 NAMESPACE = "TfGulp>"
+INTERNAL = NAMESPACE + "InternalTesting"
 
 
 def registered_op_names() -> list[str]:
@@ -51,3 +57,22 @@ def test_dataset_graphs_record_the_namespaced_names(tmp_path):
     assert {"TfGulp>GulpDataset", "TfGulp>EpochCountsDataset"} <= ops
     # The auto-shard check looks for the sources by these names.
     assert set(_sharding.SOURCE_OPS) <= set(registered_op_names())
+
+
+def test_ops_for_tests_only_are_named_internal():
+    names = set(registered_op_names())
+    assert {n for n in names if n.startswith(INTERNAL)} == {
+        INTERNAL + "BznaTrackIndex", INTERNAL + "BznaIndexCacheStats"}
+    # Their earlier names looked like promises.
+    assert not {NAMESPACE + "BznaTrackIndex", NAMESPACE + "BznaIndexCacheStats"} & names
+
+
+def test_no_shipped_code_path_uses_the_internal_ops():
+    """Only their wrapper module calls them, and nothing in the package imports those wrappers."""
+    package = pathlib.Path(tf_gulp.__file__).parent
+    wrapper_module = package / "ops" / "bzna" / "bzna_ops.py"
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if path != wrapper_module:
+            assert "internal_testing" not in text and "InternalTesting" not in text, path
+            assert not re.search(r"\b(bzna_track_index|bzna_index_cache_stats)\b", text), path

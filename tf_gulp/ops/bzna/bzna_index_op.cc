@@ -1,24 +1,26 @@
-// The kernels of the three ops that index a Benzina-style container inside a
-// tf.data pipeline, with no Python per element (registered in bzna_ops.cc):
+// The kernels of the Benzina index ops (registered in bzna_ops.cc):
 //
 //   BznaEntryIndex(path) -> (offsets, sizes, target_offsets): per entry of a
 //     Benzina container, the byte range of its per-image MP4 (bzna_input) and
 //     the offset of its 8-byte target (-1: none), judged by
 //     cc/mp4/bzna_container (the same code tf_gulp._core gives the Python
-//     readers and `tf-gulp bzna info`). Indexes are kept per process
+//     readers and `tf-gulp bzna info`). A tf.data pipeline reads a container
+//     through it with no Python per element. Indexes are kept per process
 //     (cc/mp4/entry_index_cache.h): under tf.data service every entry is a
 //     split that asks for the index again, and a worker reads it once.
-//   BznaTrackIndex(path) -> (offsets, sizes): the byte ranges of every sample
-//     of the track named `track` (cc/mp4/mp4_reader: the container's boxes and
-//     sample tables are validated against the file). For tests.
-//   BznaIndexCacheStats() -> [reads, hits] of the entry index cache, for
-//     tests and benchmarks.
+//   InternalTestingBznaTrackIndex(path) -> (offsets, sizes): the byte ranges
+//     of every sample of the track named `track` (cc/mp4/mp4_reader: the
+//     container's boxes and sample tables are validated against the file).
+//   InternalTestingBznaIndexCacheStats() -> [reads, hits] of the entry index
+//     cache.
+// The last two serve tests and benchmarks only; their names say so, so that
+// no one builds on them.
 //
-// Like TensorFlow's ReadFile, the index ops are not marked stateful: a
+// Like TensorFlow's ReadFile, the two index ops are not marked stateful: a
 // dataset using them can be checkpointed (stateful ops in a map function
 // block iterator checkpoints). The dataset feeds the path to the index op as a
-// dataset element, so the index is never constant-folded into the graph.
-// The samples themselves are read by ReadFileRange (read_file_range_op.cc).
+// dataset element, so the index is never constant-folded into the graph. The
+// samples themselves are read by ReadFileRange (read_file_range_op.cc).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -115,10 +117,13 @@ class BznaIndexCacheStatsOp : public OpKernel {
   }
 };
 
-REGISTER_KERNEL_BUILDER(Name("TfGulp>BznaTrackIndex").Device(tensorflow::DEVICE_CPU), BznaTrackIndexOp);
-REGISTER_KERNEL_BUILDER(Name("TfGulp>BznaEntryIndex").Device(tensorflow::DEVICE_CPU), BznaEntryIndexOp);
-REGISTER_KERNEL_BUILDER(Name("TfGulp>BznaIndexCacheStats").Device(tensorflow::DEVICE_CPU),
-                        BznaIndexCacheStatsOp);
+REGISTER_KERNEL_BUILDER(Name("TfGulp>BznaEntryIndex").Device(tensorflow::DEVICE_CPU),
+                        BznaEntryIndexOp);
+REGISTER_KERNEL_BUILDER(Name("TfGulp>InternalTestingBznaTrackIndex").Device(tensorflow::DEVICE_CPU),
+                        BznaTrackIndexOp);
+REGISTER_KERNEL_BUILDER(
+    Name("TfGulp>InternalTestingBznaIndexCacheStats").Device(tensorflow::DEVICE_CPU),
+    BznaIndexCacheStatsOp);
 
 }  // namespace
 }  // namespace tf_gulp

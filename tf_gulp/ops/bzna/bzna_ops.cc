@@ -1,13 +1,16 @@
 // The Benzina ops' registrations: names, inputs, outputs, attrs and shape
 // functions, apart from their kernels (as tensorflow-io keeps `ops/` apart
 // from `kernels/`). Op names are recorded in dataset graphs, checkpoints and
-// SavedModels, so they never change (tests/test_op_names.py).
+// SavedModels, so they never change (tests/test_op_names.py), except the
+// `InternalTesting` ones: shipped for tests and benchmarks only, named so that
+// no one builds on them, free to change.
 //
-//   BznaEntryIndex, BznaTrackIndex, BznaIndexCacheStats  bzna_index_op.cc
-//   ReadFileRange                                        read_file_range_op.cc
-//   DecodeHevc, HevcSampleSize                           decode_hevc_op.cc
-//                                                        (GPU: decode_hevc_gpu_op.cc)
-//   DecodeHevcWarped                                     decode_hevc_warped_op.cc
+//   BznaEntryIndex                           bzna_index_op.cc
+//   InternalTestingBznaTrackIndex,
+//   InternalTestingBznaIndexCacheStats       bzna_index_op.cc
+//   ReadFileRange                            read_file_range_op.cc
+//   DecodeHevc, HevcSampleSize               decode_hevc_op.cc (GPU: decode_hevc_gpu_op.cc)
+//   DecodeHevcWarped                         decode_hevc_warped_op.cc
 #include <cstdint>
 
 #include "tensorflow/core/framework/op.h"
@@ -19,7 +22,7 @@ namespace {
 using ::tensorflow::shape_inference::InferenceContext;
 using ::tensorflow::shape_inference::ShapeHandle;
 
-REGISTER_OP("TfGulp>BznaTrackIndex")
+REGISTER_OP("TfGulp>InternalTestingBznaTrackIndex")
     .Input("path: string")
     .Output("offsets: int64")
     .Output("sizes: int64")
@@ -31,7 +34,7 @@ REGISTER_OP("TfGulp>BznaTrackIndex")
       c->set_output(1, c->Vector(c->UnknownDim()));
       return absl::OkStatus();
     })
-    .Doc("Byte ranges of the samples of an MP4 track found by its hdlr name.");
+    .Doc("For tests: byte ranges of the samples of an MP4 track found by its hdlr name.");
 
 REGISTER_OP("TfGulp>BznaEntryIndex")
     .Input("path: string")
@@ -46,14 +49,14 @@ REGISTER_OP("TfGulp>BznaEntryIndex")
     })
     .Doc("Per entry of a Benzina container: image sample range and target offset (-1: none).");
 
-REGISTER_OP("TfGulp>BznaIndexCacheStats")
+REGISTER_OP("TfGulp>InternalTestingBznaIndexCacheStats")
     .Output("reads_and_hits: int64")
     .SetIsStateful()  // its value changes between calls: never constant-folded
     .SetShapeFn([](InferenceContext* c) {
       c->set_output(0, c->Vector(2));
       return absl::OkStatus();
     })
-    .Doc("[reads, hits] of this process's Benzina entry index cache.");
+    .Doc("For tests: [reads, hits] of this process's Benzina entry index cache.");
 
 REGISTER_OP("TfGulp>ReadFileRange")
     .Input("path: string")

@@ -1,6 +1,9 @@
-"""Python wrappers of BznaTrackIndex, BznaEntryIndex and ReadFileRange (bzna_index_op.cc).
+"""Python wrappers of the Benzina index ops (bzna_index_op.cc) and of ReadFileRange
+(read_file_range_op.cc).
 
-Used by tf_gulp.bzna.dataset; the index op runs inside the dataset graph.
+Used by tf_gulp.bzna.dataset; the index op runs inside the dataset graph. ``bzna_track_index`` and
+``bzna_index_cache_stats`` serve tests and benchmarks only: their ops are named
+``TfGulp>InternalTesting...``, so no graph that users keep should record them.
 """
 
 from __future__ import annotations
@@ -11,15 +14,17 @@ import tensorflow as tf
 
 from tf_gulp.ops.library import load_ops
 
-tf.no_gradient("TfGulp>BznaTrackIndex")
+tf.no_gradient("TfGulp>InternalTestingBznaTrackIndex")
 tf.no_gradient("TfGulp>BznaEntryIndex")
-tf.no_gradient("TfGulp>BznaIndexCacheStats")
+tf.no_gradient("TfGulp>InternalTestingBznaIndexCacheStats")
 tf.no_gradient("TfGulp>ReadFileRange")
 
 
 def bzna_track_index(path, track: str):
-    """(offsets, sizes): int64 byte ranges of every sample of the MP4 track named `track`."""
-    return load_ops().tf_gulp_bzna_track_index(path=tf.convert_to_tensor(path, tf.string), track=str(track))
+    """(offsets, sizes): int64 byte ranges of every sample of the MP4 track named `track`.
+    For tests."""
+    return load_ops().tf_gulp_internal_testing_bzna_track_index(
+        path=tf.convert_to_tensor(path, tf.string), track=str(track))
 
 
 def bzna_entry_index(path):
@@ -34,7 +39,7 @@ def bzna_index_cache_stats() -> Tuple[int, int]:
     :func:`bzna_entry_index` read a container's index from its file, and how many times it was
     served from the cache (a file is read again when its size or modification time changed).
     For tests and benchmarks."""
-    reads, hits = load_ops().tf_gulp_bzna_index_cache_stats().numpy().tolist()
+    reads, hits = load_ops().tf_gulp_internal_testing_bzna_index_cache_stats().numpy().tolist()
     return int(reads), int(hits)
 
 

@@ -67,7 +67,8 @@ class ReadFileRangeOp : public OpKernel {
   tfg::FileCache remote_files_{8};
 };
 
-REGISTER_KERNEL_BUILDER(Name("TfGulp>ReadFileRange").Device(tensorflow::DEVICE_CPU), ReadFileRangeOp);
+REGISTER_KERNEL_BUILDER(Name("TfGulp>ReadFileRange").Device(tensorflow::DEVICE_CPU),
+                        ReadFileRangeOp);
 
 }  // namespace
 }  // namespace tf_gulp
