@@ -246,3 +246,54 @@ def test_similarity_transform_matrices_are_the_kernels_draws():
     assert not np.allclose(a, draw(seed=2, epoch=0, elements=[0, 1, 2]))
     with pytest.raises(ValueError, match="shape"):
         similarity_transform_matrices(sizes, (0, 10))
+
+
+def _raw_fused_ops():
+    """The raw ops whose seed and epoch inputs are int64 scalars, each called with `seed`."""
+    from tf_gulp.ops.library import load_ops  # pylint: disable=import-outside-toplevel
+
+    ops = load_ops()
+    one, zero = tf.constant([0], tf.int64), tf.constant(0, tf.int64)
+    return {
+        "decode_jpeg_warped": lambda seed, epoch=zero: ops.tf_gulp_decode_jpeg_warped(
+            contents=tf.constant([b"x"]), seed=seed, epoch=epoch, elements=one,
+            output_height=2, output_width=2),
+        "decode_hevc_warped": lambda seed, epoch=zero: ops.tf_gulp_decode_hevc_warped(
+            contents=tf.constant([b"x"]), what=tf.constant([""]), seed=seed, epoch=epoch,
+            elements=one, output_height=2, output_width=2),
+        "similarity_transform_matrices": lambda seed, epoch=zero: (
+            ops.tf_gulp_similarity_transform_matrices(
+                input_sizes=tf.constant([[4, 4]], tf.int32), seed=seed, epoch=epoch,
+                elements=one, output_height=2, output_width=2)),
+    }
+
+
+@pytest.mark.parametrize("op", ["decode_jpeg_warped", "decode_hevc_warped",
+                                "similarity_transform_matrices"])
+def test_a_seed_or_epoch_that_is_not_a_scalar_is_an_error_not_an_abort(op):
+    # Tensor::scalar() aborts the process on a tensor of two values: the kernels check first.
+    call = _raw_fused_ops()[op]
+    pair = tf.constant([1, 2], tf.int64)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=rf"\b{op}: seed must be a scalar\b"):
+        call(pair)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=rf"\b{op}: epoch must be a scalar\b"):
+        call(tf.constant(0, tf.int64), pair)
+
+
+@pytest.mark.parametrize("op", ["decode_jpeg_warped", "decode_hevc_warped"])
+def test_scalar_contents_in_a_graph_are_refused_when_it_is_built(op):
+    # The shape function read the batch size from a scalar's first dimension: out of bounds,
+    # a segfault while tracing.
+    from tf_gulp.ops.library import load_ops  # pylint: disable=import-outside-toplevel
+
+    raw = getattr(load_ops(), "tf_gulp_" + op)
+    inputs = {"contents": tf.TensorSpec([], tf.string)}
+    extra = {"what": tf.constant("")} if op == "decode_hevc_warped" else {}
+    scalar = tf.constant(0, tf.int64)
+
+    def graph(contents):
+        return raw(contents=contents, seed=scalar, epoch=scalar, elements=tf.constant([0], tf.int64),
+                   output_height=2, output_width=2, **extra)
+
+    with pytest.raises(ValueError, match="Shape must be rank 1 but is rank 0"):
+        tf.function(graph).get_concrete_function(**inputs)

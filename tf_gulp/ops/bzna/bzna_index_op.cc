@@ -31,6 +31,7 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/scalar_inputs.h"
 
 namespace tf_gulp {
 namespace {
@@ -49,10 +50,8 @@ class BznaTrackIndexOp : public OpKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& path_t = ctx->input(0);
-    OP_REQUIRES(ctx, path_t.dims() == 0,
-                absl::InvalidArgumentError("bzna_track_index: path must be a scalar"));
-    const std::string path(path_t.scalar<tstring>()());
+    std::string path;
+    OP_REQUIRES_OK(ctx, ScalarInput<tstring>(ctx, 0, "bzna_track_index", "path", &path));
     std::unique_ptr<tfg::RandomAccessFile> file;
     OP_REQUIRES_OK(ctx, ToTfStatus(tfg::RandomAccessFile::Open(path, &file)));
     tfg::mp4::Movie movie;
@@ -81,10 +80,8 @@ class BznaEntryIndexOp : public OpKernel {
   explicit BznaEntryIndexOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
 
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& path_t = ctx->input(0);
-    OP_REQUIRES(ctx, path_t.dims() == 0,
-                absl::InvalidArgumentError("bzna_entry_index: path must be a scalar"));
-    const std::string path(path_t.scalar<tstring>()());
+    std::string path;
+    OP_REQUIRES_OK(ctx, ScalarInput<tstring>(ctx, 0, "bzna_entry_index", "path", &path));
     std::shared_ptr<const tfg::mp4::EntryIndex> cached;
     OP_REQUIRES_OK(ctx, ToTfStatus(tfg::mp4::EntryIndexCache::Global()->Get(path, &cached)));
     const tfg::mp4::EntryIndex& index = *cached;

@@ -12,28 +12,44 @@
 //   DecodeHevc, HevcSampleSize               decode_hevc_op.cc (GPU: decode_hevc_gpu_op.cc)
 //   DecodeHevcWarped                         decode_hevc_warped_op.cc
 #include <cstdint>
+#include <vector>
 
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
+#include "tf_gulp/ops/image/fused_warp_args.h"
 
 namespace tf_gulp {
 namespace {
 
+using ::tensorflow::shape_inference::DimensionHandle;
 using ::tensorflow::shape_inference::InferenceContext;
 using ::tensorflow::shape_inference::ShapeHandle;
+
+constexpr int64_t kAny = InferenceContext::kUnknownDim;
+
+// The shape function of an op whose first `scalars` inputs are scalars (a
+// graph giving one of another rank fails when it is built) and whose output k
+// has the dimensions outputs[k] (kAny: not known before the kernel runs).
+::tensorflow::OpShapeInferenceFn ScalarInputsShape(
+    int scalars, std::vector<std::vector<int64_t>> outputs) {
+  return [scalars, outputs](InferenceContext* c) -> absl::Status {
+    ShapeHandle unused;
+    for (int i = 0; i < scalars; ++i) TF_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &unused));
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      std::vector<DimensionHandle> dims;
+      for (int64_t d : outputs[k]) dims.push_back(c->MakeDim(d));
+      c->set_output(static_cast<int>(k), c->MakeShape(dims));
+    }
+    return absl::OkStatus();
+  };
+}
 
 REGISTER_OP("TfGulp>InternalTestingBznaTrackIndex")
     .Input("path: string")
     .Output("offsets: int64")
     .Output("sizes: int64")
     .Attr("track: string")
-    .SetShapeFn([](InferenceContext* c) {
-      ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
-      c->set_output(0, c->Vector(c->UnknownDim()));
-      c->set_output(1, c->Vector(c->UnknownDim()));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(ScalarInputsShape(1, {{kAny}, {kAny}}))
     .Doc("For tests: byte ranges of the samples of an MP4 track found by its hdlr name.");
 
 REGISTER_OP("TfGulp>BznaEntryIndex")
@@ -41,21 +57,13 @@ REGISTER_OP("TfGulp>BznaEntryIndex")
     .Output("offsets: int64")
     .Output("sizes: int64")
     .Output("target_offsets: int64")
-    .SetShapeFn([](InferenceContext* c) {
-      ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
-      for (int k = 0; k < 3; ++k) c->set_output(k, c->Vector(c->UnknownDim()));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(ScalarInputsShape(1, {{kAny}, {kAny}, {kAny}}))
     .Doc("Per entry of a Benzina container: image sample range and target offset (-1: none).");
 
 REGISTER_OP("TfGulp>InternalTestingBznaIndexCacheStats")
     .Output("reads_and_hits: int64")
     .SetIsStateful()  // its value changes between calls: never constant-folded
-    .SetShapeFn([](InferenceContext* c) {
-      c->set_output(0, c->Vector(2));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(ScalarInputsShape(0, {{2}}))
     .Doc("For tests: [reads, hits] of this process's Benzina entry index cache.");
 
 REGISTER_OP("TfGulp>ReadFileRange")
@@ -63,10 +71,7 @@ REGISTER_OP("TfGulp>ReadFileRange")
     .Input("offset: int64")
     .Input("size: int64")
     .Output("contents: string")
-    .SetShapeFn([](InferenceContext* c) {
-      c->set_output(0, c->Scalar());
-      return absl::OkStatus();
-    })
+    .SetShapeFn(ScalarInputsShape(0, {{}}))  // the kernel checks the inputs
     .Doc("Reads exactly `size` bytes at `offset` of a file.");
 
 REGISTER_OP("TfGulp>DecodeHevc")
@@ -77,13 +82,7 @@ REGISTER_OP("TfGulp>DecodeHevc")
     .Attr("crop: {'clean', 'full'} = 'clean'")
     .Attr("chroma_upsampling: {'bilinear', 'nearest'} = 'bilinear'")
     .Attr("threads: int = 1")
-    .SetShapeFn([](InferenceContext* c) {
-      ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &unused));
-      c->set_output(0, c->MakeShape({c->UnknownDim(), c->UnknownDim(), 3}));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(ScalarInputsShape(2, {{kAny, kAny, 3}}))
     .Doc(R"doc(
 Decodes the HEVC picture of a single-picture MP4 (a Benzina per-image sample)
 to RGB [H, W, 3]: the clean aperture by default, or the full coded frame.
@@ -96,13 +95,7 @@ REGISTER_OP("TfGulp>HevcSampleSize")
     .Output("size: int32")
     .Attr("track: string = 'bzna_input'")
     .Attr("crop: {'clean', 'full'} = 'clean'")
-    .SetShapeFn([](InferenceContext* c) {
-      ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &unused));
-      c->set_output(0, c->MakeShape({2}));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(ScalarInputsShape(2, {{2}}))
     .Doc(R"doc(
 [height, width] of what DecodeHevc outputs for this sample, read from the MP4
 (the sample entry's picture size and the crop) without decoding.
@@ -126,13 +119,7 @@ REGISTER_OP("TfGulp>DecodeHevcWarped")
     .Attr("crop: {'clean', 'full'} = 'clean'")
     .Attr("chroma_upsampling: {'bilinear', 'nearest'} = 'bilinear'")
     .Attr("threads: int = 1")
-    .SetShapeFn([](InferenceContext* c) {
-      int64_t h = 0, w = 0;
-      TF_RETURN_IF_ERROR(c->GetAttr("output_height", &h));
-      TF_RETURN_IF_ERROR(c->GetAttr("output_width", &w));
-      c->set_output(0, c->MakeShape({c->Dim(c->input(0), 0), h, w, 3}));
-      return absl::OkStatus();
-    })
+    .SetShapeFn([](InferenceContext* c) { return FusedWarpShape(c, 3); })
     .Doc(R"doc(
 Decodes a batch of single-picture HEVC MP4s fused with a similarity warp (see
 tf_gulp.ops.decode_hevc_warped).

@@ -15,7 +15,9 @@
 #include "cc/codec/hevc_sample.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
+#include "tf_gulp/ops/bzna/hevc_sample_attrs.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/scalar_inputs.h"
 
 namespace tf_gulp {
 namespace {
@@ -27,24 +29,10 @@ using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
 using ::tensorflow::tstring;
 
-constexpr char kOpName[] = "TfGulp>DecodeHevc";
-constexpr char kTrack[] = "track";
-constexpr char kCrop[] = "crop";
-constexpr char kChromaUpsampling[] = "chroma_upsampling";
-constexpr char kThreads[] = "threads";
-
 class DecodeHevcOp : public OpKernel {
  public:
   explicit DecodeHevcOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    std::string crop, chroma;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kTrack, &track_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kCrop, &crop));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kChromaUpsampling, &chroma));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kThreads, &threads_));
-    clean_ = crop == "clean";
-    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::ParseChromaUpsampling(chroma, &chroma_)));
-    OP_REQUIRES(ctx, threads_ >= 0,
-                absl::InvalidArgumentError("decode_hevc: threads must be >= 0"));
+    OP_REQUIRES_OK(ctx, attrs_.Read(ctx, "decode_hevc"));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -53,9 +41,8 @@ class DecodeHevcOp : public OpKernel {
                 absl::InvalidArgumentError(absl::StrCat(
                     "decode_hevc: contents must be a scalar string (one MP4), got shape ",
                     input.shape().DebugString())));
+    OP_REQUIRES_OK(ctx, CheckScalarInputs(ctx, {1}, "decode_hevc: what must be a scalar string"));
     const Tensor& what_input = ctx->input(1);
-    OP_REQUIRES(ctx, what_input.dims() == 0,
-                absl::InvalidArgumentError("decode_hevc: what must be a scalar string"));
     const tstring& bytes = input.scalar<tstring>()();
     const std::string what =
         tfg::codec::HevcSampleName(std::string(what_input.scalar<tstring>()()), bytes.size());
@@ -63,61 +50,54 @@ class DecodeHevcOp : public OpKernel {
 
     tfg::codec::HevcDecoder* decoder = nullptr;
     tfg::codec::PictureRegion r;
-    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::DecodeHevcSample(
-                            data, bytes.size(), track_, clean_, threads_, what, &decoder, &r)));
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::DecodeHevcSample(data, bytes.size(), attrs_.track,
+                                                                attrs_.clean, attrs_.threads, what,
+                                                                &decoder, &r)));
     const int x = r.x, y = r.y, w = r.width, h = r.height;
     Tensor* output = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({h, w, 3}), &output));
-    OP_REQUIRES_OK(ctx, ToTfStatus(decoder->ToRgb(x, y, w, h, chroma_,
+    OP_REQUIRES_OK(ctx, ToTfStatus(decoder->ToRgb(x, y, w, h, attrs_.chroma,
                                                   output->flat<uint8_t>().data())));
   }
 
  private:
-  std::string track_;
-  bool clean_ = true;
-  tfg::codec::ChromaUpsampling chroma_ = tfg::codec::ChromaUpsampling::kBilinear;
-  int threads_ = 1;
+  HevcSampleAttrs attrs_;
 };
 
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU), DecodeHevcOp);
+REGISTER_KERNEL_BUILDER(Name("TfGulp>DecodeHevc").Device(tensorflow::DEVICE_CPU), DecodeHevcOp);
 
 // HevcSampleSize: the [height, width] decode_hevc would output for a sample,
 // from its MP4 alone (no decoding): the crop rectangle computed on the size
 // the visual sample entry declares. DataLoader(device=...) uses it to make
 // each picture's warp matrix in tf.data while the picture itself is decoded
 // on the device; the step checks the decoded size against it.
-constexpr char kSizeOpName[] = "TfGulp>HevcSampleSize";
-
 class HevcSampleSizeOp : public OpKernel {
  public:
   explicit HevcSampleSizeOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    std::string crop;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kTrack, &track_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kCrop, &crop));
-    clean_ = crop == "clean";
+    OP_REQUIRES_OK(ctx, attrs_.ReadCrop(ctx));
   }
 
   void Compute(OpKernelContext* ctx) override {
+    OP_REQUIRES_OK(ctx, CheckScalarInputs(ctx, {0, 1}, "hevc_sample_size: contents and what "
+                                                       "must be scalar strings"));
     const Tensor& input = ctx->input(0);
     const Tensor& what_input = ctx->input(1);
-    OP_REQUIRES(ctx, input.dims() == 0 && what_input.dims() == 0,
-                absl::InvalidArgumentError("hevc_sample_size: contents and what must be scalar "
-                                           "strings"));
     const tstring& bytes = input.scalar<tstring>()();
     const std::string what =
         tfg::codec::HevcSampleName(std::string(what_input.scalar<tstring>()()), bytes.size());
     tfg::codec::ParsedHevcSample sample;
     OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::ParseHevcSample(
                             reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                            track_, what, &sample)));
+                            attrs_.track, what, &sample)));
     const auto& track = sample.picture_track();
     OP_REQUIRES(ctx, track.coded_width >= 1 && track.coded_height >= 1,
                 absl::DataLossError(absl::StrCat(what, ": track '", track.name,
                                                  "' declares no picture size in its sample "
                                                  "entry")));
     tfg::codec::PictureRegion r;
-    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::HevcSampleRegion(
-                            sample, clean_, track.coded_width, track.coded_height, what, &r)));
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::HevcSampleRegion(sample, attrs_.clean,
+                                                                track.coded_width,
+                                                                track.coded_height, what, &r)));
     const int w = r.width, h = r.height;
     Tensor* output = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({2}), &output));
@@ -126,11 +106,11 @@ class HevcSampleSizeOp : public OpKernel {
   }
 
  private:
-  std::string track_;
-  bool clean_ = true;
+  HevcSampleAttrs attrs_;  // track and crop only
 };
 
-REGISTER_KERNEL_BUILDER(Name(kSizeOpName).Device(tensorflow::DEVICE_CPU), HevcSampleSizeOp);
+REGISTER_KERNEL_BUILDER(Name("TfGulp>HevcSampleSize").Device(tensorflow::DEVICE_CPU),
+                        HevcSampleSizeOp);
 
 }  // namespace
 }  // namespace tf_gulp

@@ -16,6 +16,7 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/scalar_inputs.h"
 
 namespace tf_gulp {
 namespace {
@@ -32,10 +33,9 @@ class ReadFileRangeOp : public OpKernel {
   explicit ReadFileRangeOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
 
   void Compute(OpKernelContext* ctx) override {
-    for (int i = 0; i < 3; ++i) {
-      OP_REQUIRES(ctx, ctx->input(i).dims() == 0,
-                  absl::InvalidArgumentError("read_file_range: path, offset and size must be scalars"));
-    }
+    OP_REQUIRES_OK(ctx, CheckScalarInputs(ctx, {0, 1, 2},
+                                          "read_file_range: path, offset and size must be "
+                                          "scalars"));
     const std::string path(ctx->input(0).scalar<tstring>()());
     const int64_t offset = ctx->input(1).scalar<int64_t>()();
     const int64_t size = ctx->input(2).scalar<int64_t>()();

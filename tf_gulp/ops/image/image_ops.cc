@@ -12,6 +12,7 @@
 
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
+#include "tf_gulp/ops/image/fused_warp_args.h"
 
 namespace tf_gulp {
 namespace {
@@ -107,14 +108,9 @@ REGISTER_OP("TfGulp>DecodeJpegWarped")
     .Attr("colorspace: {'rgb', 'gray'} = 'rgb'")
     .Attr("dct_method: {'fast', 'accurate'} = 'fast'")
     .SetShapeFn([](InferenceContext* c) {
-      int64_t h = 0, w = 0;
       std::string colorspace;
-      TF_RETURN_IF_ERROR(c->GetAttr("output_height", &h));
-      TF_RETURN_IF_ERROR(c->GetAttr("output_width", &w));
       TF_RETURN_IF_ERROR(c->GetAttr("colorspace", &colorspace));
-      c->set_output(0, c->MakeShape({c->Dim(c->input(0), 0), h, w,
-                                     colorspace == "gray" ? 1 : 3}));
-      return absl::OkStatus();
+      return FusedWarpShape(c, colorspace == "gray" ? 1 : 3);
     })
     .Doc(R"doc(
 Decodes a batch of JPEG strings fused with a similarity warp (see

@@ -1,56 +1,50 @@
-// SimilarityTransformMatrices: the matrices the fused kernels (DecodeHevcWarped,
-// DecodeJpegWarped, GulpDataset's fused decode) draw for their elements, as a
-// tensor. A path that warps elsewhere (tf_gulp.bzna.DataLoader on a device:
-// decoded in tf.data, warped in the training step) takes its matrices from here,
-// so the same seed gives the same crops whichever path warps: one random stream,
-// cc/warp/similarity_transform.h keyed by (seed, epoch, element).
+// SimilarityTransformMatrices' kernel (registered in image_ops.cc): the
+// matrices the fused kernels (DecodeHevcWarped, DecodeJpegWarped, GulpDataset's
+// fused decode) draw for their elements, as a tensor. A path that warps
+// elsewhere (tf_gulp.bzna.DataLoader on a device: decoded in tf.data, warped in
+// the training step) takes its matrices from here, so the same seed gives the
+// same crops whichever path warps: one random stream, the fused ops' own
+// (fused_warp_args.h: cc/warp/similarity_transform.h keyed by (seed, epoch,
+// element)).
 #include <cstdint>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cc/util/stateless_random.h"
-#include "cc/warp/similarity_transform.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
-#include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/scalar_inputs.h"
+#include "tf_gulp/ops/image/fused_warp_args.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::OpKernel;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
 
-constexpr char kOpName[] = "TfGulp>SimilarityTransformMatrices";
+constexpr char kOp[] = "similarity_transform_matrices";
 
-class SimilarityTransformMatricesOp : public OpKernel {
+class SimilarityTransformMatricesOp : public ::tensorflow::OpKernel {
  public:
-  explicit SimilarityTransformMatricesOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    std::vector<float> warp;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("warp", &warp));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("output_height", &height_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("output_width", &width_));
-    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::warp::ParseTransformSpec(warp, &spec_)));
+  explicit SimilarityTransformMatricesOp(::tensorflow::OpKernelConstruction* ctx)
+      : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, attrs_.Read(ctx));
   }
 
-  void Compute(OpKernelContext* ctx) override {
+  void Compute(::tensorflow::OpKernelContext* ctx) override {
     const Tensor& sizes = ctx->input(0);
     const Tensor& elements = ctx->input(3);
     OP_REQUIRES(ctx, sizes.dims() >= 1 && sizes.dim_size(sizes.dims() - 1) == 2,
                 absl::InvalidArgumentError(absl::StrCat(
-                    "similarity_transform_matrices: input_sizes must end in (height, width), "
-                    "got shape ", sizes.shape().DebugString())));
+                    kOp, ": input_sizes must end in (height, width), got shape ",
+                    sizes.shape().DebugString())));
     TensorShape batch = sizes.shape();
     batch.RemoveLastDims(1);
     OP_REQUIRES(ctx, elements.shape() == batch,
                 absl::InvalidArgumentError(absl::StrCat(
-                    "similarity_transform_matrices: elements must have the shape of "
-                    "input_sizes without its last axis, ", batch.DebugString(), ", got ",
-                    elements.shape().DebugString())));
-    const uint64_t seed = static_cast<uint64_t>(ctx->input(1).scalar<int64_t>()());
-    const uint64_t epoch = static_cast<uint64_t>(ctx->input(2).scalar<int64_t>()());
+                    kOp, ": elements must have the shape of input_sizes without its last axis, ",
+                    batch.DebugString(), ", got ", elements.shape().DebugString())));
+    uint64_t seed = 0, epoch = 0;
+    OP_REQUIRES_OK(ctx, ScalarInput<int64_t>(ctx, 1, kOp, "seed", &seed));
+    OP_REQUIRES_OK(ctx, ScalarInput<int64_t>(ctx, 2, kOp, "epoch", &epoch));
     TensorShape out_shape = batch;
     out_shape.AddDim(3);
     out_shape.AddDim(3);
@@ -62,22 +56,21 @@ class SimilarityTransformMatricesOp : public OpKernel {
     for (int64_t i = 0; i < ids.size(); ++i) {
       OP_REQUIRES(ctx, hw(2 * i) > 0 && hw(2 * i + 1) > 0,
                   absl::InvalidArgumentError(absl::StrCat(
-                      "similarity_transform_matrices: input size ", i, " is ", hw(2 * i), "x",
-                      hw(2 * i + 1), "; a picture has at least one pixel")));
+                      kOp, ": input size ", i, " is ", hw(2 * i), "x", hw(2 * i + 1),
+                      "; a picture has at least one pixel")));
       double m[9];
-      tfg::warp::TransformMatrix(spec_, tfg::HashKey({seed, epoch, static_cast<uint64_t>(ids(i))}),
-                                 hw(2 * i), hw(2 * i + 1), height_, width_, m);
+      attrs_.Matrix(seed, epoch, ids(i), hw(2 * i), hw(2 * i + 1), m);
       for (int k = 0; k < 9; ++k) m_out(9 * i + k) = static_cast<float>(m[k]);
     }
   }
 
  private:
-  tfg::warp::TransformSpec spec_;
-  int64_t height_ = 0, width_ = 0;
+  WarpTransformAttrs attrs_;
 };
 
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(::tensorflow::DEVICE_CPU),
-                        SimilarityTransformMatricesOp);
+REGISTER_KERNEL_BUILDER(
+    Name("TfGulp>SimilarityTransformMatrices").Device(::tensorflow::DEVICE_CPU),
+    SimilarityTransformMatricesOp);
 
 }  // namespace
 }  // namespace tf_gulp
