@@ -18,6 +18,7 @@
 
 #include "cc/codec/hevc_decoder.h"
 #include "cc/codec/hevc_sample.h"
+#include "cc/codec/ycbcr.h"
 #include "cc/util/status.h"
 
 namespace tfg {
@@ -45,6 +46,17 @@ Status WarpDecoded(const HevcDecoder& decoder, const PictureRegion& region,
                    ChromaUpsampling chroma, const double matrix[9],
                    const HevcWarpTarget& target, float* dst);
 Status WarpDecoded(const HevcDecoder& decoder, const PictureRegion& region,
+                   ChromaUpsampling chroma, const double matrix[9],
+                   const HevcWarpTarget& target, uint8_t* dst);
+
+// The same for a picture already in memory (the caller checks `region` lies
+// inside it): what the GPU kernel of decode_hevc_warped is compared with on
+// NVDEC-like NV12 surfaces (cc/gpu/nvdec_warp_test.cc), and the CPU fallback's
+// path for a picture NVDEC hands over.
+Status WarpDecoded(const YcbcrPicture& picture, const PictureRegion& region,
+                   ChromaUpsampling chroma, const double matrix[9],
+                   const HevcWarpTarget& target, float* dst);
+Status WarpDecoded(const YcbcrPicture& picture, const PictureRegion& region,
                    ChromaUpsampling chroma, const double matrix[9],
                    const HevcWarpTarget& target, uint8_t* dst);
 

@@ -1,5 +1,7 @@
 #include "cc/gpu/nvdec_rgb.h"
 
+#include <string>
+
 #include "cc/gpu/embedded_fatbin.h"
 #include "cc/gpu/gpu_runtime.h"
 #include "cc/gpu/launch_geometry.h"
@@ -92,19 +94,42 @@ Status NvdecRgbDecoder::PoolFor(CUcontext context, NvdecPool** pool) {
   return Status::Ok();
 }
 
-Status NvdecRgbDecoder::KernelFor(CUcontext context, CUfunction* kernel) {
+Status NvdecRgbDecoder::KernelFor(CUcontext context, const char* name, CUfunction* kernel) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = kernels_.find(context);
+  auto it = kernels_.find({context, name});
   if (it != kernels_.end()) {
     *kernel = it->second;
     return Status::Ok();
   }
-  CUmodule module = nullptr;
-  CUresult r = cuda_.cuModuleLoadData(&module, fatbin_);
-  if (r != CUDA_SUCCESS) return CudaCallError(cuda_, r, "cuModuleLoadData");
-  r = cuda_.cuModuleGetFunction(kernel, module, "tfg_ycbcr_to_rgb_u8");
-  if (r != CUDA_SUCCESS) return CudaCallError(cuda_, r, "cuModuleGetFunction(tfg_ycbcr_to_rgb_u8)");
-  kernels_[context] = *kernel;
+  auto module = modules_.find(context);
+  if (module == modules_.end()) {
+    CUmodule loaded = nullptr;
+    const CUresult r = cuda_.cuModuleLoadData(&loaded, fatbin_);
+    if (r != CUDA_SUCCESS) return CudaCallError(cuda_, r, "cuModuleLoadData");
+    module = modules_.emplace(context, loaded).first;
+  }
+  const CUresult r = cuda_.cuModuleGetFunction(kernel, module->second, name);
+  if (r != CUDA_SUCCESS) {
+    return CudaCallError(cuda_, r, (std::string("cuModuleGetFunction(") + name + ")").c_str());
+  }
+  kernels_[{context, name}] = *kernel;
+  return Status::Ok();
+}
+
+Status NvdecRgbDecoder::Launch(CUcontext context, const char* name, const LaunchDims& d,
+                               void** args, CUstream stream, const char* what) {
+  ContextScope scope(cuda_, context);
+  if (scope.result() != CUDA_SUCCESS) {
+    return CudaCallError(cuda_, scope.result(), "cuCtxPushCurrent", what);
+  }
+  CUfunction kernel = nullptr;
+  TFG_RETURN_IF_ERROR(KernelFor(context, name, &kernel));
+  const CUresult result = cuda_.cuLaunchKernel(kernel, d.grid_x, d.grid_y, d.grid_z, d.block_x,
+                                               d.block_y, d.block_z, 0, stream, args, nullptr);
+  if (result != CUDA_SUCCESS) {
+    return CudaCallError(cuda_, result,
+                         (std::string("cuLaunchKernel(") + name + ")").c_str(), what);
+  }
   return Status::Ok();
 }
 
@@ -117,27 +142,16 @@ Status NvdecRgbDecoder::Convert(CUcontext context, const NvdecPicture& picture,
                                 r.y, ") is outside the decoded ", picture.width, "x",
                                 picture.height, " picture");
   }
-  ContextScope scope(cuda_, context);
-  if (scope.result() != CUDA_SUCCESS) {
-    return CudaCallError(cuda_, scope.result(), "cuCtxPushCurrent", what);
-  }
-  CUfunction kernel = nullptr;
-  TFG_RETURN_IF_ERROR(KernelFor(context, &kernel));
   codec::YcbcrPicture ycbcr = YcbcrOf(picture);
   int x0 = r.x, y0 = r.y, width = r.width, height = r.height;
   int bilinear = bilinear_chroma ? 1 : 0;
   void* args[] = {&ycbcr, &x0, &y0, &width, &height, &bilinear, &dst};
-  const LaunchDims d = WarpLaunchDims(height, width, 1);
-  const CUresult result = cuda_.cuLaunchKernel(kernel, d.grid_x, d.grid_y, d.grid_z, d.block_x,
-                                               d.block_y, d.block_z, 0, stream, args, nullptr);
-  if (result != CUDA_SUCCESS) {
-    return CudaCallError(cuda_, result, "cuLaunchKernel(tfg_ycbcr_to_rgb_u8)", what);
-  }
-  return Status::Ok();
+  return Launch(context, "tfg_ycbcr_to_rgb_u8", WarpLaunchDims(height, width, 1), args, stream,
+                what);
 }
 
-Status NvdecRgbDecoder::Decode(const uint8_t* data, size_t size, bool bilinear_chroma,
-                               CUstream stream, const char* what, const RgbAllocator& allocate) {
+Status NvdecRgbDecoder::DecodeThen(const uint8_t* data, size_t size, CUstream stream,
+                                   const char* what, const PictureUse& use) {
   CUcontext context = nullptr;
   const CUresult r = cuda_.cuStreamGetCtx(stream, &context);
   if (r != CUDA_SUCCESS) return CudaCallError(cuda_, r, "cuStreamGetCtx", what);
@@ -146,15 +160,20 @@ Status NvdecRgbDecoder::Decode(const uint8_t* data, size_t size, bool bilinear_c
   NvdecPicture picture;
   TFG_RETURN_IF_ERROR(pool->Decode(data, size, stream, what, &picture));
   // From here on the picture is ours: released on every path, after whatever
-  // was queued on the stream (the conversion, if launched).
-  RgbRegion region;
-  CUdeviceptr dst = 0;
-  Status status = allocate(picture.width, picture.height, &region, &dst);
-  if (status.ok()) {
-    status = Convert(context, picture, region, bilinear_chroma, dst, stream, what);
-  }
+  // was queued on the stream (the kernel, if launched).
+  const Status status = use(context, picture);
   const Status released = pool->Release(picture, stream);
   return status.ok() ? released : status;
+}
+
+Status NvdecRgbDecoder::Decode(const uint8_t* data, size_t size, bool bilinear_chroma,
+                               CUstream stream, const char* what, const RgbAllocator& allocate) {
+  return DecodeThen(data, size, stream, what, [&](CUcontext context, const NvdecPicture& p) {
+    RgbRegion region;
+    CUdeviceptr dst = 0;
+    TFG_RETURN_IF_ERROR(allocate(p.width, p.height, &region, &dst));
+    return Convert(context, p, region, bilinear_chroma, dst, stream, what);
+  });
 }
 
 }  // namespace gpu
