@@ -135,16 +135,22 @@ CUresult CUDAAPI LaunchKernel(CUfunction function, unsigned gx, unsigned gy, uns
   return CUDA_SUCCESS;
 }
 
+// The fake's pool calls plus this file's launch side.
+CudaApi WithLaunches(const FakeNvdec& fake) {
+  CudaApi cuda = fake.cuda();
+  cuda.cuStreamGetCtx = StreamGetCtx;
+  cuda.cuModuleLoadData = ModuleLoadData;
+  cuda.cuModuleGetFunction = ModuleGetFunction;
+  cuda.cuLaunchKernel = LaunchKernel;
+  return cuda;
+}
+
 class NvdecWarpTest : public ::testing::Test {
  protected:
   NvdecWarpTest() {
     state_.fake = &fake_;
     launches = &state_;
-    cuda_ = fake_.cuda();
-    cuda_.cuStreamGetCtx = StreamGetCtx;
-    cuda_.cuModuleLoadData = ModuleLoadData;
-    cuda_.cuModuleGetFunction = ModuleGetFunction;
-    cuda_.cuLaunchKernel = LaunchKernel;
+    cuda_ = WithLaunches(fake_);
     NvdecPoolOptions options;
     options.sessions = 1;
     options.surfaces = 2;
@@ -298,11 +304,7 @@ TEST_F(NvdecWarpTest, EveryFailingPoolCallIsAStatusAndLeaksNothing) {
     Launches state;
     state.fake = &fake;
     launches = &state;
-    CudaApi cuda = fake.cuda();
-    cuda.cuStreamGetCtx = StreamGetCtx;
-    cuda.cuModuleLoadData = ModuleLoadData;
-    cuda.cuModuleGetFunction = ModuleGetFunction;
-    cuda.cuLaunchKernel = LaunchKernel;
+    const CudaApi cuda = WithLaunches(fake);
     NvdecPoolOptions options;
     options.sessions = 1;
     auto decoder = std::make_unique<NvdecRgbDecoder>(cuda, fake.nvdec(), kFatbin,
