@@ -68,6 +68,7 @@ GPU_SRCS = [
     "cc/gpu/stream_warp.cc",
 ]
 GPU_HDRS = [
+    "cc/gpu/context_scope.h",
     "cc/gpu/embedded_fatbin.h",
     "cc/gpu/gpu_runtime.h",
     "cc/gpu/launch_geometry.h",
@@ -76,6 +77,7 @@ GPU_HDRS = [
     "cc/gpu/nvdec_pool.h",
     "cc/gpu/nvdec_rgb.h",
     "cc/gpu/nvdec_warp.h",
+    "cc/gpu/nvdec_ycbcr.h",
     "cc/gpu/stream_warp.h",
     "cc/gpu/warp_pixel.h",
 ]

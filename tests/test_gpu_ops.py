@@ -96,8 +96,9 @@ def test_the_library_embeds_the_gpu_kernels_when_nvcc_was_there():
     with open(_library_path(), "rb") as f:
         data = f.read()
     assert b"\x50\xed\x55\xba" in data
-    # Both ops' kernels: the warp, and decode_hevc's NV12 -> RGB conversion of NVDEC's pictures.
-    for kernel in (b"tfg_similarity_warp_u8", b"tfg_ycbcr_to_rgb_u8"):
+    # The three ops' kernels: the warp, decode_hevc's NV12 -> RGB conversion of NVDEC's pictures,
+    # decode_hevc_warped's fused NV12 warp.
+    for kernel in (b"tfg_similarity_warp_u8", b"tfg_ycbcr_to_rgb_u8", b"tfg_decode_warp_ycbcr"):
         assert kernel in data, kernel
 
 

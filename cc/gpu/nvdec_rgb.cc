@@ -2,58 +2,13 @@
 
 #include <string>
 
+#include "cc/gpu/context_scope.h"
 #include "cc/gpu/embedded_fatbin.h"
 #include "cc/gpu/gpu_runtime.h"
 #include "cc/gpu/launch_geometry.h"
 
 namespace tfg {
 namespace gpu {
-namespace {
-
-// The CPU decoder's reading of the signalled matrix (cc/codec/hevc_decoder.cc):
-// BT.709, BT.2020 (non-constant and constant luminance), else BT.601.
-codec::YcbcrStandard StandardOf(int matrix_coefficients) {
-  if (matrix_coefficients == 1) return codec::YcbcrStandard::kBt709;
-  if (matrix_coefficients == 9 || matrix_coefficients == 10) return codec::YcbcrStandard::kBt2020;
-  return codec::YcbcrStandard::kBt601;
-}
-
-// Pushes `context` for the scope; pops it on every path out.
-class ContextScope {
- public:
-  ContextScope(const CudaApi& api, CUcontext context) : api_(api) {
-    result_ = api_.cuCtxPushCurrent(context);
-  }
-  ~ContextScope() {
-    CUcontext popped;
-    if (result_ == CUDA_SUCCESS) api_.cuCtxPopCurrent(&popped);
-  }
-  CUresult result() const { return result_; }
-
- private:
-  const CudaApi& api_;
-  CUresult result_;
-};
-
-}  // namespace
-
-codec::YcbcrPicture YcbcrOf(const NvdecPicture& p) {
-  codec::YcbcrPicture y;
-  y.width = p.width;
-  y.height = p.height;
-  y.y = reinterpret_cast<const uint8_t*>(p.luma);
-  y.y_stride = p.pitch;
-  y.cb = reinterpret_cast<const uint8_t*>(p.chroma);  // NV12: Cb Cr interleaved
-  y.cr = y.cb + 1;
-  y.cb_stride = y.cr_stride = p.pitch;
-  y.chroma_step = 2;
-  y.shift_x = y.shift_y = 1;
-  y.chroma_width = (p.width + 1) / 2;
-  y.chroma_height = (p.height + 1) / 2;
-  y.matrix = codec::MakeYcbcrMatrix(StandardOf(p.matrix_coefficients), p.full_range);
-  return y;
-}
-
 Status NvdecRgbDecoder::Get(NvdecRgbDecoder** out) {
   static NvdecRgbDecoder* decoder = nullptr;
   static Status status;

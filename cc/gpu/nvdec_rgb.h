@@ -29,6 +29,7 @@
 #include "cc/gpu/nvdec_api.h"
 #include "cc/gpu/nvdec_picture.h"
 #include "cc/gpu/nvdec_pool.h"
+#include "cc/gpu/nvdec_ycbcr.h"  // YcbcrOf: the kernels' view of a picture
 #include "cc/util/status.h"
 
 namespace tfg {
@@ -45,10 +46,6 @@ struct RgbRegion {
 // stops the decode (the picture is released, nothing is launched).
 using RgbAllocator =
     std::function<Status(int width, int height, RgbRegion* region, CUdeviceptr* dst)>;
-
-// The kernel's view of a mapped NVDEC picture (NV12, the colour matrix and
-// range the stream signals, as the CPU decoder reads them).
-codec::YcbcrPicture YcbcrOf(const NvdecPicture& picture);
 
 class NvdecRgbDecoder {
  public:

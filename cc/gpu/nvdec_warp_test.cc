@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cc/codec/hevc_warp.h"
+#include "cc/gpu/testing/fake_kernels.h"
 #include "cc/gpu/testing/fake_nvdec.h"
 
 // NvdecRgbDecoder::Get reads the embedded fatbin; these tests give their own.
@@ -39,126 +40,72 @@ namespace gpu {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::FakeKernels;
 using testing::FakeNvdec;
 using testing::FakeSample;
 using testing::FakeSampleBytes;
+using testing::kFakeFatbin;
+using testing::kStream;
 
-const CUresult kInvalidValue = static_cast<CUresult>(1);
-const CUresult kNotFound = static_cast<CUresult>(500);
-const unsigned char kFatbin[] = "fake fatbin";
-const CUstream kStream = reinterpret_cast<CUstream>(0x5001);
-
-struct Launches {
-  FakeNvdec* fake = nullptr;
-  int loads = 0;
-  CUresult fail_launch = CUDA_SUCCESS;
-  std::vector<std::string> functions;  // looked up by name
-  // The host surface standing in for the mapped picture (set per test), with
-  // the seed its bytes were drawn from.
-  std::vector<uint8_t> surface;
-  unsigned seed = 1;
-  struct Launch {
-    codec::YcbcrPicture picture;  // as launched (fake device pointers)
-    RegionWarp warp;
-    CUdeviceptr dst;
-    LaunchDims dims;
-  };
-  std::vector<Launch> launches;
+// One launch of the fused kernel, as the launcher packed it.
+struct Launch {
+  codec::YcbcrPicture picture;  // fake device pointers
+  RegionWarp warp;
+  CUdeviceptr dst;
+  LaunchDims dims;
 };
-Launches* launches = nullptr;
 
-CUresult CUDAAPI StreamGetCtx(CUstream stream, CUcontext* context) {
-  if (stream != kStream) return kInvalidValue;
-  *context = launches->fake->context();
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI ModuleLoadData(CUmodule* module, const void* image) {
-  if (image != kFatbin) return kInvalidValue;
-  ++launches->loads;
-  *module = reinterpret_cast<CUmodule>(0xD0);
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI ModuleGetFunction(CUfunction* function, CUmodule, const char* name) {
-  const std::string n(name);
-  launches->functions.push_back(n);
-  if (n == "tfg_ycbcr_to_rgb_u8") {
-    *function = reinterpret_cast<CUfunction>(0xF0);
-  } else if (n == "tfg_decode_warp_ycbcr") {
-    *function = reinterpret_cast<CUfunction>(0xF1);
-  } else {
-    return kNotFound;
-  }
-  return CUDA_SUCCESS;
-}
-
-// The host copy of the mapped picture: the same layout, the bytes drawn from
-// the test's seed (limited range, so every matrix/range case is exercised).
-codec::YcbcrPicture OnHost(const codec::YcbcrPicture& mapped) {
+// The host copy of a mapped picture: the same layout (pitch, chroma after the
+// coded rows), its bytes drawn from `seed`.
+codec::YcbcrPicture OnHost(const codec::YcbcrPicture& mapped, unsigned seed,
+                           std::vector<uint8_t>* surface) {
   codec::YcbcrPicture p = mapped;
   const long long chroma_at = mapped.cb - mapped.y;
   const size_t size = static_cast<size_t>(chroma_at + mapped.cb_stride * mapped.chroma_height);
-  if (launches->surface.size() != size) {
-    launches->surface.resize(size);
-    std::mt19937 rng(launches->seed);
-    for (auto& v : launches->surface) v = static_cast<uint8_t>(rng() % 256);
+  if (surface->size() != size) {
+    surface->resize(size);
+    std::mt19937 rng(seed);
+    for (auto& v : *surface) v = static_cast<uint8_t>(rng() % 256);
   }
-  p.y = launches->surface.data();
+  p.y = surface->data();
   p.cb = p.y + chroma_at;
   p.cr = p.cb + 1;
   return p;
 }
 
-CUresult CUDAAPI LaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned gz,
-                              unsigned bx, unsigned by, unsigned bz, unsigned, CUstream stream,
-                              void** args, void**) {
-  if (launches->fail_launch != CUDA_SUCCESS) return launches->fail_launch;
-  if (function == reinterpret_cast<CUfunction>(0xF0)) {  // decode_hevc's conversion
-    launches->fake->LaunchKernel(
-        stream, reinterpret_cast<unsigned long long>(
-                    static_cast<codec::YcbcrPicture*>(args[0])->y));
-    return CUDA_SUCCESS;
-  }
-  if (function != reinterpret_cast<CUfunction>(0xF1)) return kInvalidValue;
-  Launches::Launch l;
-  l.picture = *static_cast<codec::YcbcrPicture*>(args[0]);
-  l.warp = *static_cast<RegionWarp*>(args[1]);
-  l.dst = *static_cast<CUdeviceptr*>(args[2]);
-  l.dims = {gx, gy, gz, bx, by, bz};
-  launches->launches.push_back(l);
-  launches->fake->LaunchKernel(stream, reinterpret_cast<unsigned long long>(l.picture.y));
-  if (l.dst != 0) {  // run the kernel's source over this very launch
-    const codec::YcbcrPicture host = OnHost(l.picture);
-    testing::LaunchOnHost(l.dims, [&] {
-      tfg_decode_warp_ycbcr(host, l.warp, reinterpret_cast<void*>(l.dst));
-    });
-  }
-  return CUDA_SUCCESS;
-}
+// The fake driver with both kernels of the module: decode_hevc's conversion
+// (nothing to run here) and the fused warp, recorded and, when it has an
+// output, run on the host over the launch on a host copy of the picture.
+struct FusedFake {
+  FakeNvdec fake;
+  std::vector<Launch> launches;
+  std::vector<uint8_t> surface;  // the host copy of the mapped picture
+  unsigned seed = 1;
+  FakeKernels kernels{
+      &fake,
+      {{"tfg_ycbcr_to_rgb_u8", [](CUstream, void**, const LaunchDims&) {}},
+       {"tfg_decode_warp_ycbcr", [this](CUstream, void** args, const LaunchDims& d) {
+          Launch l{*static_cast<codec::YcbcrPicture*>(args[0]),
+                   *static_cast<RegionWarp*>(args[1]), *static_cast<CUdeviceptr*>(args[2]), d};
+          launches.push_back(l);
+          if (l.dst == 0) return;
+          const codec::YcbcrPicture host = OnHost(l.picture, seed, &surface);
+          testing::LaunchOnHost(l.dims, [&] {
+            tfg_decode_warp_ycbcr(host, l.warp, reinterpret_cast<void*>(l.dst));
+          });
+        }}}};
 
-// The fake's pool calls plus this file's launch side.
-CudaApi WithLaunches(const FakeNvdec& fake) {
-  CudaApi cuda = fake.cuda();
-  cuda.cuStreamGetCtx = StreamGetCtx;
-  cuda.cuModuleLoadData = ModuleLoadData;
-  cuda.cuModuleGetFunction = ModuleGetFunction;
-  cuda.cuLaunchKernel = LaunchKernel;
-  return cuda;
-}
+  std::unique_ptr<NvdecRgbDecoder> Decoder(int surfaces = 2) {
+    NvdecPoolOptions options;
+    options.sessions = 1;
+    options.surfaces = surfaces;
+    return std::make_unique<NvdecRgbDecoder>(kernels.cuda(), fake.nvdec(), kFakeFatbin,
+                                             sizeof(kFakeFatbin), options);
+  }
+};
 
 class NvdecWarpTest : public ::testing::Test {
  protected:
-  NvdecWarpTest() {
-    state_.fake = &fake_;
-    launches = &state_;
-    cuda_ = WithLaunches(fake_);
-    NvdecPoolOptions options;
-    options.sessions = 1;
-    options.surfaces = 2;
-    decoder_ = std::make_unique<NvdecRgbDecoder>(cuda_, fake_.nvdec(), kFatbin, sizeof(kFatbin),
-                                                 options);
-  }
-  ~NvdecWarpTest() override { launches = nullptr; }
-
   Status Decode(int width, int height, const WarpPlanner& plan, int bit_depth_minus8 = 0) {
     FakeSample s;
     s.width = width;
@@ -181,10 +128,9 @@ class NvdecWarpTest : public ::testing::Test {
     return n;
   }
 
-  FakeNvdec fake_;
-  Launches state_;
-  CudaApi cuda_;
-  std::unique_ptr<NvdecRgbDecoder> decoder_;
+  FusedFake state_;
+  FakeNvdec& fake_ = state_.fake;
+  std::unique_ptr<NvdecRgbDecoder> decoder_ = state_.Decoder();
 };
 
 WarpPlanner Plan(const RegionWarp& w, CUdeviceptr dst, std::vector<int>* seen = nullptr) {
@@ -254,8 +200,8 @@ TEST_F(NvdecWarpTest, SharesThePoolAndModuleWithDecodeHevcsConversion) {
   fake_.CompleteStream(kStream);
   ASSERT_TRUE(Decode(64, 48, Plan(Resize(0, 0, 64, 48, 8, 8), 0)).ok());
   EXPECT_EQ(decoder_->pools(), 1) << "one pool per GPU for both ops";
-  EXPECT_EQ(state_.loads, 1) << "one module per GPU for both kernels";
-  EXPECT_THAT(state_.functions, ::testing::Contains("tfg_decode_warp_ycbcr"));
+  EXPECT_EQ(state_.kernels.loads, 1) << "one module per GPU for both kernels";
+  EXPECT_THAT(state_.kernels.looked_up, ::testing::Contains("tfg_decode_warp_ycbcr"));
   ExpectCleanEnd();
 }
 
@@ -283,43 +229,35 @@ TEST_F(NvdecWarpTest, RegionOutsideThePictureIsAnErrorNamingTheSample) {
 }
 
 TEST_F(NvdecWarpTest, FailedLaunchAndMissingKernelAreStatusesAndReleaseThePicture) {
-  state_.fail_launch = CUDA_ERROR_UNKNOWN;
+  state_.kernels.fail_launch = CUDA_ERROR_UNKNOWN;
   Status s = Decode(64, 48, Plan(Resize(0, 0, 64, 48, 8, 8), 0x1000));
   EXPECT_THAT(s.message(), HasSubstr("cuLaunchKernel(tfg_decode_warp_ycbcr) failed"));
   EXPECT_THAT(s.message(), HasSubstr("sample 7"));
-  state_.fail_launch = CUDA_SUCCESS;
+  state_.kernels.fail_launch = CUDA_SUCCESS;
   fake_.CompleteStream(kStream);
   EXPECT_EQ(Count("cuCtxPushCurrent"), Count("cuCtxPopCurrent"));
   ExpectCleanEnd();
   EXPECT_EQ(Count("cuvidUnmapVideoFrame"), 1);
 }
 
-TEST_F(NvdecWarpTest, EveryFailingPoolCallIsAStatusAndLeaksNothing) {
+TEST(NvdecWarpFailures, EveryFailingPoolCallIsAStatusAndLeaksNothing) {
   // The scenario's calls, each failed at its first occurrence in turn.
   for (const char* call : {"cuvidGetDecoderCaps", "cuvidCreateVideoParser", "cuvidParseVideoData",
                            "cuvidCreateDecoder", "cuvidDecodePicture", "cuvidMapVideoFrame",
                            "cuEventCreate", "cuEventRecord", "cuCtxPushCurrent"}) {
     SCOPED_TRACE(call);
-    FakeNvdec fake;
-    Launches state;
-    state.fake = &fake;
-    launches = &state;
-    const CudaApi cuda = WithLaunches(fake);
-    NvdecPoolOptions options;
-    options.sessions = 1;
-    auto decoder = std::make_unique<NvdecRgbDecoder>(cuda, fake.nvdec(), kFatbin,
-                                                     sizeof(kFatbin), options);
-    fake.FailCall(call, 1);
+    FusedFake f;
+    auto decoder = f.Decoder(1);
+    f.fake.FailCall(call, 1);
     const std::vector<uint8_t> bytes = FakeSampleBytes(FakeSample());
     const Status s = DecodeWarped(decoder.get(), bytes.data(), bytes.size(), kStream, "sample 7",
                                   Plan(Resize(0, 0, 64, 48, 8, 8), 0));
     EXPECT_FALSE(s.ok());
     EXPECT_THAT(s.message(), HasSubstr(call));
-    fake.CompleteStream(kStream);
+    f.fake.CompleteStream(kStream);
     decoder.reset();
-    EXPECT_THAT(fake.violations(), ::testing::IsEmpty());
-    for (const auto& [what, count] : fake.live()) EXPECT_EQ(count, 0) << what << " left alive";
-    launches = &state_;
+    EXPECT_THAT(f.fake.violations(), ::testing::IsEmpty());
+    for (const auto& [what, count] : f.fake.live()) EXPECT_EQ(count, 0) << what << " left alive";
   }
 }
 
@@ -401,7 +339,7 @@ TEST_P(FusedKernelOverTheLauncher, MatchesTheCpuDecodeHevcWarpedPath) {
   EXPECT_EQ(state_.launches[0].dims.grid_x, (c.out_w + 31u) / 32);
 
   // The CPU decode_hevc_warped path on the same picture (NHWC; transposed for NCHW).
-  const codec::YcbcrPicture host = OnHost(state_.launches[0].picture);
+  const codec::YcbcrPicture host = OnHost(state_.launches[0].picture, state_.seed, &state_.surface);
   codec::PictureRegion region;
   region.x = c.x0;
   region.y = c.y0;

@@ -44,12 +44,11 @@
 #include "tensorflow/core/platform/logging.h"
 #include "tensorflow/core/util/work_sharder.h"
 #include "tf_gulp/ops/framework/core_status.h"
-#include "xla/stream_executor/stream.h"
+#include "tf_gulp/ops/framework/gpu_kernel.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::AllocatorAttributes;
 using ::tensorflow::AsyncOpKernel;
 using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
@@ -135,13 +134,6 @@ struct Batch {
   std::vector<Tensor> slots;         // their slots of the output, kept alive for the copies
 };
 
-AllocatorAttributes PinnedHost() {
-  AllocatorAttributes attr;
-  attr.set_on_host(true);
-  attr.set_gpu_compatible(true);
-  return attr;
-}
-
 class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
  public:
   explicit DecodeHevcWarpedGpuOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
@@ -162,12 +154,8 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
         ctx, elements.dims() == 1 && elements.dim_size(0) == contents.dim_size(0),
         absl::InvalidArgumentError("decode_hevc_warped: elements must be [B] like contents"),
         done);
-    OP_REQUIRES_ASYNC(ctx, ctx->op_device_context() != nullptr,
-                      absl::InternalError("decode_hevc_warped: no GPU device context"), done);
-    auto* stream = ctx->op_device_context()->stream();
-    OP_REQUIRES_ASYNC(ctx, stream != nullptr,
-                      absl::InternalError("decode_hevc_warped: the GPU device has no stream"),
-                      done);
+    CUstream cu_stream = nullptr;
+    OP_REQUIRES_OK_ASYNC(ctx, ComputeStream(ctx, "decode_hevc_warped", &cu_stream), done);
     auto batch = std::make_shared<Batch>();
     batch->ctx = ctx;
     batch->seed = static_cast<uint64_t>(ctx->input(2).scalar<int64_t>()());
@@ -198,7 +186,6 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
       });
       return;
     }
-    CUstream cu_stream = static_cast<CUstream>(stream->platform_specific_handle().stream);
     const int64_t tasks = std::min(batch->size, kPicturesInFlight);
     batch->tasks_left = static_cast<int>(tasks);
     auto shared_done = std::make_shared<DoneCallback>(std::move(done));
