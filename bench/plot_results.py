@@ -6,9 +6,9 @@ Reads what each benchmark writes (its --output, by default in bench/results/) an
 benchmark whose JSON is there:
 
     gulp_read.json  (bench/bench_gulp_read.py)  -> gulp_read.png  (docs/benchmarks.md)
-    ffrecord.json   (bench/bench_ffrecord.py)   -> ffrecord.png   (docs/ffrecord.md)
-    bzna.json       (bench/bench_bzna.py)       -> bzna.png       (docs/benzina.md)
-    ingest.json     (bench/bench_ingest.py)     -> ingest.png     (docs/ingest.md)
+    ffrecord.json   (bench/bench_ffrecord.py)   -> ffrecord.png   (docs/benchmarks.md)
+    bzna.json       (bench/bench_bzna.py)       -> bzna.png       (docs/benchmarks.md)
+    ingest.json     (bench/bench_ingest.py)     -> ingest.png     (docs/benchmarks.md)
     fused_warp.json (bench/bench_fused_warp.py) -> fused_warp.png (docs/benchmarks.md)
 
 Every plot is labelled with the run's date, machine and command, read from the JSON the benchmark

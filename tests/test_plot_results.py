@@ -104,8 +104,8 @@ def test_ffrecord_cold_panels_compare_random_readers_only():
 
 
 def test_docs_show_the_plots():
-    docs = {"gulp_read.png": "benchmarks.md", "ffrecord.png": "ffrecord.md",
-            "bzna.png": "benzina.md", "ingest.png": "ingest.md",
+    docs = {"gulp_read.png": "benchmarks.md", "ffrecord.png": "benchmarks.md",
+            "bzna.png": "benchmarks.md", "ingest.png": "benchmarks.md",
             "fused_warp.png": "benchmarks.md"}
     for png, doc in docs.items():
         text = (REPO_ROOT / "docs" / doc).read_text(encoding="utf-8")
