@@ -20,7 +20,8 @@ from tensorflow.python.data.ops import dataset_ops
 from tf_gulp import _args as A
 from tf_gulp import _core
 from tf_gulp._files import absolute, check_regular_file
-from tf_gulp._sharding import as_int, install_auto_shard_warning
+from tf_gulp._sharding import as_int, check_shard
+from tf_gulp._source_dataset import ShardsItself
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
 from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index, read_file_range
@@ -34,8 +35,6 @@ from tf_gulp.ops.image.warp_ops import similarity_transform_matrices, similarity
 IMAGENET_TEST = container.IMAGENET_TEST
 IMAGENET_VAL = container.IMAGENET_VAL
 TRACKS = ("bzna_input", "bzna_thumb")
-
-install_auto_shard_warning()
 
 
 def _container(path: str) -> container.Container:
@@ -153,7 +152,7 @@ def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: in
             .map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True))
 
 
-class BenzinaSource(dataset_ops.DatasetV2):
+class BenzinaSource(ShardsItself, dataset_ops.DatasetV2):
     """What :func:`BenzinaDataset` returns: a ``tf.data.Dataset`` whose cardinality is known and
     whose ``skip``, ``take`` and ``shard`` (with Python integer arguments) select positions of each
     epoch's order before anything is read, so what they drop is never read nor decoded."""
@@ -213,16 +212,9 @@ class BenzinaSource(dataset_ops.DatasetV2):
             return self._with(("take", known))
         return super().take(count, name=name)
 
-    def shard(self, num_shards, index, name=None) -> tf.data.Dataset:
-        n, i = as_int(num_shards), as_int(index)
-        if n is not None and i is not None:
-            num_shards, index = n, i
-            if num_shards < 1 or not 0 <= index < num_shards:
-                raise tf.errors.InvalidArgumentError(
-                    None, None, f"shard: need num_shards >= 1 and 0 <= index < num_shards, got "
-                    f"num_shards={num_shards}, index={index}")
-            return self._with(("shard", int(num_shards), int(index)))
-        return super().shard(num_shards, index, name=name)
+    def _own_shard(self, num_shards: int, index: int) -> tf.data.Dataset:
+        check_shard(num_shards, index)
+        return self._with(("shard", num_shards, index))
 
 
 def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
