@@ -12,7 +12,7 @@ from tf_gulp._source_dataset import ShardedSourceDataset, graph_path, source_see
 from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.index import DEFAULT_MAX_CLIP_BYTES
 from tf_gulp.ops.gulp.gulp_ops import FrameSpec, gulp_dataset_variant
-from tf_gulp.transforms import kernel_transform, kernel_vector
+from tf_gulp.transforms import kernel_warp_attrs
 
 # Channels of each colorspace. The allowed colorspaces are the op's attr (gulp_dataset_op.cc):
 # gulp_dataset_variant checks them before this is looked up.
@@ -278,11 +278,6 @@ def _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode) -> dict:
         return {}
     if not decode:
         raise ValueError("shape= (the fused decode + warp) needs decode=True")
-    height, width = A.output_shape(shape, what="GulpDataset: ")
-    A.choice(dtype, "dtype", ("uint8", "float32"), what="GulpDataset: ")
+    attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what="GulpDataset: ")
     dct_scaling = A.boolean(dct_scaling, "dct_scaling", what="GulpDataset: ")
-    if dtype == "uint8" and (bias is not None or norm is not None):
-        raise ValueError("bias and norm apply to dtype='float32' outputs")
-    return dict(warp=kernel_transform(warp), output_height=height, output_width=width,
-                output_dtype=dtype, bias=kernel_vector(bias, "bias"),
-                norm=kernel_vector(norm, "norm"), dct_scaling=dct_scaling)
+    return dict(attrs, output_dtype=dtype, dct_scaling=dct_scaling)
