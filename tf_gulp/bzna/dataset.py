@@ -24,7 +24,7 @@ from tf_gulp._sharding import as_int, check_shard
 from tf_gulp._source_dataset import ShardsItself
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
-from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index, read_file_range
+from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index, bzna_epoch_order, read_file_range
 from tf_gulp.ops.epoch.cardinality_ops import KnownCardinalityDataset
 from tf_gulp.ops.epoch.epoch_ops import EpochDataset, new_epoch_counter
 from tf_gulp.ops.bzna.hevc_ops import (decode_hevc, decode_hevc_warped, hevc_sample_size,
@@ -87,8 +87,9 @@ def split_range(path: str, split: Optional[str],
 Selection = Tuple[Tuple[int, ...], ...]
 
 
-def _select(positions, selection: Selection):
-    """`positions` (a vector, or a length for its count) after `selection`."""
+def _select(positions: range, selection: Selection) -> range:
+    """The positions of an epoch (``range(count)``) that `selection` keeps: a range again
+    (``start + step * k``), so one of them is found without listing the others."""
     for op in selection:
         if op[0] == "skip":
             positions = positions[op[1]:] if op[1] >= 0 else positions[:0]
@@ -107,6 +108,7 @@ def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: in
     only that position of the selected order (one tf.data service split: one entry).
     `name_samples` adds "what" (the sample's name for error messages) to undecoded elements."""
     path_t = tf.constant(path)
+    kept = _select(range(stop - start), selection)
 
     @tf.autograph.experimental.do_not_convert
     def index(p):
@@ -117,14 +119,18 @@ def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: in
         check = tf.debugging.assert_less_equal(
             tf.constant(stop, tf.int64), n,
             message=f"{path}: the split [{start}, {stop}) is past the end of the file")
-        with tf.control_dependencies([check]):
-            ids = tf.range(start, stop, dtype=tf.int64)
-        if shuffle:
-            noise = tf.random.stateless_uniform([stop - start], seed=T.element_key(seed, epoch, -1))
-            ids = tf.gather(ids, tf.argsort(noise))
-        ids = _select(ids, selection)
+        # The kept positions k = lo .. hi - 1 of the selection: all of them, or one split's.
+        lo, hi = tf.constant(0, tf.int64), tf.constant(len(kept), tf.int64)
         if position is not None:
-            ids = tf.cond(position < 0, lambda: ids, lambda: ids[position:position + 1])
+            one = tf.minimum(position, hi)
+            lo, hi = (tf.where(position < 0, lo, one),
+                      tf.where(position < 0, hi, tf.minimum(position + 1, hi)))
+        with tf.control_dependencies([check]):
+            positions = kept.start + kept.step * tf.range(lo, hi, dtype=tf.int64)
+        # The shuffle: FFRecordDataset's keyed permutation of (seed, epoch), in C++, O(1) per
+        # position (a split does not draw the whole epoch's order).
+        ids = start + (bzna_epoch_order(stop - start, seed, epoch, positions) if shuffle
+                       else positions)
         return tf.data.Dataset.from_tensor_slices(
             (ids, tf.gather(offsets, ids), tf.gather(sizes, ids), tf.gather(t_offsets, ids)))
 
