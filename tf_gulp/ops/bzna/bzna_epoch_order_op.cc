@@ -18,23 +18,17 @@
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::OpKernel;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::Tensor;
-using ::tensorflow::TensorShape;
-using ::tensorflow::shape_inference::InferenceContext;
-using ::tensorflow::shape_inference::ShapeHandle;
+namespace tf = ::tensorflow;
 
 constexpr char kOpName[] = "TfGulp>BznaEpochOrder";
 
-class BznaEpochOrderOp : public OpKernel {
+class BznaEpochOrderOp : public tf::OpKernel {
  public:
-  explicit BznaEpochOrderOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
+  explicit BznaEpochOrderOp(tf::OpKernelConstruction* ctx) : tf::OpKernel(ctx) {}
 
-  void Compute(OpKernelContext* ctx) override {
+  void Compute(tf::OpKernelContext* ctx) override {
     for (int i = 0; i < 3; ++i) {
-      OP_REQUIRES(ctx, ::tensorflow::TensorShapeUtils::IsScalar(ctx->input(i).shape()),
+      OP_REQUIRES(ctx, tf::TensorShapeUtils::IsScalar(ctx->input(i).shape()),
                   absl::InvalidArgumentError(absl::StrCat(
                       "bzna_epoch_order: count, seed and epoch are scalars, got input ", i,
                       " of shape ", ctx->input(i).shape().DebugString())));
@@ -42,8 +36,8 @@ class BznaEpochOrderOp : public OpKernel {
     const int64_t count = ctx->input(0).scalar<int64_t>()();
     const uint64_t seed = static_cast<uint64_t>(ctx->input(1).scalar<int64_t>()());
     const int64_t epoch = ctx->input(2).scalar<int64_t>()();
-    const Tensor& positions = ctx->input(3);
-    Tensor* out = nullptr;
+    const tf::Tensor& positions = ctx->input(3);
+    tf::Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, positions.shape(), &out));
     // O(1) per position: a tf.data service split (one position) costs nothing per entry of the
     // file.
@@ -66,8 +60,8 @@ REGISTER_OP(kOpName)
     .Input("epoch: int64")
     .Input("positions: int64")
     .Output("entries: int64")
-    .SetShapeFn([](InferenceContext* c) {
-      ShapeHandle scalar;
+    .SetShapeFn([](tf::shape_inference::InferenceContext* c) {
+      tf::shape_inference::ShapeHandle scalar;
       for (int i = 0; i < 3; ++i) TF_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
       c->set_output(0, c->input(3));
       return absl::OkStatus();
@@ -79,7 +73,7 @@ pseudo-random permutation keyed by (seed, epoch): FFRecordDataset's record
 order for the same arguments.
 )doc");
 
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(::tensorflow::DEVICE_CPU), BznaEpochOrderOp);
+REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tf::DEVICE_CPU), BznaEpochOrderOp);
 
 }  // namespace
 }  // namespace tf_gulp
