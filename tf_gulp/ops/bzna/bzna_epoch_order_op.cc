@@ -54,18 +54,21 @@ class BznaEpochOrderOp : public tf::OpKernel {
   }
 };
 
+// Three scalars, and the entries shaped like the positions.
+absl::Status EntriesLikePositions(tf::shape_inference::InferenceContext* c) {
+  tf::shape_inference::ShapeHandle scalar;
+  for (int i = 0; i < 3; ++i) TF_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
+  c->set_output(0, c->input(3));
+  return absl::OkStatus();
+}
+
 REGISTER_OP(kOpName)
     .Input("count: int64")
     .Input("seed: int64")
     .Input("epoch: int64")
     .Input("positions: int64")
     .Output("entries: int64")
-    .SetShapeFn([](tf::shape_inference::InferenceContext* c) {
-      tf::shape_inference::ShapeHandle scalar;
-      for (int i = 0; i < 3; ++i) TF_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
-      c->set_output(0, c->input(3));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(EntriesLikePositions)
     .Doc(R"doc(
 The shuffled order of one epoch of `count` entries at `positions`: entries[i]
 is the entry (in [0, count)) visited at position positions[i] of the epoch, a
