@@ -125,17 +125,16 @@ Status WarpDecoded(const HevcDecoder& decoder, const PictureRegion& region,
   return WarpDecodedImpl(DecoderRgb(decoder, chroma), region, matrix, target, dst);
 }
 
+template <typename Out>
 Status WarpDecoded(const YcbcrPicture& picture, const PictureRegion& region,
                    ChromaUpsampling chroma, const double matrix[9],
-                   const HevcWarpTarget& target, float* dst) {
+                   const HevcWarpTarget& target, Out* dst) {
   return WarpDecodedImpl(PictureRgb(picture, chroma), region, matrix, target, dst);
 }
-
-Status WarpDecoded(const YcbcrPicture& picture, const PictureRegion& region,
-                   ChromaUpsampling chroma, const double matrix[9],
-                   const HevcWarpTarget& target, uint8_t* dst) {
-  return WarpDecodedImpl(PictureRgb(picture, chroma), region, matrix, target, dst);
-}
+template Status WarpDecoded(const YcbcrPicture&, const PictureRegion&, ChromaUpsampling,
+                            const double[9], const HevcWarpTarget&, float*);
+template Status WarpDecoded(const YcbcrPicture&, const PictureRegion&, ChromaUpsampling,
+                            const double[9], const HevcWarpTarget&, uint8_t*);
 
 }  // namespace codec
 }  // namespace tfg

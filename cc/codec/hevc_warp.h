@@ -49,16 +49,13 @@ Status WarpDecoded(const HevcDecoder& decoder, const PictureRegion& region,
                    ChromaUpsampling chroma, const double matrix[9],
                    const HevcWarpTarget& target, uint8_t* dst);
 
-// The same for a picture already in memory (the caller checks `region` lies
-// inside it): what the GPU kernel of decode_hevc_warped is compared with on
-// NVDEC-like NV12 surfaces (cc/gpu/nvdec_warp_test.cc), and the CPU fallback's
-// path for a picture NVDEC hands over.
+// The same for a picture already in memory, e.g. an NV12 surface (the caller
+// checks `region` lies inside it): what decode_hevc_warped's GPU kernel is
+// compared with (cc/gpu/nvdec_warp_test.cc). `Out` is float or uint8_t.
+template <typename Out>
 Status WarpDecoded(const YcbcrPicture& picture, const PictureRegion& region,
                    ChromaUpsampling chroma, const double matrix[9],
-                   const HevcWarpTarget& target, float* dst);
-Status WarpDecoded(const YcbcrPicture& picture, const PictureRegion& region,
-                   ChromaUpsampling chroma, const double matrix[9],
-                   const HevcWarpTarget& target, uint8_t* dst);
+                   const HevcWarpTarget& target, Out* dst);
 
 }  // namespace codec
 }  // namespace tfg

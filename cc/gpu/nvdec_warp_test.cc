@@ -6,14 +6,7 @@
 // given, reading a host NV12 surface laid out as the mapped one (pitch, chroma
 // after the coded rows): the output is compared with the CPU decode_hevc_warped
 // path (codec::WarpDecoded) on edge shapes.
-#include "cc/gpu/testing/cuda_launch_stand_in.h"
-// clang-format off: the kernels need the stand-in first.
-#if __has_include("cc/gpu/similarity_warp_kernels_host.inc")
-#include "cc/gpu/similarity_warp_kernels_host.inc"  // Bazel: a copy (C++ rules take no .cu)
-#else
-#include "cc/gpu/similarity_warp_kernels.cu"
-#endif
-// clang-format on
+#include "cc/gpu/testing/kernels_on_host.h"  // first: the kernels' source on the host
 
 #include "cc/gpu/nvdec_warp.h"
 
