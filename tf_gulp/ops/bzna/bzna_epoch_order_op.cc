@@ -4,23 +4,20 @@
 // draw their shuffle in C++ from one kind of key. The Benzina reader is a
 // pipeline of plain tf.data stages, not a source kernel: it asks for the
 // entries at the epoch positions its skip / take / shard keep (all of them for
-// a pass, one for a tf.data service split).
+// a pass, one for a tf.data service split). The op is registered in
+// bzna_ops.cc.
 #include <cstdint>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cc/ffrecord/record_order.h"
-#include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 
 namespace tf_gulp {
 namespace {
 
 namespace tf = ::tensorflow;
-
-constexpr char kOpName[] = "TfGulp>BznaEpochOrder";
 
 class BznaEpochOrderOp : public tf::OpKernel {
  public:
@@ -54,29 +51,7 @@ class BznaEpochOrderOp : public tf::OpKernel {
   }
 };
 
-// Three scalars, and the entries shaped like the positions.
-absl::Status EntriesLikePositions(tf::shape_inference::InferenceContext* c) {
-  tf::shape_inference::ShapeHandle scalar;
-  for (int i = 0; i < 3; ++i) TF_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
-  c->set_output(0, c->input(3));
-  return absl::OkStatus();
-}
-
-REGISTER_OP(kOpName)
-    .Input("count: int64")
-    .Input("seed: int64")
-    .Input("epoch: int64")
-    .Input("positions: int64")
-    .Output("entries: int64")
-    .SetShapeFn(EntriesLikePositions)
-    .Doc(R"doc(
-The shuffled order of one epoch of `count` entries at `positions`: entries[i]
-is the entry (in [0, count)) visited at position positions[i] of the epoch, a
-pseudo-random permutation keyed by (seed, epoch): FFRecordDataset's record
-order for the same arguments.
-)doc");
-
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tf::DEVICE_CPU), BznaEpochOrderOp);
+REGISTER_KERNEL_BUILDER(Name("TfGulp>BznaEpochOrder").Device(tf::DEVICE_CPU), BznaEpochOrderOp);
 
 }  // namespace
 }  // namespace tf_gulp

@@ -9,8 +9,10 @@
 //   InternalTestingBznaTrackIndex,
 //   InternalTestingBznaIndexCacheStats       bzna_index_op.cc
 //   ReadFileRange                            read_file_range_op.cc
+//   BznaEpochOrder                           bzna_epoch_order_op.cc
 //   DecodeHevc, HevcSampleSize               decode_hevc_op.cc (GPU: decode_hevc_gpu_op.cc)
 //   DecodeHevcWarped                         decode_hevc_warped_op.cc
+//                                            (GPU: decode_hevc_warped_gpu_op.cc)
 #include <cstdint>
 #include <vector>
 
@@ -44,6 +46,14 @@ constexpr int64_t kAny = InferenceContext::kUnknownDim;
   };
 }
 
+// Three scalars, and the entries shaped like the positions.
+absl::Status EntriesLikePositions(InferenceContext* c) {
+  ShapeHandle scalar;
+  for (int i = 0; i < 3; ++i) TF_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
+  c->set_output(0, c->input(3));
+  return absl::OkStatus();
+}
+
 REGISTER_OP("TfGulp>InternalTestingBznaTrackIndex")
     .Input("path: string")
     .Output("offsets: int64")
@@ -73,6 +83,20 @@ REGISTER_OP("TfGulp>ReadFileRange")
     .Output("contents: string")
     .SetShapeFn(ScalarInputsShape(0, {{}}))  // the kernel checks the inputs
     .Doc("Reads exactly `size` bytes at `offset` of a file.");
+
+REGISTER_OP("TfGulp>BznaEpochOrder")
+    .Input("count: int64")
+    .Input("seed: int64")
+    .Input("epoch: int64")
+    .Input("positions: int64")
+    .Output("entries: int64")
+    .SetShapeFn(EntriesLikePositions)
+    .Doc(R"doc(
+The shuffled order of one epoch of `count` entries at `positions`: entries[i]
+is the entry (in [0, count)) visited at position positions[i] of the epoch, a
+pseudo-random permutation keyed by (seed, epoch): FFRecordDataset's record
+order for the same arguments.
+)doc");
 
 REGISTER_OP("TfGulp>DecodeHevc")
     .Input("contents: string")
