@@ -25,18 +25,17 @@
 
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/model.h"
-#include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/partial_tensor_shape.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/mutex.h"
+#include "tf_gulp/ops/epoch/epoch_ops.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/element_split_provider.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::AttrValue;
 using ::tensorflow::DataTypeVector;
 using ::tensorflow::mutex;
 using ::tensorflow::mutex_lock;
@@ -56,9 +55,8 @@ using ::tensorflow::data::SerializationContext;
 using ::tensorflow::data::SplitProvider;
 namespace model = ::tensorflow::data::model;
 
-constexpr char kOpName[] = "TfGulp>EpochDataset";
+// The op's input; its attrs are EpochDatasetAttrs' (epoch_ops.h).
 constexpr char kKey[] = "key";
-constexpr char kElementsAttr[] = "elements";
 // Iterator state keys.
 constexpr char kEpoch[] = "epoch";
 constexpr char kDone[] = "done";
@@ -67,33 +65,31 @@ constexpr char kSplitProvider[] = "split_provider";
 class EpochDatasetOp : public DatasetOpKernel {
  public:
   explicit EpochDatasetOp(OpKernelConstruction* ctx) : DatasetOpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kEpochCounterAttr, &counter_name_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kElementsAttr, &elements_));
-    OP_REQUIRES(ctx, elements_ >= -1,
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
+    OP_REQUIRES(ctx, attrs_.elements >= -1,
                 absl::InvalidArgumentError(absl::StrCat(
                     "EpochDataset: elements must be -1 or >= 0, got ",
-                    elements_)));
+                    attrs_.elements)));
   }
 
   void MakeDataset(OpKernelContext* ctx, DatasetBase** output) override;
 
  private:
   class Dataset;
-  std::string counter_name_;
-  int64_t elements_ = -1;
+  EpochDatasetAttrs attrs_;
 };
 
 class EpochDatasetOp::Dataset : public DatasetBase {
  public:
-  Dataset(OpKernelContext* ctx, std::string key, std::string counter_name,
-          int64_t elements, std::shared_ptr<EpochCounter> epochs)
+  Dataset(OpKernelContext* ctx, std::string key, const EpochDatasetAttrs& attrs,
+          std::shared_ptr<EpochCounter> epochs)
       : DatasetBase(tensorflow::data::DatasetContext(ctx)),
         key_(std::move(key)),
-        counter_name_(std::move(counter_name)),
-        elements_(elements),
+        attrs_(attrs),
+        elements_(attrs.elements),
         epochs_(std::move(epochs)),
-        shapes_({elements >= 0 ? PartialTensorShape({2})
-                               : PartialTensorShape({})}) {}
+        shapes_({elements_ >= 0 ? PartialTensorShape({2})
+                                : PartialTensorShape({})}) {}
 
   std::unique_ptr<IteratorBase> MakeIteratorInternal(
       const std::string& prefix) const override {
@@ -133,12 +129,9 @@ class EpochDatasetOp::Dataset : public DatasetBase {
                                   Node** output) const override {
     Node* key = nullptr;
     TF_RETURN_IF_ERROR(b->AddScalar(tensorflow::tstring(key_), &key));
-    AttrValue counter, elements;
-    b->BuildAttrValue(counter_name_, &counter);
-    b->BuildAttrValue(elements_, &elements);
-    return b->AddDataset(
-        this, {key},
-        {{kEpochCounterAttr, counter}, {kElementsAttr, elements}}, output);
+    GraphAttrs attrs;
+    AddAttrs(attrs_, b, &attrs);
+    return b->AddDataset(this, {key}, attrs, output);
   }
 
  private:
@@ -246,8 +239,8 @@ class EpochDatasetOp::Dataset : public DatasetBase {
   }
 
   const std::string key_;
-  const std::string counter_name_;
-  const int64_t elements_;
+  const EpochDatasetAttrs attrs_;
+  const int64_t elements_;  // attrs_.elements
   const std::shared_ptr<EpochCounter> epochs_;
   const DataTypeVector dtypes_ = {tensorflow::DT_INT64};
   const std::vector<PartialTensorShape> shapes_;
@@ -258,33 +251,12 @@ void EpochDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
   OP_REQUIRES_OK(ctx, tensorflow::data::ParseScalarArgument<tensorflow::tstring>(
                           ctx, kKey, &key));
   std::shared_ptr<EpochCounter> epochs;
-  OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, counter_name_, &epochs));
-  *output = new Dataset(ctx, std::string(key), counter_name_, elements_,
-                        std::move(epochs));
+  OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, attrs_.epoch_counter, &epochs));
+  *output = new Dataset(ctx, std::string(key), attrs_, std::move(epochs));
 }
 
-REGISTER_OP(kOpName)
-    .Input("key: string")
-    .Output("handle: variant")
-    .Attr("epoch_counter: string")
-    .Attr("elements: int = -1")
-    // Stateful so graph optimizations never constant-fold or deduplicate it.
-    .SetIsStateful()
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      tensorflow::shape_inference::ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
-      // A variant handle: the element shape ([] or [2]) is in the dataset.
-      c->set_output(0, c->Scalar());
-      return absl::OkStatus();
-    })
-    .Doc(R"doc(
-One int64 element: the number of this pass over `key` counted by the epoch
-counter `epoch_counter` (0 for the first iterator, then 1, 2, ...). With
-`elements` >= 0 the element is [epoch, -1], and under tf.data service dynamic
-sharding each of the pass's `elements` positions is a split [epoch, position].
-)doc");
-
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU),
+// The op's registration: epoch_ops.cc.
+REGISTER_KERNEL_BUILDER(Name(kEpochDatasetOp).Device(tensorflow::DEVICE_CPU),
                         EpochDatasetOp);
 
 }  // namespace

@@ -30,11 +30,11 @@
 #include "cc/util/shard.h"
 #include "cc/io/batch_reader.h"
 #include "tensorflow/core/framework/dataset.h"
-#include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/partial_tensor_shape.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/logging.h"
+#include "tf_gulp/ops/ffrecord/ffrecord_ops.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
 #include "tf_gulp/ops/framework/positional_source_dataset.h"
@@ -42,7 +42,6 @@
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::AttrValue;
 using ::tensorflow::DataTypeVector;
 using ::tensorflow::Node;
 using ::tensorflow::OpKernelConstruction;
@@ -57,18 +56,8 @@ using ::tensorflow::data::IteratorContext;
 using ::tensorflow::data::SerializationContext;
 namespace ffr = ::tfg::ffrecord;
 
-constexpr char kOpName[] = "TfGulp>FFRecordDataset";
+// The op's input; its attrs are FFRecordDatasetAttrs' (ffrecord_ops.h).
 constexpr char kPaths[] = "paths";
-// Attr names, shared by the op registration, the kernel constructor and
-// AsGraphDefInternal.
-constexpr char kBatchSize[] = "batch_size";
-constexpr char kDropRemainder[] = "drop_remainder";
-constexpr char kShuffle[] = "shuffle";
-constexpr char kSeed[] = "seed";
-constexpr char kCheckData[] = "check_data";
-constexpr char kQueueDepth[] = "queue_depth";
-constexpr char kIoEngine[] = "io_engine";
-constexpr char kDirectIo[] = "direct_io";
 
 // Without batch_size, records are still read in groups of this many per
 // submission (and handed out one by one).
@@ -81,20 +70,9 @@ constexpr int64_t kUnbatchedGroup = 32;
 // touched per batch for no more bandwidth), so two, as the earlier queue had.
 constexpr int kReadAheadChunks = 2;
 
-struct Options {
-  int64_t batch_size = 0;  // 0: one record per element
-  bool drop_remainder = false;
-  bool shuffle = false;
-  int64_t seed = 0;
-  bool check_data = true;
-  int64_t queue_depth = 0;  // 0: the batch size (or the unbatched group)
-  std::string io_engine;  // a name of tfg::kIoEngines (the attr's allowed values)
-  bool direct_io = false;
-  // Dataset.shard's and the epoch counter's (positional_source_dataset.h):
-  // the iterator's element e (a record, or a batch) is the epoch's element
-  // shard.Global(e).
-  SourceAttrs source;
-
+// Everything the op's attrs say (ffrecord_ops.h), read once in the kernel
+// constructor, and what the kernel derives from them.
+struct Options : FFRecordDatasetAttrs {
   tfg::IoEngine engine = tfg::IoEngine::kAuto;
   bool batched() const { return batch_size > 0; }
   // Elements of an epoch of `num_records` records, before sharding.
@@ -121,31 +99,13 @@ absl::Status ParseOptions(Options* o) {
   return ToTfStatus(tfg::ParseIoEngine(o->io_engine, &o->engine));
 }
 
-// "io_engine: {'auto', 'io_uring', 'pread'} = 'auto'": the names are cc/io's
-// one list (tfg::kIoEngines), also what FileReader accepts.
-std::string IoEngineAttr() {
-  std::string names;
-  for (tfg::IoEngine engine : tfg::kIoEngines) {
-    absl::StrAppend(&names, names.empty() ? "" : ", ", "'", tfg::IoEngineName(engine), "'");
-  }
-  return absl::StrCat(kIoEngine, ": {", names, "} = '",
-                      tfg::IoEngineName(tfg::IoEngine::kAuto), "'");
-}
-
 class FFRecordDatasetOp : public DatasetOpKernel {
  public:
   explicit FFRecordDatasetOp(OpKernelConstruction* ctx) : DatasetOpKernel(ctx) {
     Options& o = options_;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kBatchSize, &o.batch_size));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kDropRemainder, &o.drop_remainder));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kShuffle, &o.shuffle));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kSeed, &o.seed));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kCheckData, &o.check_data));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kQueueDepth, &o.queue_depth));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kIoEngine, &o.io_engine));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kDirectIo, &o.direct_io));
+    OP_REQUIRES_OK(ctx, ReadAttrs<FFRecordDatasetAttrs>(ctx, &o));
     OP_REQUIRES_OK(ctx, ParseOptions(&o));
-    OP_REQUIRES_OK(ctx, o.source.Read(ctx));
+    OP_REQUIRES_OK(ctx, o.source.Validate());
   }
 
   void MakeDataset(OpKernelContext* ctx, DatasetBase** output) override;
@@ -204,22 +164,8 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
                                   Node** output) const override {
     Node* paths = nullptr;
     TF_RETURN_IF_ERROR(b->AddVector(paths_, &paths));
-    const Options& o = options_;
-    std::vector<std::pair<absl::string_view, AttrValue>> attrs;
-    auto add = [&](absl::string_view name, const auto& value) {
-      AttrValue attr;
-      b->BuildAttrValue(value, &attr);
-      attrs.emplace_back(name, attr);
-    };
-    add(kBatchSize, o.batch_size);
-    add(kDropRemainder, o.drop_remainder);
-    add(kShuffle, o.shuffle);
-    add(kSeed, o.seed);
-    add(kCheckData, o.check_data);
-    add(kQueueDepth, o.queue_depth);
-    add(kIoEngine, o.io_engine);
-    add(kDirectIo, o.direct_io);
-    o.source.AddTo(b, &attrs);
+    GraphAttrs attrs;
+    AddAttrs<FFRecordDatasetAttrs>(options_, b, &attrs);
     return b->AddDataset(this, {paths}, attrs, output);
   }
 
@@ -374,42 +320,8 @@ void FFRecordDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) 
   *output = new Dataset(ctx, std::move(paths), options_, std::move(reader), std::move(epochs));
 }
 
-REGISTER_OP(kOpName)
-    .Input("paths: string")
-    .Output("handle: variant")
-    // Python's wrappers read the allowed values, minimums and defaults from
-    // this registration (tf_gulp/ops/op_attrs.py): they are written only here.
-    .Attr("batch_size: int >= 0 = 0")
-    .Attr("drop_remainder: bool = false")
-    .Attr("shuffle: bool = false")
-    .Attr("seed: int = 0")
-    .Attr("check_data: bool = true")
-    // 0: the batch size; at most tfg::kMaxQueueDepth (checked by the kernel).
-    .Attr("queue_depth: int >= 0 = 0")
-    .Attr(IoEngineAttr())
-    .Attr("direct_io: bool = false")
-    // Dataset.shard(num_shards, shard_index), applied before anything is read.
-    .Attr("num_shards: int = 1")
-    .Attr("shard_index: int = 0")
-    // The name of the epoch counter shared by every re-creation of one Python
-    // dataset (epoch_counter.h); "" for a counter private to the dataset.
-    .Attr("epoch_counter: string = ''")
-    // Source datasets are stateful so graph optimizations never constant-fold
-    // or deduplicate them.
-    .SetIsStateful()
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      tensorflow::shape_inference::ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRankAtMost(c->input(0), 1, &unused));
-      c->set_output(0, c->Scalar());
-      return absl::OkStatus();
-    })
-    .Doc(R"doc(
-Reads the records of FFRecord files (paths: files, or directories of *.ffr
-files) as a dataset of strings, single or batched. See
-tf_gulp.FFRecordDataset for the options.
-)doc");
-
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU), FFRecordDatasetOp);
+// The op's registration: ffrecord_ops.cc.
+REGISTER_KERNEL_BUILDER(Name(kFFRecordDatasetOp).Device(tensorflow::DEVICE_CPU), FFRecordDatasetOp);
 
 }  // namespace
 }  // namespace tf_gulp

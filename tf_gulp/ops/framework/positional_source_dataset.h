@@ -41,47 +41,9 @@
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/element_split_provider.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
+#include "tf_gulp/ops/framework/source_attrs.h"
 
 namespace tf_gulp {
-
-// The attrs every positional source has, besides its own options. Each op
-// registers them with the lines below (the registration is the op's
-// interface, so they stay spelled out there):
-//     // Dataset.shard(num_shards, shard_index), applied before anything is read.
-//     .Attr("num_shards: int = 1")
-//     .Attr("shard_index: int = 0")
-//     // The name of the epoch counter shared by every re-creation of one
-//     // Python dataset (epoch_counter.h); "" for a counter private to the
-//     // dataset.
-//     .Attr("epoch_counter: string = ''")
-struct SourceAttrs {
-  static constexpr char kNumShards[] = "num_shards";
-  static constexpr char kShardIndex[] = "shard_index";
-
-  // Only these positions of each epoch's order are read (Dataset.shard).
-  tfg::Shard shard;
-  std::string epoch_counter;  // see epoch_counter.h
-
-  // Reads them in a kernel's constructor.
-  absl::Status Read(::tensorflow::OpKernelConstruction* ctx) {
-    TF_RETURN_IF_ERROR(ctx->GetAttr(kNumShards, &shard.num_shards));
-    TF_RETURN_IF_ERROR(ctx->GetAttr(kShardIndex, &shard.index));
-    TF_RETURN_IF_ERROR(ctx->GetAttr(kEpochCounterAttr, &epoch_counter));
-    return ToTfStatus(shard.Validate());
-  }
-
-  // Adds them to the attrs of a dataset's graph node (AsGraphDefInternal).
-  void AddTo(::tensorflow::data::DatasetBase::DatasetGraphDefBuilder* b,
-             std::vector<std::pair<absl::string_view, ::tensorflow::AttrValue>>* attrs) const {
-    ::tensorflow::AttrValue num_shards, index, counter;
-    b->BuildAttrValue(shard.num_shards, &num_shards);
-    b->BuildAttrValue(shard.index, &index);
-    b->BuildAttrValue(epoch_counter, &counter);
-    attrs->emplace_back(kNumShards, num_shards);
-    attrs->emplace_back(kShardIndex, index);
-    attrs->emplace_back(kEpochCounterAttr, counter);
-  }
-};
 
 // A source dataset whose elements are read in Units (see Reader).
 template <typename Unit>
