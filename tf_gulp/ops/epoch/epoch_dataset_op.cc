@@ -30,7 +30,7 @@
 #include "tensorflow/core/platform/mutex.h"
 #include "tf_gulp/ops/epoch/epoch_ops.h"
 #include "tf_gulp/ops/framework/attr_table.h"
-#include "tf_gulp/ops/framework/element_split_provider.h"
+#include "tf_gulp/ops/framework/epoch_cursor.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
 
 namespace tf_gulp {
@@ -57,10 +57,8 @@ namespace model = ::tensorflow::data::model;
 
 // The op's input; its attrs are EpochDatasetAttrs' (epoch_ops.h).
 constexpr char kKey[] = "key";
-// Iterator state keys.
-constexpr char kEpoch[] = "epoch";
+// Iterator state key, besides the cursor's (epoch_cursor.h).
 constexpr char kDone[] = "done";
-constexpr char kSplitProvider[] = "split_provider";
 
 class EpochDatasetOp : public DatasetOpKernel {
  public:
@@ -115,12 +113,13 @@ class EpochDatasetOp::Dataset : public DatasetBase {
   absl::Status MakeSplitProviders(
       std::vector<std::unique_ptr<SplitProvider>>* split_providers)
       const override {
-    std::shared_ptr<EpochCounter> epochs = epochs_;
-    std::string key = key_;
-    split_providers->push_back(std::make_unique<ElementSplitProvider>(
-        elements_ >= 0 ? elements_ : 1,
-        [epochs, key]() { return epochs->Next(key); }));
+    split_providers->push_back(MakeCursor().MakeSplitProvider());
     return absl::OkStatus();
+  }
+
+  // An iterator's epoch and splits: one split per position, or one per pass.
+  EpochCursor MakeCursor() const {
+    return EpochCursor("EpochDataset", epochs_, key_, elements_ >= 0 ? elements_ : 1);
   }
 
  protected:
@@ -137,43 +136,29 @@ class EpochDatasetOp::Dataset : public DatasetBase {
  private:
   class Iterator : public DatasetIterator<Dataset> {
    public:
-    explicit Iterator(const Params& params) : DatasetIterator<Dataset>(params) {}
+    explicit Iterator(const Params& params)
+        : DatasetIterator<Dataset>(params), cursor_(params.dataset->MakeCursor()) {}
 
     absl::Status Initialize(IteratorContext* ctx) override {
       mutex_lock l(mu_);
-      if (!ctx->split_providers().empty()) {
-        if (ctx->split_providers().size() != 1) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "EpochDataset expects one split provider, got ",
-              ctx->split_providers().size()));
-        }
-        split_provider_ = ctx->split_providers()[0];
-        return absl::OkStatus();
-      }
-      epoch_ = dataset()->epochs_->Next(dataset()->key_);
-      return absl::OkStatus();
+      return cursor_.Initialize(ctx);
     }
 
     absl::Status GetNextInternal(IteratorContext* ctx,
                                  std::vector<Tensor>* out_tensors,
                                  bool* end_of_sequence) override {
       mutex_lock l(mu_);
-      if (split_provider_) {  // tf.data service: the dispatcher's epoch
-        Tensor split;
-        bool end = false;
-        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
-        *end_of_sequence = end;
-        if (end) return absl::OkStatus();
+      if (cursor_.has_splits()) {  // tf.data service: the dispatcher's epoch
         int64_t index = 0;
-        const int64_t n = dataset()->elements_;
-        TF_RETURN_IF_ERROR(ElementSplitProvider::Parse(
-            split, n >= 0 ? n : 1, &epoch_, &index));
-        out_tensors->push_back(dataset()->Element(epoch_, index));
+        TF_RETURN_IF_ERROR(cursor_.NextSplit(&index, end_of_sequence));
+        if (!*end_of_sequence) {
+          out_tensors->push_back(dataset()->Element(cursor_.epoch(), index));
+        }
         return absl::OkStatus();
       }
       *end_of_sequence = done_;
       if (!done_) {
-        out_tensors->push_back(dataset()->Element(epoch_, -1));
+        out_tensors->push_back(dataset()->Element(cursor_.epoch(), -1));
         done_ = true;
       }
       return absl::OkStatus();
@@ -190,15 +175,7 @@ class EpochDatasetOp::Dataset : public DatasetBase {
     absl::Status SaveInternal(SerializationContext* ctx,
                               IteratorStateWriter* writer) override {
       mutex_lock l(mu_);
-      TF_RETURN_IF_ERROR(writer->WriteScalar(prefix(), kEpoch, epoch_));
-      TF_RETURN_IF_ERROR(dataset()->epochs_->Save(prefix(), writer));
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(split_provider_->Save(
-            [this](const std::string& key) {
-              return full_name(absl::StrCat(kSplitProvider, key));
-            },
-            writer));
-      }
+      TF_RETURN_IF_ERROR(cursor_.Save(prefix(), writer));
       return writer->WriteScalar(prefix(), kDone, static_cast<int64_t>(done_));
     }
 
@@ -206,27 +183,17 @@ class EpochDatasetOp::Dataset : public DatasetBase {
                                  IteratorStateReader* reader) override {
       mutex_lock l(mu_);
       int64_t done = 0;
-      TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kEpoch, &epoch_));
       TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kDone, &done));
       done_ = done != 0;
-      // Later passes continue from the restored one.
-      TF_RETURN_IF_ERROR(dataset()->epochs_->Restore(prefix(), reader));
-      dataset()->epochs_->SetNextAtLeast(dataset()->key_, epoch_ + 1);
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(split_provider_->Restore(
-            [this](const std::string& key) {
-              return full_name(absl::StrCat(kSplitProvider, key));
-            },
-            reader));
-      }
-      return absl::OkStatus();
+      return cursor_.Restore(prefix(), reader);
     }
 
    private:
     mutex mu_;
-    int64_t epoch_ TF_GUARDED_BY(mu_) = 0;
+    // The pass's epoch, or tf.data service's splits.
+    EpochCursor cursor_ TF_GUARDED_BY(mu_);
+    // A plain pass's one element was returned.
     bool done_ TF_GUARDED_BY(mu_) = false;
-    std::shared_ptr<SplitProvider> split_provider_;
   };
 
   // The epoch, or [epoch, position] when elements_ >= 0 (-1: the whole pass).

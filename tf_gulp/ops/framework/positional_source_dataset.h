@@ -39,8 +39,8 @@
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/mutex.h"
 #include "tf_gulp/ops/framework/core_status.h"
-#include "tf_gulp/ops/framework/element_split_provider.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
+#include "tf_gulp/ops/framework/epoch_cursor.h"
 #include "tf_gulp/ops/framework/source_attrs.h"
 
 namespace tf_gulp {
@@ -126,13 +126,12 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
   absl::Status MakeSplitProviders(
       std::vector<std::unique_ptr<::tensorflow::data::SplitProvider>>* split_providers)
       const override {
-    // The provider may outlive this dataset: it keeps its own references.
-    std::shared_ptr<EpochCounter> epochs = epochs_;
-    std::string key = epoch_key_;
-    split_providers->push_back(std::make_unique<ElementSplitProvider>(
-        num_elements_, [epochs, key]() { return epochs->Next(key); }));
+    split_providers->push_back(MakeCursor().MakeSplitProvider());
     return absl::OkStatus();
   }
+
+  // An iterator's epoch and splits: one split per element.
+  EpochCursor MakeCursor() const { return EpochCursor(name_, epochs_, epoch_key_, num_elements_); }
 
   const SourceAttrs& source_attrs() const { return source_attrs_; }
   const tfg::Shard& shard() const { return source_attrs_.shard; }
@@ -144,24 +143,19 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
     using Base = ::tensorflow::data::DatasetIterator<PositionalSourceDataset>;
 
    public:
-    explicit Iterator(const typename Base::Params& params) : Base(params) {}
+    explicit Iterator(const typename Base::Params& params)
+        : Base(params), cursor_(params.dataset->MakeCursor()) {}
 
     absl::Status Initialize(::tensorflow::data::IteratorContext* ctx) override {
       ::tensorflow::mutex_lock l(mu_);
       const PositionalSourceDataset& d = *this->dataset();
-      epoch_ = d.epochs_->Next(d.epoch_key_);
+      TF_RETURN_IF_ERROR(cursor_.Initialize(ctx));
+      epoch_ = cursor_.epoch();
       ctx_ = std::make_unique<::tensorflow::data::IteratorContext>(*ctx);
       TF_RETURN_IF_ERROR(d.MakeReader(ctx_.get(), &reader_));
       unit_size_ = std::max<int64_t>(1, reader_->unit_size());
       reader_->SetEpoch(epoch_);
-      if (!ctx->split_providers().empty()) {
-        if (ctx->split_providers().size() != 1) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              d.name_, " expects one split provider, got ", ctx->split_providers().size()));
-        }
-        split_provider_ = ctx->split_providers()[0];
-        return absl::OkStatus();
-      }
+      if (cursor_.has_splits()) return absl::OkStatus();
       // Units are read ahead on tf.data's runner threads. Each element is a
       // pure function of its position in this epoch, so reading ahead never
       // changes what is returned.
@@ -186,23 +180,16 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
                                  bool* end_of_sequence) override {
       ::tensorflow::mutex_lock l(mu_);
       const int64_t n = this->dataset()->num_elements_;
-      if (split_provider_) {
+      if (cursor_.has_splits()) {
         // tf.data service: one element per split, read when asked for (splits
         // arrive one at a time, so there is nothing to read ahead).
-        ::tensorflow::Tensor split;
-        bool end = false;
-        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
-        if (end) {
-          *end_of_sequence = true;
-          return absl::OkStatus();
-        }
-        int64_t epoch = 0, index = 0;
-        TF_RETURN_IF_ERROR(ElementSplitProvider::Parse(split, n, &epoch, &index));
-        if (epoch != epoch_) {  // the dispatcher decides the epoch
-          epoch_ = epoch;
+        int64_t index = 0;
+        TF_RETURN_IF_ERROR(cursor_.NextSplit(&index, end_of_sequence));
+        if (*end_of_sequence) return absl::OkStatus();
+        if (cursor_.epoch() != epoch_) {  // the dispatcher decides the epoch
+          epoch_ = cursor_.epoch();
           reader_->SetEpoch(epoch_);
         }
-        *end_of_sequence = false;
         Unit unit = reader_->Prepare(epoch_, index, 1);
         reader_->Read(epoch_, index, 1, /*alone=*/true, &unit);
         return reader_->Output(unit, 0, out_tensors);
@@ -227,7 +214,7 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
 
     absl::Status SkipInternal(::tensorflow::data::IteratorContext* ctx, int num_to_skip,
                               bool* end_of_sequence, int* num_skipped) override {
-      if (split_provider_) {
+      if (cursor_.has_splits()) {
         // Each split must still be taken from the provider one by one.
         return Base::SkipInternal(ctx, num_to_skip, end_of_sequence, num_skipped);
       }
@@ -262,23 +249,15 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
       ::tensorflow::mutex_lock l(mu_);
       // Elements read ahead are not saved: they are recomputed from
       // (epoch, position) after a restore.
-      TF_RETURN_IF_ERROR(writer->WriteScalar(this->prefix(), kEpoch, epoch_));
-      TF_RETURN_IF_ERROR(this->dataset()->epochs_->Save(this->prefix(), writer));
-      TF_RETURN_IF_ERROR(writer->WriteScalar(this->prefix(), kPosition, position_));
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(split_provider_->Save(
-            [this](const std::string& key) { return SplitProviderKey(key); },
-            writer));
-      }
-      return absl::OkStatus();
+      TF_RETURN_IF_ERROR(cursor_.Save(this->prefix(), writer));
+      return writer->WriteScalar(this->prefix(), kPosition, position_);
     }
 
     absl::Status RestoreInternal(::tensorflow::data::IteratorContext* ctx,
                                  ::tensorflow::data::IteratorStateReader* reader) override {
       ::tensorflow::mutex_lock l(mu_);
       const PositionalSourceDataset& d = *this->dataset();
-      int64_t epoch = 0, position = 0;
-      TF_RETURN_IF_ERROR(reader->ReadScalar(this->prefix(), kEpoch, &epoch));
+      int64_t position = 0;
       TF_RETURN_IF_ERROR(reader->ReadScalar(this->prefix(), kPosition, &position));
       if (position < 0 || position > d.num_elements_) {
         return absl::DataLossError(absl::StrCat(
@@ -288,32 +267,21 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
       // Stop the read-ahead before changing what its tasks read.
       current_.reset();
       if (read_ahead_) read_ahead_->Reset(position / unit_size_);
-      epoch_ = epoch;
+      TF_RETURN_IF_ERROR(cursor_.Restore(this->prefix(), reader));
+      epoch_ = cursor_.epoch();
       position_ = position;
       reader_->SetEpoch(epoch_);
-      // Later epochs (e.g. under repeat()) continue from the restored one.
-      TF_RETURN_IF_ERROR(d.epochs_->Restore(this->prefix(), reader));
-      d.epochs_->SetNextAtLeast(d.epoch_key_, epoch_ + 1);
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(split_provider_->Restore(
-            [this](const std::string& key) { return SplitProviderKey(key); },
-            reader));
-      }
       return absl::OkStatus();
     }
 
    private:
-    // Where the split provider's state lives in a checkpoint.
-    std::string SplitProviderKey(const std::string& key) const {
-      return this->full_name(absl::StrCat(kSplitProvider, key));
-    }
-
-    // Iterator state keys.
-    static constexpr char kEpoch[] = "epoch";
+    // Iterator state key (the cursor has its own).
     static constexpr char kPosition[] = "position";
-    static constexpr char kSplitProvider[] = "split_provider";
 
     ::tensorflow::mutex mu_;
+    // The epoch and tf.data service's splits, under mu_.
+    EpochCursor cursor_;
+    // The epoch the reader reads (the cursor's, after the reader is told).
     // Changed only under mu_ and while no read runs (Initialize, a split of
     // another epoch, Restore after stopping the read-ahead): the read-ahead's
     // tasks read it without mu_.
@@ -322,7 +290,6 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
     // and the epoch: every element is a function of (epoch, position).
     int64_t position_ TF_GUARDED_BY(mu_) = 0;
     int64_t unit_size_ = 1;
-    std::shared_ptr<::tensorflow::data::SplitProvider> split_provider_;
     std::unique_ptr<::tensorflow::data::IteratorContext> ctx_;
     std::unique_ptr<Reader> reader_;
     // The unit holding position_, while some of its elements are still to
