@@ -62,13 +62,13 @@ constexpr char kPaths[] = "paths";
 // Without batch_size, records are still read in groups of this many per
 // submission (and handed out one by one).
 constexpr int64_t kUnbatchedGroup = 32;
-// Chunks (batches, or groups of records) in the read-ahead window, the one
-// being returned included: while one is returned the next is already in
-// flight on another thread, so the device queue does not drain between
-// batches and a warm cache is copied on two cores. A third in flight was
+// Record groups (batches, or kUnbatchedGroup records) in the read-ahead
+// window, the one being returned included: while one is returned the next is
+// already in flight on another thread, so the device queue does not drain
+// between batches and a warm cache is copied on two cores. A third in flight was
 // measured slower for 256 KiB records from a warm cache (8-10%: more memory
 // touched per batch for no more bandwidth), so two, as the earlier queue had.
-constexpr int kReadAheadChunks = 2;
+constexpr int kReadAheadGroups = 2;
 
 // Everything the op's attrs say (ffrecord_ops.h), read once in the kernel
 // constructor, and what the kernel derives from them.
@@ -115,17 +115,17 @@ class FFRecordDatasetOp : public DatasetOpKernel {
   Options options_;
 };
 
-// A unit of reading: one batch (batched), or a group of consecutive records
-// (unbatched). Its output tensors are allocated before the read, with each
+// A unit of reading, a record group: one batch (batched), or a group of
+// consecutive records (unbatched); not a gulp chunk. Its output tensors are allocated before the read, with each
 // string sized to its record, and the read fills them in place.
-struct Chunk {
+struct RecordGroup {
   std::vector<Tensor> tensors;  // batched: one [n] string tensor; else one scalar per record
   std::vector<ffr::RecordLocation> locations;  // the records, in output order
   std::vector<char*> dsts;                     // where each one goes in `tensors`
   std::vector<tfg::Status> statuses;           // one per record
 };
 
-class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
+class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
  public:
   Dataset(OpKernelContext* ctx, std::vector<std::string> paths, const Options& options,
           std::shared_ptr<const ffr::FFRecordReader> reader,
@@ -152,10 +152,10 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
 
   absl::Status MakeReader(IteratorContext* ctx,
                           std::unique_ptr<Reader>* reader) const override {
-    auto chunks = std::make_unique<ChunkReader>(this, ctx);
+    auto groups = std::make_unique<RecordGroupReader>(this, ctx);
     // Fail now, not on the first read, when the engine cannot be had.
-    TF_RETURN_IF_ERROR(chunks->Prepare());
-    *reader = std::move(chunks);
+    TF_RETURN_IF_ERROR(groups->CreateFirstReadContext());
+    *reader = std::move(groups);
     return absl::OkStatus();
   }
 
@@ -170,18 +170,18 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
   }
 
  private:
-  // Reads one iterator's chunks: a batch per unit, or kUnbatchedGroup
-  // records per unit handed out one by one. Chunks are read on several
+  // Reads one iterator's record groups: a batch per unit, or kUnbatchedGroup
+  // records per unit handed out one by one. Groups are read on several
   // threads at once, each with an io_uring of its own.
-  class ChunkReader : public Reader {
+  class RecordGroupReader : public Reader {
    public:
-    ChunkReader(const Dataset* dataset, IteratorContext* ctx) : dataset_(dataset), ctx_(ctx) {
+    RecordGroupReader(const Dataset* dataset, IteratorContext* ctx) : dataset_(dataset), ctx_(ctx) {
       io_.engine = dataset->options_.engine;
       io_.queue_depth = dataset->options_.EffectiveQueueDepth();
     }
 
-    // Makes the first read context.
-    absl::Status Prepare() {
+    // Makes the first read context (an io_uring when the engine is one).
+    absl::Status CreateFirstReadContext() {
       std::unique_ptr<ffr::ReadContext> context;
       TFG_TF_RETURN_IF_ERROR(ffr::ReadContext::Create(io_, &context));
       idle_.push_back(std::move(context));
@@ -191,15 +191,15 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
     int64_t unit_size() const override {
       return dataset_->options_.batched() ? 1 : kUnbatchedGroup;
     }
-    int64_t read_ahead_units() const override { return kReadAheadChunks; }
+    int64_t read_ahead_units() const override { return kReadAheadGroups; }
 
     // Locates the records of elements [first, first + count) of `epoch` and
     // allocates their output strings at their exact sizes, on the consumer's
     // thread (the thread that frees them: see cc/util/ordered_read_ahead.h).
-    Chunk Prepare(int64_t epoch, int64_t first, int64_t count) override {
+    RecordGroup PrepareOnConsumerThread(int64_t epoch, int64_t first, int64_t count) override {
       const Dataset& d = *dataset_;
       const Options& o = d.options_;
-      Chunk chunk;
+      RecordGroup group;
       // Record positions in the epoch's order: element e of this iterator is
       // the epoch's element shard.Global(e) (e itself when not sharded).
       const tfg::Shard& shard = d.shard();
@@ -207,49 +207,49 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
       if (o.batched()) {
         begin = shard.Global(first) * o.batch_size;
         end = std::min(begin + o.batch_size, d.num_records_);
-        chunk.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING,
+        group.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING,
                                    TensorShape({end - begin}));
       } else {
         for (int64_t k = 0; k < count; ++k) {
-          chunk.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING, TensorShape({}));
+          group.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING, TensorShape({}));
         }
       }
       const ffr::RecordOrder order(d.num_records_, o.shuffle, static_cast<uint64_t>(o.seed),
                                    epoch);
       const size_t n = static_cast<size_t>(o.batched() ? end - begin : count);
-      std::vector<ffr::RecordLocation>& locations = chunk.locations;
-      std::vector<char*>& dsts = chunk.dsts;
+      std::vector<ffr::RecordLocation>& locations = group.locations;
+      std::vector<char*>& dsts = group.dsts;
       locations.resize(n);
       dsts.resize(n);
-      chunk.statuses.resize(n);
+      group.statuses.resize(n);
       for (size_t k = 0; k < n; ++k) {
         // Positions are in range by construction, so Locate cannot fail.
         const int64_t position = o.batched() ? begin + static_cast<int64_t>(k)
                                              : shard.Global(first + static_cast<int64_t>(k));
         d.reader_->Locate(order[position], &locations[k]);
-        tstring* s = o.batched() ? &chunk.tensors[0].flat<tstring>()(k)
-                                 : &chunk.tensors[k].scalar<tstring>()();
+        tstring* s = o.batched() ? &group.tensors[0].flat<tstring>()(k)
+                                 : &group.tensors[k].scalar<tstring>()();
         s->resize_uninitialized(locations[k].length);
         dsts[k] = s->mdata();
       }
-      return chunk;
+      return group;
     }
 
     // Reads the prepared records straight into their output strings.
-    void Read(int64_t epoch, int64_t first, int64_t count, bool alone, Chunk* chunk) override {
-      ReadRecords(chunk->locations, chunk->dsts.data(), chunk->statuses.data());
+    void Read(int64_t epoch, int64_t first, int64_t count, bool alone, RecordGroup* group) override {
+      ReadRecords(group->locations, group->dsts.data(), group->statuses.data());
     }
 
-    // Element `k` of a chunk: a batch fails with the first error among its
+    // Element `k` of a group: a batch fails with the first error among its
     // records, a single record with its own.
-    absl::Status Output(Chunk& chunk, int64_t k, std::vector<Tensor>* out) override {
+    absl::Status Output(RecordGroup& group, int64_t k, std::vector<Tensor>* out) override {
       if (dataset_->options_.batched()) {
-        for (const tfg::Status& s : chunk.statuses) TFG_TF_RETURN_IF_ERROR(s);
-        out->push_back(chunk.tensors[0]);
+        for (const tfg::Status& s : group.statuses) TFG_TF_RETURN_IF_ERROR(s);
+        out->push_back(group.tensors[0]);
         return absl::OkStatus();
       }
-      TFG_TF_RETURN_IF_ERROR(chunk.statuses[k]);
-      out->push_back(chunk.tensors[k]);
+      TFG_TF_RETURN_IF_ERROR(group.statuses[k]);
+      out->push_back(group.tensors[k]);
       return absl::OkStatus();
     }
 

@@ -70,11 +70,13 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
     // `epoch`, on the consumer's thread, under the iterator's lock: what must
     // be allocated by the thread that will free it, i.e. output tensors (see
     // cc/util/ordered_read_ahead.h). By default nothing.
-    virtual Unit Prepare(int64_t epoch, int64_t first, int64_t count) { return Unit(); }
+    virtual Unit PrepareOnConsumerThread(int64_t epoch, int64_t first, int64_t count) {
+      return Unit();
+    }
 
     // Reads the iterator's elements [first, first + count) of `epoch` (the
     // epoch's elements shard.Global(first), ... when sharded) into `unit`,
-    // which Prepare returned. Runs on tf.data's runner threads, several at
+    // which PrepareOnConsumerThread returned. Runs on tf.data's runner threads, several at
     // once, without the iterator's lock. `alone`: a single element wanted
     // now, with nothing read ahead (a tf.data service split): its own work
     // may be spread over threads.
@@ -164,7 +166,7 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
           *ctx_->runner(), reader_->read_ahead_units(),
           [this, n](int64_t unit) {
             const int64_t first = unit * unit_size_;
-            return reader_->Prepare(epoch_, first, std::min(unit_size_, n - first));
+            return reader_->PrepareOnConsumerThread(epoch_, first, std::min(unit_size_, n - first));
           },
           [this, n](int64_t unit, Unit* result) {
             const int64_t first = unit * unit_size_;
@@ -190,7 +192,7 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
           epoch_ = cursor_.epoch();
           reader_->SetEpoch(epoch_);
         }
-        Unit unit = reader_->Prepare(epoch_, index, 1);
+        Unit unit = reader_->PrepareOnConsumerThread(epoch_, index, 1);
         reader_->Read(epoch_, index, 1, /*alone=*/true, &unit);
         return reader_->Output(unit, 0, out_tensors);
       }
