@@ -8,6 +8,7 @@
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tf_gulp/ops/epoch/epoch_ops.h"
 #include "tf_gulp/ops/framework/attr_table.h"
+#include "tf_gulp/ops/framework/dataset_shapes.h"
 
 namespace tf_gulp {
 namespace {
@@ -17,13 +18,8 @@ TF_GULP_REGISTER_OP_WITH_ATTRS(kEpochDatasetOp, EpochDatasetAttrs)
     .Output("handle: variant")
     // Stateful so graph optimizations never constant-fold or deduplicate it.
     .SetIsStateful()
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      tensorflow::shape_inference::ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
-      // A variant handle: the element shape ([] or [2]) is in the dataset.
-      c->set_output(0, c->Scalar());
-      return absl::OkStatus();
-    })
+    // A variant handle: the element shape ([] or [2]) is in the dataset.
+    .SetShapeFn(DatasetShapeWithRank</*input=*/0, /*rank=*/0>)
     .Doc(R"doc(
 One int64 element: the number of this pass over `key` counted by the epoch
 counter `epoch_counter` (0 for the first iterator, then 1, 2, ...). With
@@ -49,12 +45,7 @@ REGISTER_OP(kKnownCardinalityDatasetOp)
     .Output("handle: variant")
     .Attr("output_types: list(type) >= 1")
     .Attr("output_shapes: list(shape) >= 1")
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      tensorflow::shape_inference::ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &unused));
-      c->set_output(0, c->Scalar());
-      return absl::OkStatus();
-    })
+    .SetShapeFn(DatasetShapeWithRank</*input=*/1, /*rank=*/0>)
     .Doc(R"doc(
 `input_dataset` unchanged, with cardinality `cardinality` (a count, or -1 for
 infinite; not checked: under tf.data service dynamic sharding a worker yields

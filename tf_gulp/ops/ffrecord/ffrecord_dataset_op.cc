@@ -99,20 +99,14 @@ absl::Status ParseOptions(Options* o) {
   return ToTfStatus(tfg::ParseIoEngine(o->io_engine, &o->engine));
 }
 
-class FFRecordDatasetOp : public DatasetOpKernel {
+class FFRecordDatasetOp
+    : public PositionalSourceOpKernel<FFRecordDatasetAttrs, Options, ParseOptions> {
  public:
-  explicit FFRecordDatasetOp(OpKernelConstruction* ctx) : DatasetOpKernel(ctx) {
-    Options& o = options_;
-    OP_REQUIRES_OK(ctx, ReadAttrs<FFRecordDatasetAttrs>(ctx, &o));
-    OP_REQUIRES_OK(ctx, ParseOptions(&o));
-    OP_REQUIRES_OK(ctx, o.source.Validate());
-  }
-
+  using PositionalSourceOpKernel::PositionalSourceOpKernel;
   void MakeDataset(OpKernelContext* ctx, DatasetBase** output) override;
 
  private:
   class Dataset;
-  Options options_;
 };
 
 // A unit of reading, a record group: one batch (batched), or a group of
@@ -145,10 +139,6 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
       shapes_ = {PartialTensorShape({options_.drop_remainder ? options_.batch_size : -1})};
     }
   }
-
-  const DataTypeVector& output_dtypes() const override { return dtypes_; }
-  const std::vector<PartialTensorShape>& output_shapes() const override { return shapes_; }
-  std::string DebugString() const override { return "FFRecordDatasetOp::Dataset"; }
 
   absl::Status MakeReader(IteratorContext* ctx,
                           std::unique_ptr<Reader>* reader) const override {
@@ -290,8 +280,6 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
   const Options options_;
   const std::shared_ptr<const ffr::FFRecordReader> reader_;
   const int64_t num_records_;
-  DataTypeVector dtypes_;
-  std::vector<PartialTensorShape> shapes_;
 };
 
 void FFRecordDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
@@ -316,7 +304,7 @@ void FFRecordDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) 
   OP_REQUIRES_OK(ctx, ToTfStatus(ffr::FFRecordReader::Open(files, reader_options, &reader)));
   for (const std::string& warning : reader->warnings()) LOG(WARNING) << warning;
   std::shared_ptr<EpochCounter> epochs;
-  OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, options_.source.epoch_counter, &epochs));
+  OP_REQUIRES_OK(ctx, GetEpochs(ctx, &epochs));
   *output = new Dataset(ctx, std::move(paths), options_, std::move(reader), std::move(epochs));
 }
 

@@ -3,9 +3,9 @@
 // come from FFRecordDatasetAttrs' table (ffrecord_ops.h).
 
 #include "tensorflow/core/framework/op.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tf_gulp/ops/ffrecord/ffrecord_ops.h"
 #include "tf_gulp/ops/framework/attr_table.h"
+#include "tf_gulp/ops/framework/dataset_shapes.h"
 
 namespace tf_gulp {
 namespace {
@@ -16,12 +16,7 @@ TF_GULP_REGISTER_OP_WITH_ATTRS(kFFRecordDatasetOp, FFRecordDatasetAttrs)
     // Source datasets are stateful so graph optimizations never constant-fold
     // or deduplicate them.
     .SetIsStateful()
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      tensorflow::shape_inference::ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRankAtMost(c->input(0), 1, &unused));
-      c->set_output(0, c->Scalar());
-      return absl::OkStatus();
-    })
+    .SetShapeFn(DatasetShapeWithRankAtMost</*input=*/0, /*max_rank=*/1>)
     .Doc(R"doc(
 Reads the records of FFRecord files (paths: files, or directories of *.ffr
 files) as a dataset of strings, single or batched. See

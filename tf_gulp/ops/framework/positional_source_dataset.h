@@ -4,21 +4,25 @@
 //
 // GulpDataset and FFRecordDataset are both such sources. This file owns what
 // they share, written once:
+//   - the kernel: the op's attrs read from its table (attr_table.h), checked,
+//     and the source attrs (source_attrs.h) with them (PositionalSourceOpKernel);
+//   - the element spec, cardinality and debug string of the dataset;
 //   - the epoch: each iterator is a new pass over the dataset's key (the
 //     directory, the file list), counted by an EpochCounter shared by every
-//     re-creation of one Python dataset (epoch_counter.h);
+//     re-creation of one Python dataset (epoch_counter.h, epoch_cursor.h);
 //   - the position of the next element in the epoch, which is the whole
 //     checkpoint (elements read ahead are recomputed after a restore), and
 //     skip(), which moves it without reading anything;
 //   - Dataset.shard(num_shards, shard_index): the iterator's element e is the
 //     epoch's element shard.Global(e), so nothing of the other shards is read;
 //   - tf.data service's dynamic sharding: one split [epoch, index] per
-//     element (element_split_provider.h);
+//     element (epoch_cursor.h, element_split_provider.h);
 //   - reading ahead of the consumer, in units of one or more consecutive
 //     elements, on tf.data's runner threads (cc/util/ordered_read_ahead.h).
 //
-// A source supplies only a Reader: how the elements [first, first + count)
-// of an epoch are read into a Unit, and how element k of a Unit is output.
+// A source supplies only its Options' parsing, MakeDataset, its element spec
+// and a Reader: how the elements [first, first + count) of an epoch are read
+// into a Unit, and how element k of a Unit is output.
 #ifndef TF_GULP_OPS_POSITIONAL_SOURCE_DATASET_H_
 #define TF_GULP_OPS_POSITIONAL_SOURCE_DATASET_H_
 
@@ -38,6 +42,7 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/mutex.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
 #include "tf_gulp/ops/framework/epoch_cursor.h"
@@ -117,6 +122,11 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
         typename Iterator::Params{this, absl::StrCat(prefix, "::", iterator_prefix_)});
   }
 
+  const ::tensorflow::DataTypeVector& output_dtypes() const override { return dtypes_; }
+  const std::vector<::tensorflow::PartialTensorShape>& output_shapes() const override {
+    return shapes_;
+  }
+  std::string DebugString() const override { return absl::StrCat(name_, "Op::Dataset"); }
   int64_t CardinalityInternal(::tensorflow::data::CardinalityOptions options) const override {
     return num_elements_;
   }
@@ -139,6 +149,11 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
   const tfg::Shard& shard() const { return source_attrs_.shard; }
   // Elements of one epoch after sharding: what an iterator yields.
   int64_t num_elements() const { return num_elements_; }
+
+ protected:
+  // The element spec, set by the source's constructor.
+  ::tensorflow::DataTypeVector dtypes_;
+  std::vector<::tensorflow::PartialTensorShape> shapes_;
 
  private:
   class Iterator : public ::tensorflow::data::DatasetIterator<PositionalSourceDataset> {
@@ -310,6 +325,30 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
   // counted by a counter shared by every re-creation of this dataset.
   const std::string epoch_key_;
   const std::shared_ptr<EpochCounter> epochs_;
+};
+
+// The kernel of a positional source op: its constructor reads the attrs of
+// the table `Attrs` into `Options` (Attrs plus what the kernel derives), has
+// `Parse` check what an attr cannot and derive the rest, and checks the
+// source attrs. A source writes only MakeDataset.
+template <typename Attrs, typename Options, absl::Status (*Parse)(Options*)>
+class PositionalSourceOpKernel : public ::tensorflow::data::DatasetOpKernel {
+ public:
+  explicit PositionalSourceOpKernel(::tensorflow::OpKernelConstruction* ctx)
+      : DatasetOpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ReadAttrs<Attrs>(ctx, &options_));
+    OP_REQUIRES_OK(ctx, Parse(&options_));
+    OP_REQUIRES_OK(ctx, options_.source.Validate());
+  }
+
+ protected:
+  // The counter of this dataset's epochs, named by its epoch_counter attr.
+  absl::Status GetEpochs(::tensorflow::OpKernelContext* ctx,
+                         std::shared_ptr<EpochCounter>* epochs) const {
+    return GetEpochCounter(ctx, options_.source.epoch_counter, epochs);
+  }
+
+  Options options_;
 };
 
 }  // namespace tf_gulp

@@ -155,20 +155,14 @@ absl::Status ParseOptions(Options* o) {
   return absl::OkStatus();
 }
 
-class GulpDatasetOp : public DatasetOpKernel {
+class GulpDatasetOp
+    : public PositionalSourceOpKernel<GulpDatasetAttrs, Options, ParseOptions> {
  public:
-  explicit GulpDatasetOp(OpKernelConstruction* ctx) : DatasetOpKernel(ctx) {
-    Options& o = options_;
-    OP_REQUIRES_OK(ctx, ReadAttrs<GulpDatasetAttrs>(ctx, &o));
-    OP_REQUIRES_OK(ctx, ParseOptions(&o));
-    OP_REQUIRES_OK(ctx, o.source.Validate());
-  }
-
+  using PositionalSourceOpKernel::PositionalSourceOpKernel;
   void MakeDataset(OpKernelContext* ctx, DatasetBase** output) override;
 
  private:
   class Dataset;
-  Options options_;
 };
 
 // One element being produced: its tensors, or the error that replaced it.
@@ -218,12 +212,6 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     return options_.fused() && options_.output_dtype == "float32" ? tensorflow::DT_FLOAT
                                                                  : tensorflow::DT_UINT8;
   }
-
-  const DataTypeVector& output_dtypes() const override { return dtypes_; }
-  const std::vector<PartialTensorShape>& output_shapes() const override {
-    return shapes_;
-  }
-  std::string DebugString() const override { return "GulpDatasetOp::Dataset"; }
 
   absl::Status MakeReader(IteratorContext* ctx,
                           std::unique_ptr<Reader>* reader) const override {
@@ -421,8 +409,6 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
   const Options options_;
   const std::shared_ptr<const gulp::GulpDirectory> index_;
   const std::vector<gulp::ElementRef> elements_;
-  DataTypeVector dtypes_;
-  std::vector<PartialTensorShape> shapes_;
 };
 
 void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
@@ -453,7 +439,7 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
                           *index, options_.ids, have_labels ? &labels : nullptr,
                           !options_.label_field.empty(), &elements)));
   std::shared_ptr<EpochCounter> epochs;
-  OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, options_.source.epoch_counter, &epochs));
+  OP_REQUIRES_OK(ctx, GetEpochs(ctx, &epochs));
   *output = new Dataset(ctx, std::move(directory), options_, std::move(index),
                         std::move(elements), std::move(epochs));
 }

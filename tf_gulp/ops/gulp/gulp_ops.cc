@@ -3,8 +3,8 @@
 // table (gulp_ops.h).
 
 #include "tensorflow/core/framework/op.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tf_gulp/ops/framework/attr_table.h"
+#include "tf_gulp/ops/framework/dataset_shapes.h"
 #include "tf_gulp/ops/gulp/gulp_ops.h"
 
 namespace tf_gulp {
@@ -16,12 +16,7 @@ TF_GULP_REGISTER_OP_WITH_ATTRS(kGulpDatasetOp, GulpDatasetAttrs)
     // Source datasets are stateful so graph optimizations never constant-fold
     // or deduplicate them.
     .SetIsStateful()
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      tensorflow::shape_inference::ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
-      c->set_output(0, c->Scalar());
-      return absl::OkStatus();
-    })
+    .SetShapeFn(DatasetShapeWithRank</*input=*/0, /*rank=*/0>)
     .Doc(R"doc(
 Reads a gulp directory (data_N.gulp + meta_N.gmeta chunks) as a dataset of
 (frames, id, label, meta). See tf_gulp.GulpDataset for the options.
