@@ -19,7 +19,7 @@ TF_GULP_REGISTER_OP_WITH_ATTRS(kEpochDatasetOp, EpochDatasetAttrs)
     // Stateful so graph optimizations never constant-fold or deduplicate it.
     .SetIsStateful()
     // A variant handle: the element shape ([] or [2]) is in the dataset.
-    .SetShapeFn(DatasetShapeWithRank</*input=*/0, /*rank=*/0>)
+    .SetShapeFn(DatasetShape</*input=*/0, /*rank=*/0>)
     .Doc(R"doc(
 One int64 element: the number of this pass over `key` counted by the epoch
 counter `epoch_counter` (0 for the first iterator, then 1, 2, ...). With
@@ -45,7 +45,7 @@ REGISTER_OP(kKnownCardinalityDatasetOp)
     .Output("handle: variant")
     .Attr("output_types: list(type) >= 1")
     .Attr("output_shapes: list(shape) >= 1")
-    .SetShapeFn(DatasetShapeWithRank</*input=*/1, /*rank=*/0>)
+    .SetShapeFn(DatasetShape</*input=*/1, /*rank=*/0>)
     .Doc(R"doc(
 `input_dataset` unchanged, with cardinality `cardinality` (a count, or -1 for
 infinite; not checked: under tf.data service dynamic sharding a worker yields

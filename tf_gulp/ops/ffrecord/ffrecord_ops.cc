@@ -16,7 +16,7 @@ TF_GULP_REGISTER_OP_WITH_ATTRS(kFFRecordDatasetOp, FFRecordDatasetAttrs)
     // Source datasets are stateful so graph optimizations never constant-fold
     // or deduplicate them.
     .SetIsStateful()
-    .SetShapeFn(DatasetShapeWithRankAtMost</*input=*/0, /*max_rank=*/1>)
+    .SetShapeFn(DatasetShape</*input=*/0, /*rank=*/1, /*at_most=*/true>)
     .Doc(R"doc(
 Reads the records of FFRecord files (paths: files, or directories of *.ffr
 files) as a dataset of strings, single or batched. See

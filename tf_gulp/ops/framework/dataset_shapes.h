@@ -8,20 +8,13 @@
 
 namespace tf_gulp {
 
-// Input `kInput` has rank `kRank` (a path or key: 0).
-template <int kInput, int kRank>
-absl::Status DatasetShapeWithRank(::tensorflow::shape_inference::InferenceContext* c) {
+// Input `kInput` has rank `kRank` (a path or key: 0), or at most `kRank`
+// when `kAtMost` (a path or a list of paths: 1).
+template <int kInput, int kRank, bool kAtMost = false>
+absl::Status DatasetShape(::tensorflow::shape_inference::InferenceContext* c) {
   ::tensorflow::shape_inference::ShapeHandle unused;
-  TF_RETURN_IF_ERROR(c->WithRank(c->input(kInput), kRank, &unused));
-  c->set_output(0, c->Scalar());
-  return absl::OkStatus();
-}
-
-// Input `kInput` has rank `kMaxRank` at most (a path or a list of paths: 1).
-template <int kInput, int kMaxRank>
-absl::Status DatasetShapeWithRankAtMost(::tensorflow::shape_inference::InferenceContext* c) {
-  ::tensorflow::shape_inference::ShapeHandle unused;
-  TF_RETURN_IF_ERROR(c->WithRankAtMost(c->input(kInput), kMaxRank, &unused));
+  TF_RETURN_IF_ERROR(kAtMost ? c->WithRankAtMost(c->input(kInput), kRank, &unused)
+                             : c->WithRank(c->input(kInput), kRank, &unused));
   c->set_output(0, c->Scalar());
   return absl::OkStatus();
 }

@@ -16,7 +16,7 @@ TF_GULP_REGISTER_OP_WITH_ATTRS(kGulpDatasetOp, GulpDatasetAttrs)
     // Source datasets are stateful so graph optimizations never constant-fold
     // or deduplicate them.
     .SetIsStateful()
-    .SetShapeFn(DatasetShapeWithRank</*input=*/0, /*rank=*/0>)
+    .SetShapeFn(DatasetShape</*input=*/0, /*rank=*/0>)
     .Doc(R"doc(
 Reads a gulp directory (data_N.gulp + meta_N.gmeta chunks) as a dataset of
 (frames, id, label, meta). See tf_gulp.GulpDataset for the options.
