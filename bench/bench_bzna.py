@@ -43,7 +43,6 @@ shared with other work, so compare the ratios, measured side by side, rather tha
 from __future__ import annotations
 
 import argparse
-import datetime
 import gc
 import json
 import os
@@ -55,6 +54,8 @@ import tempfile
 import time
 
 import numpy as np
+
+import run_info  # bench/run_info.py: date, machine, command of the run
 
 
 def make_images(n: int, seed: int = 0):
@@ -254,8 +255,7 @@ def main(argv=None) -> int:
     result = {
         "label": args.label, "tf_gulp": os.path.dirname(tf_gulp.__file__),
         # When and how: the plots and tests/test_plot_results.py read these.
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": " ".join(["python"] + sys.argv),
+        "date": run_info.now(), "command": run_info.command(argv), "machine": run_info.machine(),
         "images": args.images, "batch": args.batch, "rounds": args.rounds, "preset": args.preset,
         "cpus": cpus, "load_average": os.getloadavg(),
         "images_per_s": medians,

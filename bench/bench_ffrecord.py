@@ -384,7 +384,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def markdown(report: Dict[str, Any]) -> str:
-    """The results as the Markdown tables of docs/ffrecord.md."""
+    """The results as the Markdown tables of docs/benchmarks.md (FFRecord)."""
     results = report["results"]
     readers = []
     for r in results:

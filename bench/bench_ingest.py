@@ -58,6 +58,7 @@ _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
+import run_info  # noqa: E402  (bench/run_info.py: date, machine, command of the run)
 import simplejpeg  # noqa: E402
 
 CLASSES = ("archery", "bowling", "cooking", "diving")
@@ -375,6 +376,7 @@ def main() -> None:
     import av
     report = {
         "date": datetime.date.today().isoformat(),
+        "command": run_info.command(),
         "machine": {"cpus": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)),
                     "processor": _cpu_model(), "python": platform.python_version(),
                     "pyav": av.__version__, "ffmpeg_cli": _ffmpeg_version(),

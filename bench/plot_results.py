@@ -6,14 +6,18 @@ Reads what each benchmark writes (its --output, by default in bench/results/) an
 benchmark whose JSON is there:
 
     gulp_read.json  (bench/bench_gulp_read.py)  -> gulp_read.png  (docs/benchmarks.md)
-    ffrecord.json   (bench/bench_ffrecord.py)   -> ffrecord.png   (docs/ffrecord.md)
-    bzna.json       (bench/bench_bzna.py)       -> bzna.png       (docs/benzina.md)
-    ingest.json     (bench/bench_ingest.py)     -> ingest.png     (docs/ingest.md)
+    ffrecord.json   (bench/bench_ffrecord.py)   -> ffrecord.png   (docs/benchmarks.md)
+    bzna.json       (bench/bench_bzna.py)       -> bzna.png       (docs/benchmarks.md)
+    ingest.json     (bench/bench_ingest.py)     -> ingest.png     (docs/benchmarks.md)
     fused_warp.json (bench/bench_fused_warp.py) -> fused_warp.png (docs/benchmarks.md)
 
-The JSON files committed in bench/results/ are the runs the docs' tables quote (some transcribed
-from those tables, which their "provenance" says); after a new run, regenerate the plots and update
-the tables together. Needs matplotlib (requirements-dev.txt; not a dependency of tf_gulp).
+Every plot is labelled with the run's date, machine and command, read from the JSON the benchmark
+wrote (bench/run_info.py), and carries them in the PNG's text chunks too ("Date", "Machine",
+"Command"). A JSON without them is refused, unless it says why it lacks them ("to_be_regenerated",
+or a "provenance" that says its figures were transcribed from a table of the docs): such a plot is
+drawn with "TO BE REGENERATED" in its title and label until the benchmark is run again. After a new
+run, regenerate the plots and update the docs' tables together. Needs matplotlib
+(requirements-dev.txt; not a dependency of tf_gulp).
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ OURS = "#1f77b4"
 OTHERS = "#ff7f0e"
 BOUND = "#9e9e9e"
 
+# Readers that read a file from its start to its end, not the random records the others read.
+SEQUENTIAL_READERS = ("TFRecordDataset",)
+
 
 def _pyplot():
     """matplotlib's pyplot with a file-only backend (no display needed)."""
@@ -45,13 +52,60 @@ def _pyplot():
     return plt
 
 
-def _source_note(report: Dict[str, Any]) -> str:
-    """A one-line footnote: where the figures come from."""
-    provenance = report.get("provenance") or {}
-    date = provenance.get("date") or report.get("date") or "date not recorded"
-    if provenance.get("transcribed"):
-        return f"{date}; figures transcribed from {provenance.get('source', 'the docs')}"
-    return f"{date}; {report.get('command') or report.get('benchmark') or 'benchmark run'}"
+REQUIRED = ("date", "machine", "command")
+
+
+def _machine_text(machine: Any) -> str:
+    """One line for a results' "machine" (a dict as bench/run_info.py writes, or a string)."""
+    if not isinstance(machine, dict):
+        return str(machine)
+    cpu = machine.get("cpu") or machine.get("processor") or "CPU not recorded"
+    cores = machine.get("cores") or machine.get("cpus")
+    parts = [f"{cpu}, {cores} cores" if cores else cpu]
+    if machine.get("tensorflow"):
+        parts.append(f"TF {machine['tensorflow']}")
+    if machine.get("tf_gulp_commit"):
+        parts.append(f"tf_gulp {machine['tf_gulp_commit']}")
+    return ", ".join(parts)
+
+
+def provenance(report: Dict[str, Any]) -> Dict[str, str]:
+    """{"Date", "Machine", "Command"} of a run, or, for a result the benchmark did not write whole,
+    those it has plus "To be regenerated" (why). Raises ValueError for a result that lacks them
+    without saying why."""
+    transcribed = report.get("provenance") or {}
+    missing = [key for key in REQUIRED if not report.get(key)]
+    out = {"Date": str(report.get("date") or transcribed.get("date") or "not recorded"),
+           "Machine": _machine_text(report["machine"]) if report.get("machine") else "not recorded",
+           "Command": str(report.get("command") or transcribed.get("command") or "not recorded")}
+    why = report.get("to_be_regenerated")
+    if not why and transcribed.get("transcribed"):
+        why = f"figures transcribed by hand from {transcribed.get('source', 'the docs')}"
+    if why:
+        out["To be regenerated"] = why + (f"; no {', '.join(missing)} recorded" if missing else "")
+    elif missing:
+        raise ValueError(f"no {', '.join(missing)} recorded: every plotted result says when, on "
+                         f"which machine and by which command it was measured (bench/run_info.py)")
+    return out
+
+
+def _label(fig, report: Dict[str, Any]) -> Dict[str, str]:
+    """Writes the run's date, machine and command under the figure (and "TO BE REGENERATED" above
+    it when the result lacks them); returns the PNG text chunks to save with it."""
+    meta = provenance(report)
+    note = f"{meta['Date']} | {meta['Machine']} | {meta['Command']}"
+    if "To be regenerated" in meta:
+        note = f"{note}\nTO BE REGENERATED: {meta['To be regenerated']}"
+        fig.text(0.5, 0.995, "TO BE REGENERATED (not a benchmark's own output)", ha="center",
+                 va="top", fontsize=10, color="#b00020", weight="bold")
+    fig.text(0.01, 0.01, note, fontsize=6.5, color="#555555", wrap=True)
+    return meta
+
+
+def _save(fig, path: str, meta: Dict[str, str]) -> None:
+    plt = _pyplot()
+    fig.savefig(path, dpi=110, metadata=meta)
+    plt.close(fig)
 
 
 def _colour(name: str, ours: Sequence[str], bounds: Sequence[str]) -> str:
@@ -95,16 +149,24 @@ def plot_gulp_read(report: Dict[str, Any], path: str) -> None:
     ax.set_xlabel("frames/s (median; whiskers: slowest to fastest run)")
     ax.set_title("Reading a gulp directory: decoded frames/s")
     ax.set_xlim(0, max(v + e[1] for v, e in zip(values, errors)) * 1.2 if values else 1)
-    fig.text(0.01, 0.01, _source_note(report), fontsize=7, color="#555555")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    meta = _label(fig, report)
+    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
+    _save(fig, path, meta)
+
+
+def ffrecord_compared(report: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The rows of ffrecord.json the plot compares: no tf.data floor (not a reader), and in the
+    cold panels only readers of random records (a sequential reader's cold run rides read-ahead)."""
+    return [r for r in report["results"] if r["reader"] != "tf.data floor"
+            and not (r["cache"] == "cold" and r["reader"].startswith(SEQUENTIAL_READERS))]
 
 
 def plot_ffrecord(report: Dict[str, Any], path: str) -> None:
     """Records/s of each reader, one panel per record size and page-cache state."""
     plt = _pyplot()
-    results = [r for r in report["results"] if r["reader"] != "tf.data floor"]
+    # Cold panels compare random reads from the device; TFRecordDataset reads its file in order, so
+    # its cold runs ride the kernel's read-ahead: it is left out there (warm panels keep it).
+    results = ffrecord_compared(report)
     readers: List[str] = []
     for r in results:
         if r["reader"] not in readers:
@@ -134,28 +196,27 @@ def plot_ffrecord(report: Dict[str, Any], path: str) -> None:
             ax.set_ylabel("thousand records/s")
             ax.set_title(f"{size // 1024} KiB records, {cache} page cache", fontsize=10)
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.suptitle("FFRecord random batched reads (hatched: baselines; tf.data floor left out)",
-                 fontsize=11)
+    fig.suptitle("FFRecord random batched reads (hatched: baselines; tf.data floor left out; "
+                 "cold: sequential TFRecordDataset left out)", fontsize=10, y=0.965)
     fig.legend(handles, labels, loc="lower center", ncol=min(5, len(labels)), fontsize=8,
                frameon=False, bbox_to_anchor=(0.5, 0.02))
-    fig.text(0.01, 0.005, _source_note(report), fontsize=7, color="#555555")
-    fig.tight_layout(rect=(0, 0.08, 1, 0.97))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    meta = _label(fig, report)
+    fig.tight_layout(rect=(0, 0.1, 1, 0.95))
+    _save(fig, path, meta)
 
 
 def plot_bzna(report: Dict[str, Any], path: str) -> None:
-    """Images/s of the Benzina readers, raw libavcodec (the bound) and the TF JPEG pipeline, per run
-    (earlier runs measured only the DataLoader and JPEG)."""
+    """Images/s of the Benzina readers, raw libavcodec (the bound) and the TF JPEG pipeline."""
     plt = _pyplot()
+    # The top-level run only: the "earlier_runs" kept in the JSON carry no date, machine or
+    # command of their own (some were transcribed from tables), so they are not plotted.
     runs = [dict(report, label=report.get("label") or f"{report.get('rounds', '?')} rounds")]
-    runs += report.get("earlier_runs", [])
     series = [(key, name, colour) for key, name, colour in (
         ("bzna", "bzna DataLoader (decode + warp)", OURS),
         ("decode", "BenzinaDataset (decode)", "#6baed6"),
         ("raw", "raw libavcodec, 1 decoder/core (bound)", BOUND),
         ("jpeg", "TF JPEG pipeline", OTHERS)) if any(key in run["images_per_s"] for run in runs)]
-    fig, ax = plt.subplots(figsize=(11, 3.8))
+    fig, ax = plt.subplots(figsize=(max(8.0, 4 + 2.5 * len(runs)), 3.8))
     width = 0.8 / len(series)
     for k, (key, name, colour) in enumerate(series):
         xs, ys, err = [], [], [[], []]
@@ -178,10 +239,9 @@ def plot_bzna(report: Dict[str, Any], path: str) -> None:
     ax.set_ylabel("images/s (median; whiskers: run range)")
     ax.set_title("Benzina on the CPU: decode, decode + warp to 224x224, raw libavcodec, TF JPEG")
     ax.legend(fontsize=8)
-    fig.text(0.01, 0.01, _source_note(report), fontsize=7, color="#555555")
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    meta = _label(fig, report)
+    fig.tight_layout(rect=(0, 0.1, 1, 0.93))
+    _save(fig, path, meta)
 
 
 def plot_ingest(report: Dict[str, Any], path: str) -> None:
@@ -211,11 +271,10 @@ def plot_ingest(report: Dict[str, Any], path: str) -> None:
         ax.set_xlabel(f"frames/s written ({scale}; bar: median, dots: each round)")
         ax.set_title(f"{kind}: {rows[0][1]['frames']:,} frames" if rows else kind, fontsize=10)
     fig.suptitle("tf-gulp ingest vs gulpio2 (blue: tf-gulp, orange: gulpio2, grey: bound)",
-                 fontsize=11)
-    fig.text(0.01, 0.01, _source_note(report), fontsize=7, color="#555555")
-    fig.tight_layout(rect=(0, 0.04, 1, 0.95))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+                 fontsize=11, y=0.95)
+    meta = _label(fig, report)
+    fig.tight_layout(rect=(0, 0.1, 1, 0.92))
+    _save(fig, path, meta)
 
 
 def plot_fused_warp(report: Dict[str, Any], path: str) -> None:
@@ -243,10 +302,9 @@ def plot_fused_warp(report: Dict[str, Any], path: str) -> None:
                      f"{data['clip_frames']}-frame clips", fontsize=9)
         ax.set_xlabel("augmented frames/s (median)")
         ax.set_xlim(0, max(v + e[1] for v, e in zip(values, errors)) * 1.25)
-    fig.text(0.01, 0.01, _source_note(report), fontsize=7, color="#555555")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    meta = _label(fig, report)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    _save(fig, path, meta)
 
 
 # name -> (JSON file in --results, PNG file in --out, plotter)
@@ -282,6 +340,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             except ValueError as e:
                 raise SystemExit(f"{source}: not valid JSON ({e})") from None
         target = os.path.join(args.out, png_name)
+        try:
+            provenance(report)
+        except ValueError as e:
+            raise SystemExit(f"{source}: {e}") from None
         try:
             plot(report, target)
         except (KeyError, TypeError, ValueError) as e:

@@ -264,6 +264,32 @@ def test_ops_refuse_by_name():
         decode_hevc(b"", track=3)
 
 
+@pytest.mark.parametrize("name", ["decode_jpeg_warped", "decode_hevc_warped"])
+def test_fused_decoders_check_their_outputs_by_name(name):
+    """The output options of the fused decoders are checked by the rules GulpDataset(shape=...)
+    uses (tf_gulp/_args.py warp_output): a height of 2.5 was truncated to 2 and ("8", "8") read
+    as (8, 8)."""
+    decode = getattr(tf_gulp.ops, name)
+    with pytest.raises(TypeError, match=rf"{name}: shape\[0\] \(height\) must be an integer "
+                                        r">= 1, got 2\.5"):
+        decode(b"", (2.5, 4))
+    with pytest.raises(TypeError, match=rf"{name}: shape\[1\] \(width\) must be an integer "
+                                        r">= 1, got '8'"):
+        decode(b"", (8, "8"))
+    with pytest.raises(ValueError, match=rf"{name}: shape\[0\] \(height\) must be an integer "
+                                         r">= 1, got 0"):
+        decode(b"", (0, 8))
+    with pytest.raises(TypeError, match=rf"{name}: shape must be \(height, width\), a pair of "
+                                        r"positive integers \(e\.g\. \(96, 96\)\), got 96"):
+        decode(b"", 96)
+    with pytest.raises(ValueError, match=rf"{name}: dtype must be 'uint8' or 'float32', got "
+                                         r"'float16'"):
+        decode(b"", (8, 8), dtype="float16")
+    with pytest.raises(ValueError, match=rf"{name}: bias and norm apply to dtype='float32' "
+                                         r"outputs"):
+        decode(b"", (8, 8), norm=0.5)
+
+
 def test_cli_int_names_the_flag():
     parse = A.cli_int(1, 100)
     assert parse("7") == 7

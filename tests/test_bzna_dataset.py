@@ -17,6 +17,7 @@ import tensorflow as tf
 import tf_gulp
 import tf_gulp.ops
 from epoch_testing import assert_all_differ, keras_epochs
+from ffrecord_testing import ffrecord_bytes
 from bzna_reference_testing import read_moov
 from hevc_testing import ffmpeg_rgb, ffprobe, have_ffmpeg, smooth_image
 from tf_gulp.bzna import container as C
@@ -24,7 +25,7 @@ from tf_gulp.bzna import create as K
 from tf_gulp.bzna import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
 from tf_gulp.cli.main import main as cli
-from tf_gulp.ops.bzna.bzna_ops import bzna_track_index, read_file_range
+from tf_gulp.ops.bzna.bzna_ops import bzna_epoch_order, bzna_track_index, read_file_range
 
 PRESET = "ultrafast"  # the tests check the format, not x265's quality; medium is the default
 
@@ -419,6 +420,45 @@ def test_shuffle_is_a_new_order_every_pass_and_checkpoint_exact(data, tmp_path):
     fresh = iter(make().repeat(3))
     tf.train.Checkpoint(iterator=fresh).restore(prefix)
     assert [int(x["index"]) for x in fresh] == full[9:]
+
+
+def test_shuffle_is_ffrecord_datasets_order(data, tmp_path):
+    """The shuffle is drawn in C++ by FFRecordDataset's keyed permutation of (seed, epoch)
+    (bzna_epoch_order, cc/ffrecord/record_order.h): a split of n entries is visited in the order
+    FFRecordDataset visits n records, offset by the split's start; skip/take/shard keep positions
+    of that order, as FFRecordDataset's do."""
+    def records(n: int):
+        path = tmp_path / f"{n}.ffr"
+        path.write_bytes(ffrecord_bytes([str(i).encode() for i in range(n)]))
+        return str(path)
+
+    for split, (start, stop) in {None: (0, 7), "train": (0, 4), "val": (4, 6)}.items():
+        for seed in (4, -3):
+            ffr = tf_gulp.FFRecordDataset(records(stop - start), shuffle=True, seed=seed)
+            theirs = [int(r) for r in ffr.repeat(3).as_numpy_iterator()]
+            n = stop - start
+            for epoch in range(3):
+                ours = indices(BenzinaDataset(data["path"], split, shuffle=True, seed=seed,
+                                              epoch=epoch, decode=False))
+                assert ours == [start + r for r in theirs[epoch * n:(epoch + 1) * n]]
+    ffr = tf_gulp.FFRecordDataset(records(7), shuffle=True, seed=4)
+    ds = BenzinaDataset(data["path"], shuffle=True, seed=4, decode=False)
+    for selected in (lambda d: d.skip(2).shard(2, 1), lambda d: d.shard(3, 1).take(2)):
+        assert indices(selected(ds)) == [int(r) for r in selected(ffr).as_numpy_iterator()]
+
+
+def test_epoch_order_op_maps_positions_to_entries():
+    """BznaEpochOrder gives the entries at any positions (a split asks for one), each position's
+    entry the same whichever others are asked with it; a position outside the epoch is an error
+    naming it."""
+    whole = bzna_epoch_order(1000, 7, 3, tf.range(1000)).numpy().tolist()
+    assert sorted(whole) == list(range(1000)) and whole != list(range(1000))
+    assert bzna_epoch_order(1000, 7, 3, [999, 5]).numpy().tolist() == [whole[999], whole[5]]
+    assert bzna_epoch_order(1000, 7, 4, tf.range(1000)).numpy().tolist() != whole
+    assert bzna_epoch_order(0, 7, 3, tf.zeros([0], tf.int64)).shape == (0,)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"position 1000 is outside the epoch's \[0, 1000\)"):
+        bzna_epoch_order(1000, 7, 3, [1000])
 
 
 def test_keras_epochs_reshuffle(data):

@@ -48,9 +48,13 @@ FEATURES = {
 }
 
 
-def decode_image(jpeg):
+def decode_image(jpeg, size=24):
+    # As docs/ffrecord.md: the shorter side to `size`, then the centre square (aspect ratio kept).
     image = tf.io.decode_jpeg(jpeg, channels=3)
-    return tf.image.resize(image, (24, 24)) / 255.0  # a real pipeline would augment here
+    hw = tf.cast(tf.shape(image)[:2], tf.float32)
+    scaled = tf.cast(tf.math.ceil(hw * size / tf.reduce_min(hw)), tf.int32)
+    image = tf.image.resize(image, scaled)
+    return tf.image.resize_with_crop_or_pad(image, size, size) / 255.0
 
 
 def decode_batch(batch):
@@ -102,3 +106,22 @@ def test_image_recipe_into_model_fit(tmp_path):
     assert len(losses) == 6
     assert losses[-1] < losses[0]
     assert history.history["accuracy"][-1] > 0.6  # three colours: easy once the pipeline is right
+
+
+def dark_square_extent(image: np.ndarray) -> tuple:
+    """(rows, columns) of the dark pixels of a white picture holding one dark square."""
+    dark = image.mean(axis=-1) < 0.5
+    rows, cols = np.nonzero(dark.any(axis=1))[0], np.nonzero(dark.any(axis=0))[0]
+    return rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1
+
+
+def test_decode_image_keeps_the_aspect_ratio():
+    # A 32x64 (wide) and a 64x32 (tall) picture, each with a 16x16 dark square in its centre: the
+    # square stays a square (a plain resize to 24x24 made it 12x6 / 6x12).
+    for h, w in ((32, 64), (64, 32)):
+        img = np.full((h, w, 3), 255, np.uint8)
+        img[h // 2 - 8:h // 2 + 8, w // 2 - 8:w // 2 + 8] = 0
+        out = decode_image(tf.constant(simplejpeg.encode_jpeg(img, quality=95))).numpy()
+        assert out.shape == (24, 24, 3)
+        rows, cols = dark_square_extent(out)
+        assert abs(rows - cols) <= 1 and 11 <= rows <= 13, (h, w, rows, cols)

@@ -22,7 +22,7 @@ from typing import Optional, Tuple
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["as_int", "compose_shard", "install_auto_shard_warning"]
+__all__ = ["as_int", "check_shard", "compose_shard", "install_auto_shard_warning"]
 
 # Besides the ops registered as sources (op_attrs.source_ops: every op with an epoch counter), the
 # op that reads a Benzina container's index, the one tf_gulp op of a Benzina loader that counts no
@@ -34,6 +34,7 @@ def source_ops() -> Tuple[str, ...]:
     """The op types of tf_gulp's sources, as they appear in a dataset's graph."""
     from tf_gulp.ops.op_attrs import source_ops as registered_sources
     return registered_sources() + _INDEX_OPS
+
 
 _log = logging.getLogger("tf_gulp")
 
@@ -49,14 +50,20 @@ def as_int(x) -> Optional[int]:
     return None
 
 
-def compose_shard(current: Tuple[int, int], num_shards: int, index: int) -> Tuple[int, int]:
-    """The (num_shards, index) of ``shard(num_shards, index)`` applied to a dataset already
-    sharded as ``current``: position p of the shard is position ``I + N * p`` of the whole, so
-    keeping p = index + num_shards * q keeps ``(I + N * index) + (N * num_shards) * q``."""
+def check_shard(num_shards: int, index: int) -> None:
+    """InvalidArgumentError, as tf.data's ``shard`` (and cc/util/shard.h) says it, unless
+    ``num_shards >= 1`` and ``0 <= index < num_shards``."""
     if num_shards < 1 or not 0 <= index < num_shards:
         raise tf.errors.InvalidArgumentError(
             None, None, f"shard: need num_shards >= 1 and 0 <= index < num_shards, got "
                         f"num_shards={num_shards}, index={index}")
+
+
+def compose_shard(current: Tuple[int, int], num_shards: int, index: int) -> Tuple[int, int]:
+    """The (num_shards, index) of ``shard(num_shards, index)`` applied to a dataset already
+    sharded as ``current``: position p of the shard is position ``I + N * p`` of the whole, so
+    keeping p = index + num_shards * q keeps ``(I + N * index) + (N * num_shards) * q``."""
+    check_shard(num_shards, index)
     n, i = current
     return n * num_shards, i + n * index
 

@@ -43,6 +43,8 @@ from typing import List, Optional, Sequence, Tuple, Union
 import numpy as np
 import tensorflow as tf
 
+from tf_gulp import _args as A
+
 __all__ = [
     "CenterResizedCrop",
     "ConstantBiasTransform",
@@ -349,6 +351,15 @@ def kernel_transform(warp) -> List[float]:
                         f"RandomResizedCrop, CenterResizedCrop, ConstantWarpTransform) to be fused "
                         f"into decoding; got {warp!r}")
     return params()
+
+
+def kernel_warp_attrs(shape, warp, dtype: str, bias, norm, what: str = "") -> dict:
+    """The attrs of a kernel that decodes fused with a warp (``output_height``, ``output_width``,
+    ``warp``, ``bias``, ``norm``), its output options checked by :func:`tf_gulp._args.warp_output`
+    (messages prefixed by ``what``); the caller adds the output type in its op's spelling."""
+    height, width = A.warp_output(shape, dtype, bias, norm, what)
+    return dict(warp=kernel_transform(warp), output_height=height, output_width=width,
+                bias=kernel_vector(bias, "bias"), norm=kernel_vector(norm, "norm"))
 
 
 def kernel_vector(value, name: str) -> List[float]:

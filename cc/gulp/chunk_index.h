@@ -1,6 +1,6 @@
 // The index of one gulp chunk: the parsed `.gmeta` of a `data_N.gulp` file.
 //
-// Layout (see docs/formats.md): the `.gulp` file holds JPEG frames back to
+// Layout (docs/formats.md#gulp): the `.gulp` file holds JPEG frames back to
 // back, each padded with NUL bytes to a multiple of 4; the `.gmeta` file is one
 // JSON object {id: {"frame_info": [[offset, pad, total_length], ...],
 // "meta_data": [{...}, ...]}} in storage order. Every offset and length is

@@ -20,10 +20,11 @@ from tensorflow.python.data.ops import dataset_ops
 from tf_gulp import _args as A
 from tf_gulp import _core
 from tf_gulp._files import absolute, check_regular_file
-from tf_gulp._sharding import as_int, install_auto_shard_warning
+from tf_gulp._sharding import as_int, check_shard
+from tf_gulp._source_dataset import ShardsItself
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
-from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index, read_file_range
+from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index, bzna_epoch_order, read_file_range
 from tf_gulp.ops.epoch.cardinality_ops import KnownCardinalityDataset
 from tf_gulp.ops.epoch.epoch_ops import EpochDataset, new_epoch_counter
 from tf_gulp.ops.bzna.hevc_ops import (decode_hevc, decode_hevc_warped, hevc_sample_size,
@@ -34,8 +35,6 @@ from tf_gulp.ops.image.warp_ops import similarity_transform_matrices, similarity
 IMAGENET_TEST = container.IMAGENET_TEST
 IMAGENET_VAL = container.IMAGENET_VAL
 TRACKS = ("bzna_input", "bzna_thumb")
-
-install_auto_shard_warning()
 
 
 def _container(path: str) -> container.Container:
@@ -88,8 +87,9 @@ def split_range(path: str, split: Optional[str],
 Selection = Tuple[Tuple[int, ...], ...]
 
 
-def _select(positions, selection: Selection):
-    """`positions` (a vector, or a length for its count) after `selection`."""
+def _select(positions: range, selection: Selection) -> range:
+    """The positions of an epoch (``range(count)``) that `selection` keeps: a range again
+    (``start + step * k``), so one of them is found without listing the others."""
     for op in selection:
         if op[0] == "skip":
             positions = positions[op[1]:] if op[1] >= 0 else positions[:0]
@@ -108,6 +108,7 @@ def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: in
     only that position of the selected order (one tf.data service split: one entry).
     `name_samples` adds "what" (the sample's name for error messages) to undecoded elements."""
     path_t = tf.constant(path)
+    kept = _select(range(stop - start), selection)
 
     @tf.autograph.experimental.do_not_convert
     def index(p):
@@ -118,14 +119,18 @@ def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: in
         check = tf.debugging.assert_less_equal(
             tf.constant(stop, tf.int64), n,
             message=f"{path}: the split [{start}, {stop}) is past the end of the file")
-        with tf.control_dependencies([check]):
-            ids = tf.range(start, stop, dtype=tf.int64)
-        if shuffle:
-            noise = tf.random.stateless_uniform([stop - start], seed=T.element_key(seed, epoch, -1))
-            ids = tf.gather(ids, tf.argsort(noise))
-        ids = _select(ids, selection)
+        # The kept positions k = lo .. hi - 1 of the selection: all of them, or one split's.
+        lo, hi = tf.constant(0, tf.int64), tf.constant(len(kept), tf.int64)
         if position is not None:
-            ids = tf.cond(position < 0, lambda: ids, lambda: ids[position:position + 1])
+            one = tf.minimum(position, hi)
+            lo, hi = (tf.where(position < 0, lo, one),
+                      tf.where(position < 0, hi, tf.minimum(position + 1, hi)))
+        with tf.control_dependencies([check]):
+            positions = kept.start + kept.step * tf.range(lo, hi, dtype=tf.int64)
+        # The shuffle: FFRecordDataset's keyed permutation of (seed, epoch), in C++, O(1) per
+        # position (a split does not draw the whole epoch's order).
+        ids = start + (bzna_epoch_order(stop - start, seed, epoch, positions) if shuffle
+                       else positions)
         return tf.data.Dataset.from_tensor_slices(
             (ids, tf.gather(offsets, ids), tf.gather(sizes, ids), tf.gather(t_offsets, ids)))
 
@@ -153,7 +158,7 @@ def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: in
             .map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True))
 
 
-class BenzinaSource(dataset_ops.DatasetV2):
+class BenzinaSource(ShardsItself, dataset_ops.DatasetV2):
     """What :func:`BenzinaDataset` returns: a ``tf.data.Dataset`` whose cardinality is known and
     whose ``skip``, ``take`` and ``shard`` (with Python integer arguments) select positions of each
     epoch's order before anything is read, so what they drop is never read nor decoded."""
@@ -213,16 +218,9 @@ class BenzinaSource(dataset_ops.DatasetV2):
             return self._with(("take", known))
         return super().take(count, name=name)
 
-    def shard(self, num_shards, index, name=None) -> tf.data.Dataset:
-        n, i = as_int(num_shards), as_int(index)
-        if n is not None and i is not None:
-            num_shards, index = n, i
-            if num_shards < 1 or not 0 <= index < num_shards:
-                raise tf.errors.InvalidArgumentError(
-                    None, None, f"shard: need num_shards >= 1 and 0 <= index < num_shards, got "
-                    f"num_shards={num_shards}, index={index}")
-            return self._with(("shard", int(num_shards), int(index)))
-        return super().shard(num_shards, index, name=name)
+    def _own_shard(self, num_shards: int, index: int) -> tf.data.Dataset:
+        check_shard(num_shards, index)
+        return self._with(("shard", num_shards, index))
 
 
 def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,

@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import os
-import secrets
 from typing import Optional, Tuple, Union
 
 import tensorflow as tf
-from tensorflow.python.data.ops import dataset_ops
 
 from tf_gulp import _args as A
-from tf_gulp._files import absolute
-from tf_gulp._sharding import (as_int, compose_shard, install_auto_shard_warning,
-                               require_shared_seed)
+from tf_gulp._source_dataset import ShardedSourceDataset, graph_path, source_seed
 from tf_gulp.ffrecord.reader import PathArg, normalize_paths
 from tf_gulp.ops.ffrecord.ffrecord_ops import ffrecord_dataset_variant
 
 __all__ = ["FFRecordDataset"]
 
-install_auto_shard_warning()
 
-
-class FFRecordDataset(dataset_ops.DatasetSource):
+class FFRecordDataset(ShardedSourceDataset):
     """The records of FFRecord files as a `tf.data.Dataset` of strings.
 
     Without ``batch_size`` each element is one record (a string scalar); with it, each element is a
@@ -96,7 +89,8 @@ class FFRecordDataset(dataset_ops.DatasetSource):
         what = "FFRecordDataset: "
         batch_size = A.optional_integer(batch_size, "batch_size", minimum=1, what=what)
         shuffle = A.boolean(shuffle, "shuffle", what=what)
-        seed = A.seed(seed, what=what)
+        # Without shuffle nothing is random: seed 0 keys nothing.
+        seed, seed_given = source_seed(seed, what, draw=shuffle)
         check_data = A.boolean(check_data, "check_data", what=what)
         drop_remainder = A.boolean(drop_remainder, "drop_remainder", what=what)
         if drop_remainder and batch_size is None:
@@ -105,56 +99,28 @@ class FFRecordDataset(dataset_ops.DatasetSource):
         # io_engine's allowed values are the op's (checked by ffrecord_dataset_variant).
         queue_depth = A.optional_integer(queue_depth, "queue_depth", minimum=1, what=what)
         direct_io = A.boolean(direct_io, "direct_io", what=what)
-        seed_given = seed is not None
-        if seed is None:
-            seed = secrets.randbits(63) if shuffle else 0
-        # What shard() needs to make the same dataset reading only a share.
-        self._args = dict(paths=paths, batch_size=batch_size, shuffle=shuffle, seed=seed,
-                          check_data=check_data, drop_remainder=drop_remainder,
-                          queue_depth=queue_depth, io_engine=io_engine, direct_io=direct_io)
-        self._seed_given = seed_given
-        self._shard = (int(_shard[0]), int(_shard[1]))
-        if isinstance(paths, tf.Tensor):
+        shard_attrs = self._keep_arguments(dict(
+            paths=paths, batch_size=batch_size, shuffle=shuffle, seed=seed, check_data=check_data,
+            drop_remainder=drop_remainder, queue_depth=queue_depth, io_engine=io_engine,
+            direct_io=direct_io), seed_given, _shard)
+        if isinstance(paths, tf.Tensor):  # e.g. inside interleave()
             path_arg = paths
         else:
-            # Absolute, so that a tf.data service worker with another working directory resolves
-            # them the same way; gs://... and other TensorFlow file-system paths as they are.
-            path_arg = [absolute(p) for p in normalize_paths(paths, "paths", what)]
-        self._batch_size = batch_size
-        self._drop_remainder = bool(drop_remainder)
+            path_arg = [graph_path(p) for p in normalize_paths(paths, "paths", what)]
         variant = ffrecord_dataset_variant(
             path_arg,
             batch_size=batch_size or 0,
-            drop_remainder=self._drop_remainder,
+            drop_remainder=drop_remainder,
             shuffle=bool(shuffle),
             seed=int(seed),
             check_data=bool(check_data),
             queue_depth=int(queue_depth or 0),
             io_engine=io_engine,
             direct_io=bool(direct_io),
-            num_shards=self._shard[0],
-            shard_index=self._shard[1],
+            **shard_attrs,
         )
+        if batch_size is None:
+            self._element_spec = tf.TensorSpec([], tf.string)
+        else:
+            self._element_spec = tf.TensorSpec([batch_size if drop_remainder else None], tf.string)
         super().__init__(variant)
-
-    def shard(self, num_shards, index, name=None) -> tf.data.Dataset:
-        """The elements tf.data's ``shard(num_shards, index)`` keeps (elements ``index``,
-        ``index + num_shards``, ... of each epoch: records, or batches with ``batch_size``), read
-        alone: the other records are never read. With ``shuffle=True`` the dataset needs an
-        explicit ``seed`` (the same on every worker) so that the shards of an epoch are disjoint.
-
-        Arguments that are symbolic tensors fall back to tf.data's own ``shard``, which reads
-        everything."""
-        n, i = as_int(num_shards), as_int(index)
-        if n is None or i is None:
-            return super().shard(num_shards, index, name=name)
-        require_shared_seed("FFRecordDataset", bool(self._args["shuffle"]), self._seed_given)
-        ds = FFRecordDataset(**self._args, _shard=compose_shard(self._shard, n, i))
-        ds._seed_given = self._seed_given
-        return ds
-
-    @property
-    def element_spec(self):
-        if self._batch_size is None:
-            return tf.TensorSpec([], tf.string)
-        return tf.TensorSpec([self._batch_size if self._drop_remainder else None], tf.string)

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import os
-import secrets
 from typing import Mapping, Optional, Sequence, Tuple, Union
 
 import tensorflow as tf
-from tensorflow.python.data.ops import dataset_ops
 
 from tf_gulp import _args as A
-from tf_gulp._files import absolute
-from tf_gulp._sharding import (as_int, compose_shard, install_auto_shard_warning,
-                               require_shared_seed)
+from tf_gulp._source_dataset import ShardedSourceDataset, graph_path, source_seed
 from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.index import DEFAULT_MAX_CLIP_BYTES
 from tf_gulp.ops.gulp.gulp_ops import FrameSpec, gulp_dataset_variant
-from tf_gulp.transforms import kernel_transform, kernel_vector
+from tf_gulp.transforms import kernel_warp_attrs
 
 # Channels of each colorspace. The allowed colorspaces are the op's attr (gulp_dataset_op.cc):
 # gulp_dataset_variant checks them before this is looked up.
@@ -74,10 +70,8 @@ def _label_map(label2idx) -> Optional[Mapping[str, int]]:
                   what="GulpDataset: ")
     return label2idx
 
-install_auto_shard_warning()
 
-
-class GulpDataset(dataset_ops.DatasetSource):
+class GulpDataset(ShardedSourceDataset):
     """A gulp directory (GulpIO/GulpIO2 layout) as a `tf.data.Dataset`.
 
     Each element is a dict:
@@ -207,7 +201,7 @@ class GulpDataset(dataset_ops.DatasetSource):
         num_frames = A.optional_integer(num_frames, "num_frames", minimum=1, what=what)
         training = A.boolean(training, "training", what=what)
         shuffle = A.boolean(shuffle, "shuffle", what=what)
-        seed = A.seed(seed, what=what)
+        seed, seed_given = source_seed(seed, what)
         ids = _ids(ids)
         label2idx = _label_map(label2idx)
         label_field = A.string(label_field, "label_field", what=what, none=True)
@@ -217,28 +211,17 @@ class GulpDataset(dataset_ops.DatasetSource):
         shuffle_chunk_window = A.integer(shuffle_chunk_window, "shuffle_chunk_window", what=what)
         max_clip_bytes = A.integer(max_clip_bytes, "max_clip_bytes", what=what)
         fused = _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode)
-        seed_given = seed is not None
-        if seed is None:
-            seed = secrets.randbits(63)
-        # What shard() needs to make the same dataset reading only a share.
-        self._args = dict(directory=directory, decode=decode, colorspace=colorspace, frames=frames,
-                          num_frames=num_frames, training=training, shuffle=shuffle, seed=seed,
-                          ids=ids, label2idx=label2idx, label_field=label_field, scale=scale,
-                          dct_method=dct_method, shuffle_chunk_window=shuffle_chunk_window,
-                          max_clip_bytes=max_clip_bytes, shape=shape, warp=warp, dtype=dtype,
-                          bias=bias, norm=norm, dct_scaling=dct_scaling)
-        self._seed_given = seed_given
-        self._shard = (int(_shard[0]), int(_shard[1]))
-        if isinstance(directory, (str, bytes, os.PathLike)):
-            # Absolute, so that a tf.data service worker with another working
-            # directory resolves it the same way; gs://... and other
-            # TensorFlow file-system paths as they are.
-            path = absolute(directory)
-            if label_field:
-                # Train on A, validate on B: a LabelMapWarning when they number a class apart.
-                note_label_map(path, label2idx)
-        else:  # a string tensor, e.g. inside interleave() over directories
-            path = directory
+        shard_attrs = self._keep_arguments(dict(
+            directory=directory, decode=decode, colorspace=colorspace, frames=frames,
+            num_frames=num_frames, training=training, shuffle=shuffle, seed=seed, ids=ids,
+            label2idx=label2idx, label_field=label_field, scale=scale, dct_method=dct_method,
+            shuffle_chunk_window=shuffle_chunk_window, max_clip_bytes=max_clip_bytes,
+            shape=shape, warp=warp, dtype=dtype, bias=bias, norm=norm,
+            dct_scaling=dct_scaling), seed_given, _shard)
+        path = graph_path(directory)  # a string tensor, e.g. inside interleave() over directories
+        if label_field and not isinstance(path, tf.Tensor):
+            # Train on A, validate on B: a LabelMapWarning when they number a class apart.
+            note_label_map(path, label2idx)
         variant = gulp_dataset_variant(
             path,
             ids=[str(i) for i in ids] if ids is not None else [],
@@ -257,8 +240,7 @@ class GulpDataset(dataset_ops.DatasetSource):
             seed=seed,
             shuffle_chunk_window=shuffle_chunk_window,
             max_clip_bytes=int(max_clip_bytes),
-            num_shards=self._shard[0],
-            shard_index=self._shard[1],
+            **shard_attrs,
             **fused,
         )
         num_selected: Optional[int] = None
@@ -284,26 +266,6 @@ class GulpDataset(dataset_ops.DatasetSource):
         }
         super().__init__(variant)
 
-    @property
-    def element_spec(self):
-        return self._element_spec
-
-    def shard(self, num_shards, index, name=None) -> tf.data.Dataset:
-        """The elements tf.data's ``shard(num_shards, index)`` keeps (positions ``index``,
-        ``index + num_shards``, ... of each epoch), read and decoded alone: the C++ source skips
-        the other clips without reading them. With ``shuffle=True`` the dataset needs an explicit
-        ``seed`` (the same on every worker) so that the shards of an epoch are disjoint.
-
-        Arguments that are symbolic tensors (not known until the graph runs) fall back to tf.data's
-        own ``shard``, which reads everything."""
-        n, i = as_int(num_shards), as_int(index)
-        if n is None or i is None:
-            return super().shard(num_shards, index, name=name)
-        require_shared_seed("GulpDataset", bool(self._args["shuffle"]), self._seed_given)
-        ds = GulpDataset(**self._args, _shard=compose_shard(self._shard, n, i))
-        ds._seed_given = self._seed_given
-        return ds
-
 
 def _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode) -> dict:
     """The op's attrs of the fused decode + warp, checked by name."""
@@ -316,11 +278,6 @@ def _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode) -> dict:
         return {}
     if not decode:
         raise ValueError("shape= (the fused decode + warp) needs decode=True")
-    height, width = A.output_shape(shape, what="GulpDataset: ")
-    A.choice(dtype, "dtype", ("uint8", "float32"), what="GulpDataset: ")
+    attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what="GulpDataset: ")
     dct_scaling = A.boolean(dct_scaling, "dct_scaling", what="GulpDataset: ")
-    if dtype == "uint8" and (bias is not None or norm is not None):
-        raise ValueError("bias and norm apply to dtype='float32' outputs")
-    return dict(warp=kernel_transform(warp), output_height=height, output_width=width,
-                output_dtype=dtype, bias=kernel_vector(bias, "bias"),
-                norm=kernel_vector(norm, "norm"), dct_scaling=dct_scaling)
+    return dict(attrs, output_dtype=dtype, dct_scaling=dct_scaling)

@@ -1,4 +1,5 @@
-"""Python wrappers of BznaTrackIndex, BznaEntryIndex and ReadFileRange (bzna_index_op.cc).
+"""Python wrappers of BznaTrackIndex, BznaEntryIndex and ReadFileRange (bzna_index_op.cc) and
+BznaEpochOrder (bzna_epoch_order_op.cc).
 
 Used by tf_gulp.bzna.dataset; the index op runs inside the dataset graph.
 """
@@ -43,3 +44,16 @@ def read_file_range(path, offset, size) -> tf.Tensor:
     return load_ops().tf_gulp_read_file_range(path=tf.convert_to_tensor(path, tf.string),
                                       offset=tf.cast(offset, tf.int64),
                                       size=tf.cast(size, tf.int64))
+
+
+tf.no_gradient("TfGulp>BznaEpochOrder")
+
+
+def bzna_epoch_order(count, seed, epoch, positions) -> tf.Tensor:
+    """int64 like `positions`: the entries visited at these positions of one shuffled epoch of
+    `count` entries (each in [0, count)); a permutation keyed by (seed, epoch), FFRecordDataset's
+    record order (bzna_epoch_order_op.cc, cc/ffrecord/record_order.h), O(1) per position."""
+    return load_ops().tf_gulp_bzna_epoch_order(count=tf.cast(count, tf.int64),
+                                               seed=tf.cast(seed, tf.int64),
+                                               epoch=tf.cast(epoch, tf.int64),
+                                               positions=tf.cast(positions, tf.int64))

@@ -133,7 +133,7 @@ def decode_hevc_warped(contents, shape, warp=None, *, seed=0, epoch=0, elements=
       tf.errors.DataLossError: a damaged container or bitstream, naming the picture's index in
       the batch, its element and its ``what``.
     """
-    from tf_gulp.transforms import kernel_transform, kernel_vector  # pylint: disable=import-outside-toplevel
+    from tf_gulp.transforms import kernel_warp_attrs  # pylint: disable=import-outside-toplevel
 
     prefix = "decode_hevc_warped: "
     op = "TfGulp>DecodeHevcWarped"
@@ -141,16 +141,7 @@ def decode_hevc_warped(contents, shape, warp=None, *, seed=0, epoch=0, elements=
     for attr, value in (("crop", crop), ("chroma_upsampling", chroma_upsampling)):
         check_attr(op, attr, value, what=prefix)
     threads = A.integer(threads, "threads", minimum=0, what=prefix)
-    if dtype not in ("uint8", "float32"):
-        raise ValueError(f"{prefix}dtype must be 'uint8' or 'float32', got {dtype!r}")
-    if dtype == "uint8" and (bias is not None or norm is not None):
-        raise ValueError(f"{prefix}bias and norm apply to dtype='float32' outputs")
-    try:
-        height, width = (int(v) for v in shape)
-    except (TypeError, ValueError):
-        raise ValueError(f"{prefix}shape must be (height, width), got {shape!r}") from None
-    if height <= 0 or width <= 0:
-        raise ValueError(f"{prefix}shape must be positive, got {shape!r}")
+    warp_attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what=prefix)
     with tf.name_scope(name or "decode_hevc_warped"):
         contents = tf.convert_to_tensor(contents, tf.string)
         single = contents.shape.rank == 0
@@ -164,9 +155,7 @@ def decode_hevc_warped(contents, shape, warp=None, *, seed=0, epoch=0, elements=
             contents=contents, what=whats,
             seed=tf.cast(seed, tf.int64), epoch=tf.cast(epoch, tf.int64),
             elements=tf.reshape(tf.cast(elements, tf.int64), [-1]),
-            output_type=tf.float32 if dtype == "float32" else tf.uint8,
-            warp=kernel_transform(warp), output_height=height, output_width=width,
-            bias=kernel_vector(bias, "bias"), norm=kernel_vector(norm, "norm"),
+            output_type=tf.float32 if dtype == "float32" else tf.uint8, **warp_attrs,
             track=str(track), crop=str(crop), chroma_upsampling=str(chroma_upsampling),
             threads=int(threads))
         return out[0] if single else out

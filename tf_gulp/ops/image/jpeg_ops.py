@@ -67,20 +67,11 @@ def decode_jpeg_warped(
       tf.errors.DataLossError / InvalidArgumentError: a damaged or oversized JPEG, naming its
       index in the batch and its element.
     """
-    from tf_gulp.transforms import kernel_transform, kernel_vector
+    from tf_gulp.transforms import kernel_warp_attrs
 
     check_attr(OP_NAME, "colorspace", colorspace, what="decode_jpeg_warped: ")
     check_attr(OP_NAME, "dct_method", dct_method, what="decode_jpeg_warped: ")
-    if dtype not in ("uint8", "float32"):
-        raise ValueError(f"decode_jpeg_warped: dtype must be 'uint8' or 'float32', got {dtype!r}")
-    if dtype == "uint8" and (bias is not None or norm is not None):
-        raise ValueError("decode_jpeg_warped: bias and norm apply to dtype='float32' outputs")
-    try:
-        height, width = (int(v) for v in shape)
-    except (TypeError, ValueError):
-        raise ValueError(f"decode_jpeg_warped: shape must be (height, width), got {shape!r}") from None
-    if height <= 0 or width <= 0:
-        raise ValueError(f"decode_jpeg_warped: shape must be positive, got {shape!r}")
+    warp_attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what="decode_jpeg_warped: ")
     with tf.name_scope(name or "decode_jpeg_warped"):
         contents = tf.convert_to_tensor(contents, tf.string)
         single = contents.shape.rank == 0
@@ -94,13 +85,9 @@ def decode_jpeg_warped(
             epoch=tf.cast(epoch, tf.int64),
             elements=tf.reshape(tf.cast(elements, tf.int64), [-1]),
             output_type=tf.float32 if dtype == "float32" else tf.uint8,
-            warp=kernel_transform(warp),
-            output_height=height,
-            output_width=width,
-            bias=kernel_vector(bias, "bias"),
-            norm=kernel_vector(norm, "norm"),
             dct_scaling=bool(dct_scaling),
             colorspace=colorspace,
             dct_method=dct_method,
+            **warp_attrs,
         )
         return out[0] if single else out

@@ -1,0 +1,58 @@
+"""What every benchmark's results JSON says about its run: when, on which machine, by which command.
+
+bench/plot_results.py prints these three under each plot and refuses a result without them (a plot
+that cannot say where its figures come from is not shown in the docs)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import subprocess
+import sys
+from typing import Any, Dict, List, Optional
+
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (platform.processor() is often empty on Linux)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine() -> Dict[str, Any]:
+    """The machine and software a run measured: CPU, cores (all and usable), OS, Python, commit."""
+    try:
+        commit: Optional[str] = subprocess.run(
+            ["git", "-C", _REPO_ROOT, "describe", "--always", "--dirty"],
+            capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = None
+    info: Dict[str, Any] = {
+        "cpu": cpu_model(), "cores": os.cpu_count(),
+        "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "platform": platform.platform(), "python": platform.python_version(),
+        "tf_gulp_commit": commit, "loadavg_start": list(os.getloadavg()),
+    }
+    if "tensorflow" in sys.modules:
+        info["tensorflow"] = sys.modules["tensorflow"].__version__
+    return info
+
+
+def command(argv: Optional[List[str]] = None) -> str:
+    """The command line that ran the benchmark, the script's path relative to the repository."""
+    script = os.path.relpath(os.path.abspath(sys.argv[0]), _REPO_ROOT)
+    args = sys.argv[1:] if argv is None else list(argv)
+    return " ".join(["python", script] + args)
+
+
+def now() -> str:
+    """The date and time of the run, UTC."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
