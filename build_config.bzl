@@ -43,12 +43,16 @@ CORE_TESTS_EXCLUDE = ["cc/gpu/**"]
 # The op library tf_gulp/ops/_tf_gulp_ops.so: these plus the core.
 OPS_SRCS = ["tf_gulp/ops/**/*.cc"]
 # The GPU kernel's glue is built with GPU_COPTS on top (GPU_OPS_SRCS below).
-OPS_EXCLUDE = ["tf_gulp/ops/bzna/decode_hevc_gpu_op.cc", "tf_gulp/ops/image/similarity_warp_gpu_op.cc"]
+OPS_EXCLUDE = [
+    "tf_gulp/ops/bzna/decode_hevc_gpu_op.cc",
+    "tf_gulp/ops/bzna/decode_hevc_warped_gpu_op.cc",
+    "tf_gulp/ops/image/similarity_warp_gpu_op.cc",
+]
 OPS_HDRS = ["tf_gulp/ops/**/*.h"]
 
-# The GPU kernels of SimilarityWarp and DecodeHevc (docs/gpu.md): their TensorFlow glue
+# The GPU kernels of SimilarityWarp, DecodeHevc and DecodeHevcWarped (docs/gpu.md): their TensorFlow glue
 # (GPU_OPS_SRCS) and the TensorFlow-free host side they call (GPU_SRCS: the driver loader, the warp
-# launcher on TensorFlow's stream, the NVDEC decoder pool and its decode -> RGB path, the embedded
+# launcher on TensorFlow's stream, the NVDEC decoder pool and its decode -> RGB and fused decode -> warp paths, the embedded
 # kernels), in the op library of both builds, on every machine: nothing needs a
 # CUDA header or library (CUDA types from ffnvcodec's headers, vendored in third_party/ffnvcodec;
 # libcuda.so.1 is opened at run time). The kernels themselves are compiled by nvcc with
@@ -60,9 +64,11 @@ GPU_SRCS = [
     "cc/gpu/gpu_runtime.cc",
     "cc/gpu/nvdec_pool.cc",
     "cc/gpu/nvdec_rgb.cc",
+    "cc/gpu/nvdec_warp.cc",
     "cc/gpu/stream_warp.cc",
 ]
 GPU_HDRS = [
+    "cc/gpu/context_scope.h",
     "cc/gpu/embedded_fatbin.h",
     "cc/gpu/gpu_runtime.h",
     "cc/gpu/launch_geometry.h",
@@ -70,9 +76,16 @@ GPU_HDRS = [
     "cc/gpu/nvdec_picture.h",
     "cc/gpu/nvdec_pool.h",
     "cc/gpu/nvdec_rgb.h",
+    "cc/gpu/nvdec_warp.h",
+    "cc/gpu/nvdec_ycbcr.h",
     "cc/gpu/stream_warp.h",
+    "cc/gpu/warp_pixel.h",
 ]
-GPU_OPS_SRCS = ["tf_gulp/ops/bzna/decode_hevc_gpu_op.cc", "tf_gulp/ops/image/similarity_warp_gpu_op.cc"]
+GPU_OPS_SRCS = [
+    "tf_gulp/ops/bzna/decode_hevc_gpu_op.cc",
+    "tf_gulp/ops/bzna/decode_hevc_warped_gpu_op.cc",
+    "tf_gulp/ops/image/similarity_warp_gpu_op.cc",
+]
 GPU_COPTS = ["-Ithird_party/ffnvcodec/include"]
 GPU_NVCC_FLAGS = [
     "-fatbin",

@@ -56,6 +56,15 @@ def test_decode_hevc_has_cpu_and_gpu_kernels():
     assert found["CPU"] == set()
 
 
+def test_decode_hevc_warped_has_cpu_and_gpu_kernels():
+    found = registrations("TfGulp>DecodeHevcWarped")
+    assert set(found) == {"CPU", "GPU"}
+    # Samples, names and the random keys' parts are read on the host (MP4 parsing, the matrices);
+    # only the output batch lives in GPU memory (NVDEC + the fused warp kernel write it there).
+    assert found["GPU"] == {"contents", "what", "seed", "epoch", "elements"}
+    assert found["CPU"] == set()
+
+
 def _library_path() -> str:
     return os.path.join(os.path.dirname(tf_gulp.ops.__file__), "_tf_gulp_ops.so")
 
@@ -87,8 +96,9 @@ def test_the_library_embeds_the_gpu_kernels_when_nvcc_was_there():
     with open(_library_path(), "rb") as f:
         data = f.read()
     assert b"\x50\xed\x55\xba" in data
-    # Both ops' kernels: the warp, and decode_hevc's NV12 -> RGB conversion of NVDEC's pictures.
-    for kernel in (b"tfg_similarity_warp_u8", b"tfg_ycbcr_to_rgb_u8"):
+    # The three ops' kernels: the warp, decode_hevc's NV12 -> RGB conversion of NVDEC's pictures,
+    # decode_hevc_warped's fused NV12 warp.
+    for kernel in (b"tfg_similarity_warp_u8", b"tfg_ycbcr_to_rgb_u8", b"tfg_decode_warp_ycbcr"):
         assert kernel in data, kernel
 
 
@@ -160,7 +170,8 @@ def test_two_stage_path_gives_the_cpu_loaders_batches(bzna, decode):
             # Padded to the batch's largest picture; each picture's own size is kept.
             assert tuple(inputs["image"].shape[1:3]) == tuple(sizes.max(axis=0))
         else:
-            assert set(inputs) == {"sample", "what", "size", "matrix", "bias", "norm"}
+            # "key": (seed, epoch, element) as strings, for the fused decode_hevc_warped.
+            assert set(inputs) == {"sample", "what", "size", "matrix", "bias", "norm", "key"}
             assert inputs["sample"].dtype == tf.string
             assert all(b": sample " in w for w in inputs["what"].numpy())
             # The sizes come from the MP4 headers, without decoding, and are the decoded ones.
@@ -173,6 +184,52 @@ def test_two_stage_path_gives_the_cpu_loaders_batches(bzna, decode):
         np.testing.assert_array_equal(labels.numpy(), y)
     # The padding is never sampled: a batch whose pictures differ in size still matches.
     assert any(len({tuple(s) for s in i["size"].numpy()}) > 1 for i, _ in staged)
+
+
+def test_fused_device_path_gives_the_cpu_loaders_batches(bzna):
+    """With the loader's warp_transform, WarpOnDevice decodes and warps a batch of compressed
+    samples with one op, decode_hevc_warped (on a GPU: NVDEC + the fused NV12 warp kernel; here
+    its CPU kernel): the CPU loader's batches within 2 levels before normalization."""
+    plain = list(_loader(bzna).as_numpy_iterator())
+    staged = list(_loader(bzna, device="/CPU:0", decode="device"))
+    for (x, _), (inputs, _) in zip(plain, staged):
+        fused = warp_on_device(inputs, (24, 32), "/CPU:0", T.RandomResizedCrop()).numpy()
+        level = max(T.IMAGENET_NORM)
+        np.testing.assert_allclose(fused, x, rtol=0, atol=2 * level)
+        assert np.mean(np.abs(fused - x)) < 0.25 * level
+
+
+def test_fused_device_path_spans_epochs_and_refuses_another_transform(bzna):
+    # Batches that straddle two epochs: each epoch's pictures get that epoch's crops.
+    plain = list(DataLoader(bzna, (24, 32), 3, shuffle=True, seed=5, epochs=2,
+                            warp_transform=T.RandomResizedCrop()).as_numpy_iterator())
+    staged = list(DataLoader(bzna, (24, 32), 3, shuffle=True, seed=5, epochs=2,
+                             warp_transform=T.RandomResizedCrop(), device="/CPU:0",
+                             decode="device"))
+    epochs = [set(tf.strings.to_number(i["key"], tf.int64).numpy()[:, 1]) for i, _ in staged]
+    assert any(len(e) == 2 for e in epochs)
+    for (x, _), (inputs, _) in zip(plain, staged):
+        fused = warp_on_device(inputs, (24, 32), "/CPU:0", T.RandomResizedCrop()).numpy()
+        np.testing.assert_allclose(fused, x, rtol=0, atol=2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"not the DataLoader's warp_transform"):
+        warp_on_device(staged[0][0], (24, 32), "/CPU:0", T.CenterResizedCrop())
+
+
+def test_fused_device_path_runs_decode_hevc_warped_on_the_device_in_the_step_graph():
+    spec = {"sample": tf.TensorSpec([None], tf.string), "what": tf.TensorSpec([None], tf.string),
+            "size": tf.TensorSpec([None, 2], tf.int32),
+            "matrix": tf.TensorSpec([None, 3, 3], tf.float32),
+            "bias": tf.TensorSpec([None, 3], tf.float32),
+            "norm": tf.TensorSpec([None, 3], tf.float32),
+            "key": tf.TensorSpec([None, 3], tf.string)}
+    graph = tf.function(lambda x: warp_on_device(x, (24, 32), "/GPU:0", T.RandomResizedCrop())
+                        ).get_concrete_function(spec).graph
+    loops = [op for op in graph.get_operations() if op.type in ("While", "StatelessWhile")]
+    assert loops and all(op.device.endswith("GPU:0") for op in loops)
+    body = graph._functions[loops[0].get_attr("body").name]  # pylint: disable=protected-access
+    types = {node.op for node in body.definition.node_def}
+    assert "TfGulp>DecodeHevcWarped" in types
+    assert not {"TfGulp>DecodeHevc", "TfGulp>SimilarityWarp"} & types  # one op, not two
 
 
 def test_decoding_on_the_device_is_opt_in(bzna):
@@ -229,11 +286,12 @@ def test_device_decode_runs_decode_and_warp_on_the_device_in_the_step_graph():
     assert {"TfGulp>DecodeHevc", "TfGulp>SimilarityWarp"} <= types
 
 
-@pytest.mark.parametrize("decode", ["host", "device"])
+@pytest.mark.parametrize("decode", ["host", "device", "fused"])
 def test_warp_on_device_layer_trains_with_model_fit(bzna, decode):
-    ds = _loader(bzna, device="/CPU:0", decode=decode).repeat()
+    fused = decode == "fused"
+    ds = _loader(bzna, device="/CPU:0", decode="device" if fused else decode).repeat()
     model = tf.keras.Sequential([
-        WarpOnDevice((24, 32)),
+        WarpOnDevice((24, 32), warp_transform=T.RandomResizedCrop() if fused else None),
         tf.keras.layers.Conv2D(4, 3, activation="relu"),
         tf.keras.layers.GlobalAveragePooling2D(),
         tf.keras.layers.Dense(2),

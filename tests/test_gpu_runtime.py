@@ -15,6 +15,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -138,3 +139,40 @@ def test_everything_present_means_nvdec_and_gpu_warp(probe, tmp_path):
     report = run_probe(probe, tmp_path)
     assert report == {"path": "nvdec_gpu_warp", "driver_version": 13000, "ok": True,
                       "message": ""}
+
+
+def op_library_reason(library_dir: pathlib.Path) -> str:
+    """What the op library answers in a process whose loader path is `library_dir`: the question
+    decode_hevc's and decode_hevc_warped's GPU kernels ask before decoding (NvdecRgbDecoder::Get,
+    one decoder object and pool per GPU for both): "" = NVDEC, else why they fall back to the CPU."""
+    code = ("from tf_gulp.ops.bzna.hevc_ops import nvdec_unavailable_reason as r; "
+            "import sys; sys.stdout.write('REASON:' + r())")
+    env = dict(os.environ, LD_LIBRARY_PATH=str(library_dir), TF_CPP_MIN_LOG_LEVEL="3")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=300, cwd=str(REPO_ROOT))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.split("REASON:", 1)[1]
+
+
+def test_the_op_librarys_gpu_decode_kernels_fall_back_with_the_reason(tmp_path):
+    """The fallbacks of the GPU decode kernels (decode_hevc: CPU decode + copy; decode_hevc_warped:
+    its CPU kernel's decode + fused warp + copy) are taken on exactly this answer."""
+    if system_has("libcuda.so.1") or system_has("libnvcuvid.so.1"):
+        pytest.skip("this machine has NVIDIA driver libraries: their absence cannot be staged")
+    reason = op_library_reason(tmp_path / "empty")
+    if "built without nvcc" in reason:
+        pytest.skip("this op library holds no GPU kernels (built without nvcc): " + reason)
+    assert "Cannot load libcuda.so.1" in reason and "R580" in reason
+    old = tmp_path / "old"
+    stand_in(old, "libcuda.so.1", CUDA_SYMBOLS, driver_version=12080)
+    stand_in(old, "libnvcuvid.so.1", CUVID_SYMBOLS)
+    assert "driver R580 or newer" in op_library_reason(old)
+    no_video = tmp_path / "no_video"
+    stand_in(no_video, "libcuda.so.1", CUDA_SYMBOLS, driver_version=13000)
+    reason = op_library_reason(no_video)
+    assert "Cannot load libnvcuvid.so.1" in reason
+    assert "NVIDIA_DRIVER_CAPABILITIES=compute,utility,video" in reason
+    everything = tmp_path / "everything"
+    stand_in(everything, "libcuda.so.1", CUDA_SYMBOLS, driver_version=13000)
+    stand_in(everything, "libnvcuvid.so.1", CUVID_SYMBOLS)
+    assert op_library_reason(everything) == ""

@@ -14,10 +14,10 @@ namespace {
 
 bool Affine(const double m[9]) { return m[6] == 0.0 && m[7] == 0.0 && m[8] == 1.0; }
 
-template <typename Out>
-Status WarpDecodedImpl(const HevcDecoder& decoder, const PictureRegion& region,
-                       ChromaUpsampling chroma, const double matrix[9],
-                       const HevcWarpTarget& target, Out* dst) {
+// `to_rgb(x, y, w, h, dst)` converts a rectangle of the decoded picture.
+template <typename Out, typename ToRgb>
+Status WarpDecodedImpl(const ToRgb& to_rgb, const PictureRegion& region,
+                       const double matrix[9], const HevcWarpTarget& target, Out* dst) {
   const PictureRegion box = SampledBox(region, matrix, target.out_height, target.out_width);
   // The converted rectangle, reused by this thread's next picture.
   thread_local std::vector<uint8_t> rgb;
@@ -36,8 +36,8 @@ Status WarpDecodedImpl(const HevcDecoder& decoder, const PictureRegion& region,
     std::copy(nowhere, nowhere + 9, m);
   } else {
     rgb.resize(static_cast<size_t>(box.width) * box.height * 3);
-    TFG_RETURN_IF_ERROR(decoder.ToRgb(region.x + box.x, region.y + box.y, box.width,
-                                      box.height, chroma, rgb.data()));
+    TFG_RETURN_IF_ERROR(to_rgb(region.x + box.x, region.y + box.y, box.width, box.height,
+                               rgb.data()));
     g.in_height = box.height;
     g.in_width = box.width;
     // Region coordinates -> box coordinates: X - box.x (projective: X - box.x * W).
@@ -63,6 +63,19 @@ Status WarpDecodedImpl(const HevcDecoder& decoder, const PictureRegion& region,
     warp::WarpRows(g, rgb.data(), mf, target.oob_color, 0, g.out_height, dst);
   }
   return Status::Ok();
+}
+
+auto DecoderRgb(const HevcDecoder& decoder, ChromaUpsampling chroma) {
+  return [&decoder, chroma](int x, int y, int w, int h, uint8_t* dst) {
+    return decoder.ToRgb(x, y, w, h, chroma, dst);
+  };
+}
+
+auto PictureRgb(const YcbcrPicture& picture, ChromaUpsampling chroma) {
+  return [&picture, chroma](int x, int y, int w, int h, uint8_t* dst) {
+    RegionToRgb(picture, x, y, w, h, chroma == ChromaUpsampling::kBilinear, dst);
+    return Status::Ok();
+  };
 }
 
 }  // namespace
@@ -103,14 +116,25 @@ PictureRegion SampledBox(const PictureRegion& region, const double m[9], int out
 Status WarpDecoded(const HevcDecoder& decoder, const PictureRegion& region,
                    ChromaUpsampling chroma, const double matrix[9],
                    const HevcWarpTarget& target, float* dst) {
-  return WarpDecodedImpl(decoder, region, chroma, matrix, target, dst);
+  return WarpDecodedImpl(DecoderRgb(decoder, chroma), region, matrix, target, dst);
 }
 
 Status WarpDecoded(const HevcDecoder& decoder, const PictureRegion& region,
                    ChromaUpsampling chroma, const double matrix[9],
                    const HevcWarpTarget& target, uint8_t* dst) {
-  return WarpDecodedImpl(decoder, region, chroma, matrix, target, dst);
+  return WarpDecodedImpl(DecoderRgb(decoder, chroma), region, matrix, target, dst);
 }
+
+template <typename Out>
+Status WarpDecoded(const YcbcrPicture& picture, const PictureRegion& region,
+                   ChromaUpsampling chroma, const double matrix[9],
+                   const HevcWarpTarget& target, Out* dst) {
+  return WarpDecodedImpl(PictureRgb(picture, chroma), region, matrix, target, dst);
+}
+template Status WarpDecoded(const YcbcrPicture&, const PictureRegion&, ChromaUpsampling,
+                            const double[9], const HevcWarpTarget&, float*);
+template Status WarpDecoded(const YcbcrPicture&, const PictureRegion&, ChromaUpsampling,
+                            const double[9], const HevcWarpTarget&, uint8_t*);
 
 }  // namespace codec
 }  // namespace tfg

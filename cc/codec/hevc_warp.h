@@ -18,6 +18,7 @@
 
 #include "cc/codec/hevc_decoder.h"
 #include "cc/codec/hevc_sample.h"
+#include "cc/codec/ycbcr.h"
 #include "cc/util/status.h"
 
 namespace tfg {
@@ -47,6 +48,14 @@ Status WarpDecoded(const HevcDecoder& decoder, const PictureRegion& region,
 Status WarpDecoded(const HevcDecoder& decoder, const PictureRegion& region,
                    ChromaUpsampling chroma, const double matrix[9],
                    const HevcWarpTarget& target, uint8_t* dst);
+
+// The same for a picture already in memory, e.g. an NV12 surface (the caller
+// checks `region` lies inside it): what decode_hevc_warped's GPU kernel is
+// compared with (cc/gpu/nvdec_warp_test.cc). `Out` is float or uint8_t.
+template <typename Out>
+Status WarpDecoded(const YcbcrPicture& picture, const PictureRegion& region,
+                   ChromaUpsampling chroma, const double matrix[9],
+                   const HevcWarpTarget& target, Out* dst);
 
 }  // namespace codec
 }  // namespace tfg

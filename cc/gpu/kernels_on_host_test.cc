@@ -6,14 +6,7 @@
 // bounds check, the batch offset, NCHW/NHWC strides. The output buffers start
 // as NaN with guard zones around them, so an element never written or one
 // written outside the output fails the test.
-#include "cc/gpu/testing/cuda_launch_stand_in.h"
-// After the stand-in: the kernels see its __global__ / threadIdx / blockIdx.
-// Bazel's C++ rules take no .cu file, so cc/BUILD copies it under a C++ name.
-#if __has_include("cc/gpu/similarity_warp_kernels_host.inc")
-#include "cc/gpu/similarity_warp_kernels_host.inc"
-#else
-#include "cc/gpu/similarity_warp_kernels.cu"
-#endif
+#include "cc/gpu/testing/kernels_on_host.h"  // first: the kernels' source on the host
 
 #include <gtest/gtest.h>
 

@@ -21,11 +21,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <utility>
 
 #include "cc/codec/ycbcr.h"
+#include "cc/gpu/launch_geometry.h"
 #include "cc/gpu/nvdec_api.h"
 #include "cc/gpu/nvdec_picture.h"
 #include "cc/gpu/nvdec_pool.h"
+#include "cc/gpu/nvdec_ycbcr.h"  // YcbcrOf: the kernels' view of a picture
 #include "cc/util/status.h"
 
 namespace tfg {
@@ -42,10 +46,6 @@ struct RgbRegion {
 // stops the decode (the picture is released, nothing is launched).
 using RgbAllocator =
     std::function<Status(int width, int height, RgbRegion* region, CUdeviceptr* dst)>;
-
-// The kernel's view of a mapped NVDEC picture (NV12, the colour matrix and
-// range the stream signals, as the CPU decoder reads them).
-codec::YcbcrPicture YcbcrOf(const NvdecPicture& picture);
 
 class NvdecRgbDecoder {
  public:
@@ -74,9 +74,26 @@ class NvdecRgbDecoder {
   // Pools created so far (one per GPU device used).
   int pools() const;
 
+  // What the kernels that read a decoded picture share (decode_hevc's
+  // conversion here, decode_hevc_warped's fused warp in nvdec_warp.cc): decodes
+  // `data` on `stream` with the pool of the stream's GPU, calls `use` with the
+  // mapped picture and the stream's context (to queue its kernel on `stream`),
+  // then releases the picture on every path: an event behind whatever `use`
+  // queued, the unmap once that event completed. `use`'s error is returned
+  // (the release's otherwise).
+  using PictureUse = std::function<Status(CUcontext context, const NvdecPicture& picture)>;
+  Status DecodeThen(const uint8_t* data, size_t size, CUstream stream, const char* what,
+                    const PictureUse& use);
+
+  // Launches `kernel` (a name in the fatbin) on `stream` over `dims` with
+  // `args`, `context` pushed for the call; the fatbin is loaded once per
+  // context. Errors name the call and `what`.
+  Status Launch(CUcontext context, const char* kernel, const LaunchDims& dims, void** args,
+                CUstream stream, const char* what);
+
  private:
   Status PoolFor(CUcontext context, NvdecPool** pool);
-  Status KernelFor(CUcontext context, CUfunction* kernel);
+  Status KernelFor(CUcontext context, const char* name, CUfunction* kernel);
   Status Convert(CUcontext context, const NvdecPicture& picture, const RgbRegion& region,
                  bool bilinear_chroma, CUdeviceptr dst, CUstream stream, const char* what);
 
@@ -87,7 +104,8 @@ class NvdecRgbDecoder {
   const NvdecPoolOptions options_;
   mutable std::mutex mu_;
   std::map<CUcontext, std::unique_ptr<NvdecPool>> pools_;
-  std::map<CUcontext, CUfunction> kernels_;  // modules live for the process
+  std::map<CUcontext, CUmodule> modules_;  // modules live for the process
+  std::map<std::pair<CUcontext, std::string>, CUfunction> kernels_;
 };
 
 }  // namespace gpu

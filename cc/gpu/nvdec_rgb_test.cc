@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cc/gpu/testing/fake_kernels.h"
 #include "cc/gpu/testing/fake_nvdec.h"
 
 // NvdecRgbDecoder::Get reads the embedded fatbin; these tests give their own.
@@ -23,96 +24,49 @@ namespace gpu {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::FakeKernels;
 using testing::FakeNvdec;
 using testing::FakeSample;
 using testing::FakeSampleBytes;
+using testing::kFakeFatbin;
+using testing::kOtherDeviceStream;
+using testing::kStream;
 
-// cuda.h's values; ffnvcodec's header names only a few codes.
-const CUresult kInvalidValue = static_cast<CUresult>(1);
-const CUresult kNotFound = static_cast<CUresult>(500);
-
-const unsigned char kFatbin[] = "fake fatbin";
-const CUcontext kOtherContext = reinterpret_cast<CUcontext>(0xC1);
-const CUstream kStream = reinterpret_cast<CUstream>(0x5001);
-const CUstream kOtherDeviceStream = reinterpret_cast<CUstream>(0x5002);
-
-// The launch side of the fake driver (the pool's calls are FakeNvdec's).
-struct Launches {
-  FakeNvdec* fake = nullptr;
-  int loads = 0;
-  CUresult fail_launch = CUDA_SUCCESS;
-  struct Launch {
-    CUstream stream;
-    codec::YcbcrPicture picture;
-    int x0, y0, width, height, bilinear;
-    CUdeviceptr dst;
-    unsigned grid_x, grid_y, grid_z;
-  };
-  std::vector<Launch> launches;
+// One launch of the conversion kernel, as the launcher packed it.
+struct Launch {
+  CUstream stream;
+  codec::YcbcrPicture picture;
+  int x0, y0, width, height, bilinear;
+  CUdeviceptr dst;
+  unsigned grid_x, grid_y, grid_z;
 };
-Launches* launches = nullptr;
-
-CUresult CUDAAPI StreamGetCtx(CUstream stream, CUcontext* context) {
-  if (stream == kStream) {
-    *context = launches->fake->context();
-  } else if (stream == kOtherDeviceStream) {
-    *context = kOtherContext;
-  } else {
-    return kInvalidValue;
-  }
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI ModuleLoadData(CUmodule* module, const void* image) {
-  if (image != kFatbin) return kInvalidValue;
-  ++launches->loads;
-  *module = reinterpret_cast<CUmodule>(0xD0);
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI ModuleGetFunction(CUfunction* function, CUmodule, const char* name) {
-  if (std::string(name) != "tfg_ycbcr_to_rgb_u8") return kNotFound;
-  *function = reinterpret_cast<CUfunction>(0xF0);
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI LaunchKernel(CUfunction, unsigned gx, unsigned gy, unsigned gz, unsigned,
-                              unsigned, unsigned, unsigned, CUstream stream, void** args,
-                              void**) {
-  if (launches->fail_launch != CUDA_SUCCESS) return launches->fail_launch;
-  Launches::Launch l;
-  l.stream = stream;
-  l.picture = *static_cast<codec::YcbcrPicture*>(args[0]);
-  l.x0 = *static_cast<int*>(args[1]);
-  l.y0 = *static_cast<int*>(args[2]);
-  l.width = *static_cast<int*>(args[3]);
-  l.height = *static_cast<int*>(args[4]);
-  l.bilinear = *static_cast<int*>(args[5]);
-  l.dst = *static_cast<CUdeviceptr*>(args[6]);
-  l.grid_x = gx;
-  l.grid_y = gy;
-  l.grid_z = gz;
-  launches->launches.push_back(l);
-  // The fake notes a kernel reading a picture that is not mapped, and keeps
-  // the picture mapped until the stream got past this kernel.
-  launches->fake->LaunchKernel(stream, reinterpret_cast<unsigned long long>(l.picture.y));
-  return CUDA_SUCCESS;
-}
 
 class NvdecRgbTest : public ::testing::Test {
  protected:
   NvdecRgbTest() {
-    state_.fake = &fake_;
-    launches = &state_;
-    cuda_ = fake_.cuda();
-    cuda_.cuStreamGetCtx = StreamGetCtx;
-    cuda_.cuModuleLoadData = ModuleLoadData;
-    cuda_.cuModuleGetFunction = ModuleGetFunction;
-    cuda_.cuLaunchKernel = LaunchKernel;
+    cuda_ = kernels_.cuda();
     NvdecPoolOptions options;
     options.sessions = 1;
     options.surfaces = 2;
-    decoder_ = std::make_unique<NvdecRgbDecoder>(cuda_, fake_.nvdec(), kFatbin, sizeof(kFatbin),
-                                                 options);
+    decoder_ = std::make_unique<NvdecRgbDecoder>(cuda_, fake_.nvdec(), kFakeFatbin,
+                                                 sizeof(kFakeFatbin), options);
   }
-  ~NvdecRgbTest() override { launches = nullptr; }
+
+  void Record(CUstream stream, void** args, const LaunchDims& d) {
+    Launch l;
+    l.stream = stream;
+    l.picture = *static_cast<codec::YcbcrPicture*>(args[0]);
+    l.x0 = *static_cast<int*>(args[1]);
+    l.y0 = *static_cast<int*>(args[2]);
+    l.width = *static_cast<int*>(args[3]);
+    l.height = *static_cast<int*>(args[4]);
+    l.bilinear = *static_cast<int*>(args[5]);
+    l.dst = *static_cast<CUdeviceptr*>(args[6]);
+    l.grid_x = d.grid_x;
+    l.grid_y = d.grid_y;
+    l.grid_z = d.grid_z;
+    launches_.push_back(l);
+  }
 
   Status Decode(int width, int height, const RgbAllocator& allocate, CUstream stream = kStream) {
     FakeSample s;
@@ -136,7 +90,12 @@ class NvdecRgbTest : public ::testing::Test {
   }
 
   FakeNvdec fake_;
-  Launches state_;
+  std::vector<Launch> launches_;
+  FakeKernels kernels_{&fake_,
+                       {{"tfg_ycbcr_to_rgb_u8",
+                         [this](CUstream s, void** args, const LaunchDims& d) {
+                           Record(s, args, d);
+                         }}}};
   CudaApi cuda_;
   std::unique_ptr<NvdecRgbDecoder> decoder_;
 };
@@ -154,8 +113,8 @@ TEST_F(NvdecRgbTest, ConvertsOnTheStreamAndUnmapsOnlyAfterTheKernelsEvent) {
   std::vector<int> seen;
   ASSERT_TRUE(Decode(60, 45, Crop(2, 1, 50, 40, 0xABC000, &seen)).ok());
   EXPECT_EQ(seen, (std::vector<int>{60, 45})) << "the allocator gets the display size";
-  ASSERT_EQ(state_.launches.size(), 1u);
-  const auto& l = state_.launches[0];
+  ASSERT_EQ(launches_.size(), 1u);
+  const auto& l = launches_[0];
   EXPECT_EQ(l.stream, kStream);
   EXPECT_EQ(l.dst, 0xABC000u);
   EXPECT_EQ(l.x0, 2);
@@ -187,7 +146,7 @@ TEST_F(NvdecRgbTest, ConvertsOnTheStreamAndUnmapsOnlyAfterTheKernelsEvent) {
   fake_.CompleteStream(kStream);
   ASSERT_TRUE(Decode(60, 45, Crop(0, 0, 60, 45, 0xABD000)).ok());
   EXPECT_GT(fake_.Find("cuvidUnmapVideoFrame"), record);
-  EXPECT_EQ(state_.loads, 1) << "one module per context";
+  EXPECT_EQ(kernels_.loads, 1) << "one module per context";
   EXPECT_EQ(Count("cuCtxPushCurrent"), Count("cuCtxPopCurrent"));
   fake_.CompleteStream(kStream);
   ExpectCleanEnd();
@@ -201,7 +160,7 @@ TEST_F(NvdecRgbTest, OnePoolPerGpuCreatedAtItsFirstPicture) {
   EXPECT_EQ(decoder_->pools(), 1);
   ASSERT_TRUE(Decode(64, 48, Crop(0, 0, 64, 48, 0x3000), kOtherDeviceStream).ok());
   EXPECT_EQ(decoder_->pools(), 2);
-  EXPECT_EQ(state_.loads, 2) << "the kernels' module loaded in each context";
+  EXPECT_EQ(kernels_.loads, 2) << "the kernels' module loaded in each context";
   fake_.CompleteStream(kStream);
   fake_.CompleteStream(kOtherDeviceStream);
   ExpectCleanEnd();
@@ -212,7 +171,7 @@ TEST_F(NvdecRgbTest, AllocationFailureReleasesThePictureAndLaunchesNothing) {
     return InternalError("out of GPU memory");
   });
   EXPECT_THAT(s.message(), HasSubstr("out of GPU memory"));
-  EXPECT_TRUE(state_.launches.empty());
+  EXPECT_TRUE(launches_.empty());
   EXPECT_EQ(Count("cuvidMapVideoFrame"), 1);
   ExpectCleanEnd();  // unmapped by the pool's end at the latest, no leak
   EXPECT_EQ(Count("cuvidUnmapVideoFrame"), 1);
@@ -223,13 +182,13 @@ TEST_F(NvdecRgbTest, RegionOutsideThePictureIsAnErrorNamingTheSample) {
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("sample 3"));
   EXPECT_THAT(s.message(), HasSubstr("outside the decoded 64x48 picture"));
-  EXPECT_TRUE(state_.launches.empty());
+  EXPECT_TRUE(launches_.empty());
   ExpectCleanEnd();
   EXPECT_EQ(Count("cuvidUnmapVideoFrame"), 1);
 }
 
 TEST_F(NvdecRgbTest, FailedLaunchIsAStatusAndReleasesThePicture) {
-  state_.fail_launch = CUDA_ERROR_UNKNOWN;
+  kernels_.fail_launch = CUDA_ERROR_UNKNOWN;
   const Status s = Decode(64, 48, Crop(0, 0, 64, 48, 0x1000));
   EXPECT_THAT(s.message(), HasSubstr("cuLaunchKernel(tfg_ycbcr_to_rgb_u8) failed"));
   EXPECT_THAT(s.message(), HasSubstr("sample 3"));
@@ -242,7 +201,7 @@ TEST_F(NvdecRgbTest, PictureOutsideNvdecLimitsIsOutOfRangeForTheCpuFallback) {
   fake_.max_size = 128;
   const Status s = Decode(200, 100, Crop(0, 0, 200, 100, 0x1000));
   EXPECT_EQ(s.code(), StatusCode::kOutOfRange) << s.message();
-  EXPECT_TRUE(state_.launches.empty());
+  EXPECT_TRUE(launches_.empty());
   ExpectCleanEnd();
 }
 
@@ -254,7 +213,7 @@ TEST_F(NvdecRgbTest, TenBitPictureIsOutOfRangeForTheCpuFallback) {
                                          Crop(0, 0, 64, 48, 0x1000));
   EXPECT_EQ(status.code(), StatusCode::kOutOfRange) << status.message();
   EXPECT_THAT(status.message(), HasSubstr("8-bit 4:2:0 HEVC only"));
-  EXPECT_TRUE(state_.launches.empty());
+  EXPECT_TRUE(launches_.empty());
   ExpectCleanEnd();
 }
 

@@ -30,6 +30,8 @@ Status GpuSimilarityWarp::Create(const CudaDriver* driver, const void* fatbin,
       *driver, cuModuleGetFunction(&w.warp_u8_, w.module_, "tfg_similarity_warp_u8"));
   TFG_CU_RETURN_IF_ERROR(
       *driver, cuModuleGetFunction(&w.warp_ycbcr_, w.module_, "tfg_similarity_warp_ycbcr"));
+  TFG_CU_RETURN_IF_ERROR(
+      *driver, cuModuleGetFunction(&w.decode_warp_, w.module_, "tfg_decode_warp_ycbcr"));
   *out = std::move(w);
   return Status::Ok();
 }
@@ -47,6 +49,7 @@ GpuSimilarityWarp& GpuSimilarityWarp::operator=(GpuSimilarityWarp&& other) noexc
   std::swap(module_, other.module_);
   std::swap(warp_u8_, other.warp_u8_);
   std::swap(warp_ycbcr_, other.warp_ycbcr_);
+  std::swap(decode_warp_, other.decode_warp_);
   return *this;
 }
 
@@ -85,6 +88,15 @@ Status GpuSimilarityWarp::LaunchYcbcr(int64_t batch, CUdeviceptr pictures, bool 
   void* args[] = {&pictures, &bilinear, &matrices, &bias,  &norm,
                   &oob_color, &height,  &width,    &nchw,  &dst};
   return LaunchOverOutput(warp_ycbcr_, out_height, out_width, batch, args, stream);
+}
+
+Status GpuSimilarityWarp::LaunchDecodeWarp(const codec::YcbcrPicture& picture,
+                                           const RegionWarp& w, CUdeviceptr dst,
+                                           CUstream stream) const {
+  codec::YcbcrPicture p = picture;
+  RegionWarp warp = w;
+  void* args[] = {&p, &warp, &dst};
+  return LaunchOverOutput(decode_warp_, w.out_height, w.out_width, 1, args, stream);
 }
 
 Status GpuSimilarityWarp::LaunchOverOutput(CUfunction kernel, int64_t out_height,

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "cc/gpu/cuda_driver.h"
+#include "cc/gpu/warp_pixel.h"
 #include "cc/util/status.h"
 #include "cc/warp/similarity_warp.h"
 
@@ -45,6 +46,12 @@ class GpuSimilarityWarp {
                      CUdeviceptr oob_color, int64_t out_height, int64_t out_width,
                      warp::Layout layout, CUdeviceptr dst, CUstream stream) const;
 
+  // decode_hevc_warped's kernel (tfg_decode_warp_ycbcr): one picture whose
+  // planes are device memory, warped per `w` (region, matrix, bias, norm,
+  // oob colour, output size, layout and type, all by value) into `dst`.
+  Status LaunchDecodeWarp(const codec::YcbcrPicture& picture, const RegionWarp& w,
+                          CUdeviceptr dst, CUstream stream) const;
+
  private:
   // One thread per output pixel, blocks of kBlockX x kBlockY, z over the batch.
   Status LaunchOverOutput(CUfunction kernel, int64_t out_height, int64_t out_width,
@@ -54,6 +61,7 @@ class GpuSimilarityWarp {
   CUmodule module_ = nullptr;
   CUfunction warp_u8_ = nullptr;
   CUfunction warp_ycbcr_ = nullptr;
+  CUfunction decode_warp_ = nullptr;
 };
 
 }  // namespace gpu

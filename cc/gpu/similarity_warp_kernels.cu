@@ -70,3 +70,32 @@ extern "C" __global__ void tfg_ycbcr_to_rgb_u8(tfg::codec::YcbcrPicture picture,
   tfg::codec::PixelToRgb(picture, x0 + x, y0 + y, bilinear_chroma != 0,
                          dst + (static_cast<long long>(y) * width + x) * 3);
 }
+
+// decode_hevc_warped's GPU kernel: the fused decode + warp of one decoded
+// picture (an NVDEC surface, NV12, mapped on the launching stream) straight
+// into its slot of the op's output: w.out_height x w.out_width x 3, NHWC (or
+// NCHW), float32 ((v - bias) * norm) or uint8 (v). Each tap is converted as
+// the CPU decoder converts (codec::PixelToRgb) and the taps blended as the
+// warp kernels blend, so the result is decode_hevc + similarity_warp's, which
+// the CPU decode_hevc_warped kernel gives within a level. Picture and warp by
+// value: kernel parameters, no device copy.
+extern "C" __global__ void tfg_decode_warp_ycbcr(tfg::codec::YcbcrPicture picture,
+                                                 tfg::gpu::RegionWarp w, void* dst) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= w.out_width || y >= w.out_height) return;
+  const tfg::gpu::PixelStrides out = tfg::gpu::StridesOf(w.nchw, w.out_height, w.out_width, 3);
+  const long long at = y * out.y + x * out.x;
+  float levels[3];
+  const bool inside = tfg::gpu::RegionWarpLevels(picture, w, x, y, levels);
+  if (w.u8_output) {
+    uint8_t* px = static_cast<uint8_t*>(dst) + at;
+    for (int c = 0; c < 3; ++c) px[c * out.c] = tfg::codec::RoundClamp255(levels[c]);
+    return;
+  }
+  float* px = static_cast<float*>(dst) + at;
+  for (int c = 0; c < 3; ++c) {
+    // Outside: the out-of-bounds colour as it is (the CPU kernels do not normalize it).
+    px[c * out.c] = inside ? (levels[c] - w.bias[c]) * w.norm[c] : levels[c];
+  }
+}

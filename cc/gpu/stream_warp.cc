@@ -2,33 +2,13 @@
 
 #include <algorithm>
 
+#include "cc/gpu/context_scope.h"
 #include "cc/gpu/embedded_fatbin.h"
 #include "cc/gpu/gpu_runtime.h"
 #include "cc/gpu/launch_geometry.h"
 
 namespace tfg {
 namespace gpu {
-namespace {
-
-// Pops the context pushed by the constructor, whatever path leaves the scope.
-class ContextScope {
- public:
-  ContextScope(const CudaApi& api, CUcontext context) : api_(api) {
-    pushed_ = api_.cuCtxPushCurrent(context) == CUDA_SUCCESS;
-  }
-  ~ContextScope() {
-    CUcontext popped;
-    if (pushed_) api_.cuCtxPopCurrent(&popped);
-  }
-  bool pushed() const { return pushed_; }
-
- private:
-  const CudaApi& api_;
-  bool pushed_ = false;
-};
-
-}  // namespace
-
 Status StreamWarper::Get(const StreamWarper** out) {
   static const StreamWarper* warper = nullptr;
   static Status status;

@@ -4,14 +4,7 @@
 // the batch split past the grid's z limit, the per-picture offsets, the
 // module loaded once per context, the context pushed and popped on every path,
 // and failed driver calls as statuses. "Device pointers" are host pointers.
-#include "cc/gpu/testing/cuda_launch_stand_in.h"
-// clang-format off: the kernels need the stand-in first.
-#if __has_include("cc/gpu/similarity_warp_kernels_host.inc")
-#include "cc/gpu/similarity_warp_kernels_host.inc"  // Bazel: a copy (C++ rules take no .cu)
-#else
-#include "cc/gpu/similarity_warp_kernels.cu"
-#endif
-// clang-format on
+#include "cc/gpu/testing/kernels_on_host.h"  // first: the kernels' source on the host
 
 #include <gtest/gtest.h>
 

@@ -128,6 +128,47 @@ TFG_HOST_DEVICE void WarpYcbcrPixel(const codec::YcbcrPicture& p, bool bilinear_
   }
 }
 
+// decode_hevc_warped's warp of one decoded picture (tfg_decode_warp_ycbcr):
+// passed to the kernel by value (no device copy). The matrix maps output
+// pixels to pixels of the region (x0, y0, width, height) of the decoded
+// picture (the sample's crop): as on the CPU, the region's edges are the
+// picture's edges for the warp, while chroma taps keep their absolute
+// position in the picture (codec::HevcDecoder::ToRgb converts a region the
+// same way).
+struct RegionWarp {
+  int x0 = 0, y0 = 0, width = 0, height = 0;
+  float matrix[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  float bias[3] = {0, 0, 0};
+  float norm[3] = {1, 1, 1};
+  float oob_color[3] = {0, 0, 0};
+  int out_height = 0, out_width = 0;
+  int nchw = 0;             // else NHWC
+  int bilinear_chroma = 1;  // else chroma repeated
+  int u8_output = 0;        // uint8 samples (bias and norm unused), else float32
+};
+
+// Output pixel (x, y) of `w`'s region of `p`: 3 values in levels (0-255,
+// rounded as WarpYcbcrPixel rounds them) or the out-of-bounds colour.
+// Returns false when the pixel maps outside the region.
+TFG_HOST_DEVICE bool RegionWarpLevels(const codec::YcbcrPicture& p, const RegionWarp& w, int x,
+                                      int y, float levels[3]) {
+  const BilinearTaps t = TapsFor(w.matrix, w.height, w.width, x, y);
+  if (!t.inside) {
+    for (int c = 0; c < 3; ++c) levels[c] = w.oob_color[c];
+    return false;
+  }
+  uint8_t rgb00[3], rgb01[3], rgb10[3], rgb11[3];
+  const bool bilinear = w.bilinear_chroma != 0;
+  codec::PixelToRgb(p, w.x0 + t.x0, w.y0 + t.y0, bilinear, rgb00);
+  codec::PixelToRgb(p, w.x0 + t.x1, w.y0 + t.y0, bilinear, rgb01);
+  codec::PixelToRgb(p, w.x0 + t.x0, w.y0 + t.y1, bilinear, rgb10);
+  codec::PixelToRgb(p, w.x0 + t.x1, w.y0 + t.y1, bilinear, rgb11);
+  for (int c = 0; c < 3; ++c) {
+    levels[c] = Blend(t, rgb00[c], rgb01[c], rgb10[c], rgb11[c], 0.f, 1.f);
+  }
+  return true;
+}
+
 }  // namespace gpu
 }  // namespace tfg
 

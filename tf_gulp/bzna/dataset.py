@@ -429,6 +429,10 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                           "bias": _per_channel(bias_transform(key)),
                           "norm": _per_channel(norm_transform(key))}
                 if on_device:
+                    if drawn_in_cpp:  # the key decode_hevc_warped draws from (WarpOnDevice)
+                        params["key"] = tf.strings.as_string(tf.stack(
+                            [tf.constant(seed, tf.int64), tf.cast(epoch, tf.int64),
+                             tf.cast(x["index"], tf.int64)]))
                     return {"sample": x["sample"], "what": x["what"], **params}, x["label"]
                 return {"image": x["image"], **params}, x["label"]
             image = similarity_warp(x["image"], matrix, shape, bias_transform(key),

@@ -27,12 +27,16 @@ from typing import Mapping, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
-from tf_gulp.ops.bzna.hevc_ops import decode_hevc
-from tf_gulp.ops.image.warp_ops import similarity_warp
+from tf_gulp.ops.bzna.hevc_ops import decode_hevc, decode_hevc_warped
+from tf_gulp.ops.image.warp_ops import similarity_transform_matrices, similarity_warp
 
 INPUT_KEYS = ("image", "size", "matrix", "bias", "norm")
 # The batch of DataLoader(..., device=..., decode="device"): compressed samples instead of pictures.
 SAMPLE_INPUT_KEYS = ("sample", "what", "size", "matrix", "bias", "norm")
+# With them, when the loader's transforms are drawn in C++: each element's random key, (seed, epoch,
+# element) as decimal strings [B, 3] (strings: Keras casts untyped numeric inputs to float32 under
+# tf.distribute, which would round 64-bit seeds), for the fused decode_hevc_warped.
+KEY_INPUT = "key"
 
 
 def check_device(device: str, what: str = "") -> str:
@@ -64,8 +68,47 @@ def check_device(device: str, what: str = "") -> str:
     return f"/{kind}:{index}"
 
 
+def _fused_decode_warp(inputs: Mapping[str, tf.Tensor], height: int, width: int,
+                       warp_transform) -> tf.Tensor:
+    """One ``decode_hevc_warped`` per epoch the batch spans (usually one): the GPU kernel decodes
+    with NVDEC and warps with one fused kernel per picture. Its uint8 levels are normalized with
+    the batch's bias and norm, as the CPU kernel's float output is: ``(v - bias) * norm``."""
+    key = tf.strings.to_number(inputs[KEY_INPUT], tf.int64)
+    seeds, epochs, elements = key[:, 0], key[:, 1], key[:, 2]
+    samples, whats = inputs["sample"], inputs["what"]
+    unique_epochs, group = tf.unique(epochs)
+    count = tf.shape(samples)[0]
+
+    def one_epoch(k, levels):
+        chosen = tf.where(tf.equal(group, k))[:, 0]
+        seed, epoch = seeds[chosen[0]], unique_epochs[k]
+        picked = tf.gather(elements, chosen)
+        # The layer's transform must be the loader's: the matrices the kernel will draw are
+        # compared with the ones tf.data drew for the batch (cheap, on the host).
+        drawn = similarity_transform_matrices(tf.gather(inputs["size"], chosen), (height, width),
+                                              warp_transform, seed=seed, epoch=epoch,
+                                              elements=picked)
+        same = tf.debugging.assert_near(
+            drawn, tf.gather(tf.cast(inputs["matrix"], tf.float32), chosen), rtol=1e-5,
+            atol=1e-3, message="warp_on_device: warp_transform is not the DataLoader's "
+            "warp_transform (its matrices differ from the batch's); give WarpOnDevice the "
+            "loader's transform, or none")
+        with tf.control_dependencies([same]):
+            pictures = decode_hevc_warped(tf.gather(samples, chosen), (height, width),
+                                          warp_transform, seed=seed, epoch=epoch,
+                                          elements=picked, what=tf.gather(whats, chosen))
+        return k + 1, tf.tensor_scatter_nd_update(levels, chosen[:, None], pictures)
+
+    _, levels = tf.while_loop(
+        lambda k, _: k < tf.size(unique_epochs), one_epoch,
+        [tf.constant(0), tf.zeros([count, height, width, 3], tf.uint8)])
+    bias = tf.cast(inputs["bias"], tf.float32)[:, None, None, :]
+    norm = tf.cast(inputs["norm"], tf.float32)[:, None, None, :]
+    return (tf.cast(levels, tf.float32) - bias) * norm
+
+
 def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
-                   device: Optional[str] = None) -> tf.Tensor:
+                   device: Optional[str] = None, warp_transform=None) -> tf.Tensor:
     """Warps a batch of ``DataLoader(..., device=...)`` to float32 ``[B, height, width, 3]``.
 
     Args:
@@ -74,6 +117,12 @@ def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
       shape: (height, width) of the output: the DataLoader's `shape`.
       device: where to decode and warp; None (default) is the device the caller runs on (under
         ``tf.distribute`` each replica's own GPU; in Keras' step the GPU when there is one).
+      warp_transform: the DataLoader's `warp_transform` (a ``tf_gulp.transforms`` transform the
+        kernels draw in C++), for batches of compressed samples: then each batch is decoded and
+        warped by one op, ``tf_gulp.ops.decode_hevc_warped`` (its GPU kernel: NVDEC and one fused
+        kernel per picture reading the decoded surface), instead of ``decode_hevc`` +
+        ``similarity_warp`` per picture. The same crops (checked: a transform other than the
+        loader's is an error). None: the two ops.
 
     Each picture is cut to its own size (so the warp sees its true borders, as on the CPU path),
     or decoded by ``tf_gulp.ops.decode_hevc`` (its decoded size checked against "size", which
@@ -86,6 +135,15 @@ def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
                          f"DataLoader(..., device=...) batch (keys {list(INPUT_KEYS)}, or "
                          f"{list(SAMPLE_INPUT_KEYS)} when it decodes on the device)")
     height, width = int(shape[0]), int(shape[1])
+    if warp_transform is not None and keys is SAMPLE_INPUT_KEYS:
+        if KEY_INPUT not in inputs:
+            raise ValueError("warp_on_device: warp_transform needs the batch's random keys "
+                             f"({KEY_INPUT!r}): a DataLoader(..., device=..., decode='device') "
+                             "whose transforms the kernels draw (tf_gulp.transforms ones)")
+        if device is None:
+            return _fused_decode_warp(inputs, height, width, warp_transform)
+        with tf.device(device):
+            return _fused_decode_warp(inputs, height, width, warp_transform)
 
     def picture_of(args: Tuple[tf.Tensor, ...]) -> tf.Tensor:
         if keys is INPUT_KEYS:
@@ -130,13 +188,17 @@ class WarpOnDevice(tf.keras.layers.Layer):
       shape: (height, width) of the output: the DataLoader's `shape`.
       device: None (default): the device the step runs on (each replica's GPU under
         ``tf.distribute``); or a device name to pin it.
+      warp_transform: the DataLoader's `warp_transform`, so that batches of compressed samples
+        (``decode="device"``) are decoded and warped by one fused op (:func:`warp_on_device`).
     """
 
-    def __init__(self, shape: Sequence[int], device: Optional[str] = None, **kwargs) -> None:
+    def __init__(self, shape: Sequence[int], device: Optional[str] = None, warp_transform=None,
+                 **kwargs) -> None:
         kwargs.setdefault("trainable", False)  # nothing to train; from_config passes it back
         super().__init__(**kwargs)
         self.shape_hw = (int(shape[0]), int(shape[1]))
         self.device_name = device
+        self.warp_transform = warp_transform
 
     def call(self, inputs: Mapping[str, tf.Tensor]) -> tf.Tensor:
         # Keras may cast a model's inputs to its default float32 (it does under tf.distribute when
@@ -145,7 +207,7 @@ class WarpOnDevice(tf.keras.layers.Layer):
         for key, dtype in (("image", tf.uint8), ("size", tf.int32)):
             if key in inputs and inputs[key].dtype != dtype:
                 inputs[key] = tf.cast(inputs[key], dtype)
-        return warp_on_device(inputs, self.shape_hw, self.device_name)
+        return warp_on_device(inputs, self.shape_hw, self.device_name, self.warp_transform)
 
     def compute_output_shape(self, input_shape):
         batch = None

@@ -28,6 +28,7 @@
 #include "cc/gpu/cuda_driver.h"
 #include "cc/gpu/embedded_fatbin.h"
 #include "cc/gpu/harness_common.h"
+#include "cc/gpu/nvdec_ycbcr.h"
 #include "cc/gpu/proof/proof_decode.h"
 #include "cc/gpu/similarity_warp_gpu.h"
 #include "cc/gpu/ycbcr_check.h"
@@ -127,29 +128,13 @@ Status LoadData(const std::string& dir, Data* data) {
   return Status::Ok();
 }
 
-codec::YcbcrStandard StandardOf(int matrix_coefficients) {
-  if (matrix_coefficients == 1) return codec::YcbcrStandard::kBt709;
-  if (matrix_coefficients == 9 || matrix_coefficients == 10) return codec::YcbcrStandard::kBt2020;
-  return codec::YcbcrStandard::kBt601;  // 5, 6 and unspecified, as the CPU decoder does
-}
-
 // The kernel's view of a mapped NVDEC picture, cropped to the clean
 // width x height at its top left (chroma clamps at the coded frame's edge,
 // as the CPU decoder's conversion does).
 codec::YcbcrPicture PictureOf(const NvdecPicture& p, int width, int height) {
-  codec::YcbcrPicture y;
+  codec::YcbcrPicture y = YcbcrOf(p);
   y.width = width;
   y.height = height;
-  y.y = reinterpret_cast<const uint8_t*>(p.luma);
-  y.y_stride = p.pitch;
-  y.cb = reinterpret_cast<const uint8_t*>(p.chroma);
-  y.cr = y.cb + 1;
-  y.cb_stride = y.cr_stride = p.pitch;
-  y.chroma_step = 2;
-  y.shift_x = y.shift_y = 1;
-  y.chroma_width = (p.width + 1) / 2;
-  y.chroma_height = (p.height + 1) / 2;
-  y.matrix = codec::MakeYcbcrMatrix(StandardOf(p.matrix_coefficients), p.full_range);
   return y;
 }
 
@@ -206,17 +191,34 @@ Status DecodeAndWarp(const Device& dev, proof::Decoder& decoder, Worker& w, int 
   return status.ok() ? released : status;
 }
 
-// Every sample once, warped; compared with the CPU path's outputs.
-Status CheckAgainstCpu(const Device& dev, const Args& a, const Data& data, double* max_diff, int64_t* off) {
-  std::unique_ptr<proof::Decoder> decoder;
-  TFG_RETURN_IF_ERROR(proof::Decoder::Create(dev.context, 1, a.surfaces, 1024, &decoder));
-  Worker w;
-  TFG_RETURN_IF_ERROR(MakeWorker(dev, 4, &w));
-  int ring = 0;
-  for (int i = 0; i < static_cast<int>(data.samples.size()); ++i) {
-    TFG_RETURN_IF_ERROR(DecodeAndWarp(dev, *decoder, w, 4, data, i, i, true, &ring));
-  }
-  TFG_CU_RETURN_IF_ERROR(*dev.d, cuStreamSynchronize(w.stream));
+// Sample `i` decoded and warped by decode_hevc_warped's GPU kernel
+// (tfg_decode_warp_ycbcr: the mapped picture and the warp by value, one
+// launch per picture, as the op launches it) into output slot `out_slot`.
+Status DecodeAndWarpAsTheOp(const Device& dev, proof::Decoder& decoder, Worker& w,
+                            const Data& data, int i, int out_slot) {
+  const Sample& s = data.samples[i % data.samples.size()];
+  NvdecPicture p;
+  TFG_RETURN_IF_ERROR(decoder.Decode(s.bytes.data(), s.bytes.size(), w.stream, s.file.c_str(), &p));
+  RegionWarp warp;
+  warp.width = s.width;  // the clean aperture at the top left, as PictureOf crops it
+  warp.height = s.height;
+  std::copy(&data.matrices[9 * (i % data.samples.size())],
+            &data.matrices[9 * (i % data.samples.size())] + 9, warp.matrix);
+  std::copy(kBias, kBias + 3, warp.bias);
+  std::copy(kNorm, kNorm + 3, warp.norm);
+  std::copy(kOob, kOob + 3, warp.oob_color);
+  warp.out_height = warp.out_width = data.out_size;
+  warp.bilinear_chroma = 1;
+  const size_t out = static_cast<size_t>(data.out_size) * data.out_size * 3;
+  const Status status = dev.warp->LaunchDecodeWarp(
+      YcbcrOf(p), warp, dev.dst.ptr + out * sizeof(float) * out_slot, w.stream);
+  const Status released = decoder.Release(p, w.stream);
+  return status.ok() ? released : status;
+}
+
+// The largest difference of the first data.samples outputs from the CPU
+// path's, and how many values are more than 2 levels off.
+Status CompareWithCpu(const Device& dev, const Data& data, double* max_diff, int64_t* off) {
   std::vector<float> got(data.reference.size());
   TFG_CU_RETURN_IF_ERROR(*dev.d, cuMemcpyDtoH(got.data(), dev.dst.ptr, got.size() * sizeof(float)));
   *max_diff = 0;
@@ -226,6 +228,27 @@ Status CheckAgainstCpu(const Device& dev, const Args& a, const Data& data, doubl
     if (!(diff <= *max_diff)) *max_diff = diff;
     if (!(diff <= 2.0)) ++*off;
   }
+  return Status::Ok();
+}
+
+// Every sample once, warped; compared with the CPU path's outputs: by the
+// batch kernel of the proof, then (`as_op`) by decode_hevc_warped's kernel.
+Status CheckAgainstCpu(const Device& dev, const Args& a, const Data& data, double* max_diff,
+                       int64_t* off, bool as_op = false) {
+  std::unique_ptr<proof::Decoder> decoder;
+  TFG_RETURN_IF_ERROR(proof::Decoder::Create(dev.context, 1, a.surfaces, 1024, &decoder));
+  Worker w;
+  TFG_RETURN_IF_ERROR(MakeWorker(dev, 4, &w));
+  int ring = 0;
+  // NaN first: a value the kernel never wrote fails the comparison.
+  const std::vector<float> nan(data.reference.size(), std::nanf(""));
+  TFG_CU_RETURN_IF_ERROR(*dev.d, cuMemcpyHtoD(dev.dst.ptr, nan.data(), nan.size() * sizeof(float)));
+  for (int i = 0; i < static_cast<int>(data.samples.size()); ++i) {
+    TFG_RETURN_IF_ERROR(as_op ? DecodeAndWarpAsTheOp(dev, *decoder, w, data, i, i)
+                              : DecodeAndWarp(dev, *decoder, w, 4, data, i, i, true, &ring));
+  }
+  TFG_CU_RETURN_IF_ERROR(*dev.d, cuStreamSynchronize(w.stream));
+  TFG_RETURN_IF_ERROR(CompareWithCpu(dev, data, max_diff, off));
   decoder.reset();
   dev.d->cuStreamDestroy(w.stream);
   return Status::Ok();
@@ -329,6 +352,10 @@ int Run(const Args& a) {
   double max_diff = 0;
   int64_t off = 0;
   if (s.ok()) s = CheckAgainstCpu(dev, a, data, &max_diff, &off);
+  // The same samples through decode_hevc_warped's kernel (one launch per picture).
+  double op_max_diff = 0;
+  int64_t op_off = 0;
+  if (s.ok()) s = CheckAgainstCpu(dev, a, data, &op_max_diff, &op_off, /*as_op=*/true);
   if (!s.ok()) return fail(s);
 
   // Warp alone: the fused kernel on generated NV12 512x512 pictures already in
@@ -372,20 +399,22 @@ int Run(const Args& a) {
   const int engines = probe->sessions();
   probe.reset();
   const double bound = engines * decode_one_session;
-  const bool within = max_diff <= 2.0 && harness::Within(nearest, bilinear);
+  const bool within = max_diff <= 2.0 && op_max_diff <= 2.0 && harness::Within(nearest, bilinear);
   int version = 0;
   d->cuDriverGetVersion(&version);
   std::printf(
       "{\"gpu\": true, \"device\": %s, \"compute_capability\": \"%d.%d\", "
       "\"driver_version\": %d, \"path\": %s, \"libnvcuvid_found\": %s, \"samples\": %zu, "
       "\"nvdec_vs_cpu_max_abs_diff_levels\": %.3f, \"values_off_by_more_than_2_levels\": %lld, "
+      "\"decode_hevc_warped_kernel_vs_cpu_max_abs_diff_levels\": %.3f, "
+      "\"decode_hevc_warped_kernel_values_off_by_more_than_2_levels\": %lld, "
       "\"within_2_levels\": %s, \"batch\": %d, \"images_per_run\": %d, "
       "\"output\": \"%dx%dx3 float32 NHWC\", \"warp_alone_images_per_s\": %.0f, "
       "\"warp_alone_vs_host\": %s, \"runs\": [%s], \"nvdec_engines\": %d, "
       "\"nvdec_bound_images_per_s\": %.0f, \"fraction_of_nvdec_bound\": %.3f}\n",
       JsonString(name).c_str(), major, minor, version, JsonString(runtime.path).c_str(),
       nvcuvid ? "true" : "false", data.samples.size(), max_diff, static_cast<long long>(off),
-      within ? "true" : "false", a.batch, a.images, data.out_size, data.out_size, warp_alone,
+      op_max_diff, static_cast<long long>(op_off), within ? "true" : "false", a.batch, a.images, data.out_size, data.out_size, warp_alone,
       harness::CheckJson(nearest, bilinear, "nearest chroma, NHWC", "bilinear chroma, NCHW")
           .c_str(),
       runs.c_str(), engines, bound, bound > 0 ? best_both / bound : 0.0);

@@ -33,13 +33,12 @@
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/logging.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/gpu_kernel.h"
 #include "cc/codec/hevc_sample.h"
-#include "xla/stream_executor/stream.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::AllocatorAttributes;
 using ::tensorflow::AsyncOpKernel;
 using ::tensorflow::DEVICE_GPU;
 using ::tensorflow::OpKernelConstruction;
@@ -93,11 +92,8 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
     OP_REQUIRES_ASYNC(ctx, what_input.dims() == 0,
                       absl::InvalidArgumentError("decode_hevc: what must be a scalar string"),
                       done);
-    OP_REQUIRES_ASYNC(ctx, ctx->op_device_context() != nullptr,
-                      absl::InternalError("decode_hevc: no GPU device context"), done);
-    auto* stream = ctx->op_device_context()->stream();
-    OP_REQUIRES_ASYNC(ctx, stream != nullptr,
-                      absl::InternalError("decode_hevc: the GPU device has no stream"), done);
+    CUstream cu_stream = nullptr;
+    OP_REQUIRES_OK_ASYNC(ctx, ComputeStream(ctx, "decode_hevc", &cu_stream), done);
     const tstring& bytes = input.scalar<tstring>()();
     auto sample = std::make_shared<Sample>();
     sample->what =
@@ -110,7 +106,6 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
     tfg::gpu::NvdecRgbDecoder* decoder = nullptr;
     const tfg::Status available = tfg::gpu::NvdecRgbDecoder::Get(&decoder);
     if (!available.ok()) WarnFallbackOnce(false, available);
-    CUstream cu_stream = static_cast<CUstream>(stream->platform_specific_handle().stream);
     // Not on the executor thread: NVDEC may wait for a free surface, the CPU decode takes a while.
     ctx->device()->tensorflow_cpu_worker_threads()->workers->Schedule(
         [this, ctx, sample, decoder, cu_stream, done = std::move(done)]() mutable {
@@ -175,12 +170,9 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
                              sample->parsed, clean_, threads_, sample->what, &cpu, &r)),
                          done);
     const TensorShape shape({r.height, r.width, 3});
-    AllocatorAttributes pinned;
-    pinned.set_on_host(true);
-    pinned.set_gpu_compatible(true);
     Tensor* output = nullptr;
     absl::Status allocated =
-        ctx->allocate_temp(::tensorflow::DT_UINT8, shape, host.get(), pinned);
+        ctx->allocate_temp(::tensorflow::DT_UINT8, shape, host.get(), PinnedHost());
     if (allocated.ok()) allocated = ctx->allocate_output(0, shape, &output);
     const tfg::Status decoded =
         allocated.ok() ? cpu->ToRgb(r.x, r.y, r.width, r.height, chroma_,

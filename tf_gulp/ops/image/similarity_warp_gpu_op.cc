@@ -30,13 +30,12 @@
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/logging.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/gpu_kernel.h"
 #include "tf_gulp/ops/image/similarity_warp_args.h"
-#include "xla/stream_executor/stream.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::AllocatorAttributes;
 using ::tensorflow::AsyncOpKernel;
 using ::tensorflow::DEVICE_GPU;
 using ::tensorflow::OpKernelConstruction;
@@ -45,13 +44,6 @@ using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
 
 constexpr char kOpName[] = "TfGulp>SimilarityWarp";
-
-AllocatorAttributes PinnedHost() {
-  AllocatorAttributes attr;
-  attr.set_on_host(true);
-  attr.set_gpu_compatible(true);
-  return attr;
-}
 
 void WarnFallbackOnce(const tfg::Status& why) {
   static std::once_flag once;
@@ -129,10 +121,8 @@ class SimilarityWarpGpuOp : public AsyncOpKernel {
       std::memcpy(p + 9 * pictures + k * channels, ctx->input(3 + k).flat<float>().data(),
                   channels * sizeof(float));
     }
-    auto* stream = ctx->op_device_context()->stream();
-    OP_REQUIRES_ASYNC(ctx, stream != nullptr,
-                      absl::InternalError("similarity_warp: the GPU device has no stream"), done);
-    CUstream cu_stream = static_cast<CUstream>(stream->platform_specific_handle().stream);
+    CUstream cu_stream = nullptr;
+    OP_REQUIRES_OK_ASYNC(ctx, ComputeStream(ctx, "similarity_warp", &cu_stream), done);
     const Tensor images = ctx->input(0);
     auto* device = static_cast<::tensorflow::Device*>(ctx->device());
     ctx->op_device_context()->CopyCPUTensorToDevice(

@@ -1,0 +1,350 @@
+// DecodeHevcWarped's GPU kernel: a batch of single-picture HEVC MP4s decoded
+// by NVDEC through the decoder pool of this GPU (the one decode_hevc's GPU
+// kernel uses) and warped by one fused kernel per picture that reads the
+// mapped NV12 surface directly (Y'CbCr -> RGB per tap, bilinear warp,
+// (v - bias) * norm) into its slot of the output TensorFlow allocates on its
+// own stream (cc/gpu/nvdec_warp.*: decode -> fused kernel -> event -> unmap,
+// TensorFlow-free and tested against fake driver tables). Same attrs, shapes,
+// dtypes and per-(seed, epoch, element) matrices as the CPU kernel
+// (decode_hevc_warped_op.cc): the matrix is drawn in C++ from the same key
+// with the same sizes. Nothing here needs a CUDA header or library.
+//
+// Asynchronous: the executor thread checks the inputs and allocates the
+// output; TensorFlow's CPU worker threads parse the samples and run the NVDEC
+// calls (several pictures in flight: the pool has one session per NVDEC engine
+// and waits for a free surface there), and `done` runs once every picture's
+// kernel (or the fallback's copy) is queued or finished.
+//
+// Fallback: where NVDEC cannot be used at all (a build without nvcc, no
+// driver or one older than R580, no libnvcuvid.so.1) the whole batch runs the
+// CPU kernel's code (decode + fused warp) into pinned host memory and is
+// copied to the output in one copy; a picture NVDEC cannot take (outside its
+// size limits, not 8-bit 4:2:0) is decoded and warped on the CPU and copied
+// into its slot, the others still use NVDEC. Each kind is logged once.
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cc/codec/hevc_decoder.h"
+#include "cc/codec/hevc_sample.h"
+#include "cc/codec/hevc_warp.h"
+#include "cc/gpu/nvdec_warp.h"
+#include "cc/util/stateless_random.h"
+#include "cc/warp/similarity_transform.h"
+#include "tensorflow/core/framework/device.h"
+#include "tensorflow/core/framework/device_base.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/op_requires.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/platform/logging.h"
+#include "tensorflow/core/util/work_sharder.h"
+#include "tf_gulp/ops/bzna/decode_hevc_warped_attrs.h"
+#include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/gpu_kernel.h"
+
+namespace tf_gulp {
+namespace {
+
+using ::tensorflow::AsyncOpKernel;
+using ::tensorflow::OpKernelConstruction;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::Tensor;
+using ::tensorflow::TensorShape;
+using ::tensorflow::tstring;
+
+constexpr char kOpName[] = "TfGulp>DecodeHevcWarped";
+
+// Pictures decoded at once per op: enough to keep an H100's 7 NVDEC engines
+// busy (the pool's sessions) while a worker parses the next sample.
+constexpr int64_t kPicturesInFlight = 8;
+
+void WarnFallbackOnce(bool per_picture, const tfg::Status& why) {
+  static std::once_flag unavailable, picture;
+  std::call_once(per_picture ? picture : unavailable, [&] {
+    LOG(WARNING) << "tf_gulp: decode_hevc_warped on a GPU device decodes and warps on the CPU "
+                    "and copies the result to the GPU"
+                 << (per_picture ? " (for pictures NVDEC cannot take; others use NVDEC)" : "")
+                 << ": " << why.message();
+  });
+}
+
+// One op call in flight: what the worker tasks share.
+struct Batch {
+  OpKernelContext* ctx = nullptr;
+  Tensor* output = nullptr;
+  uint64_t seed = 0, epoch = 0;
+  int64_t size = 0;
+  std::vector<std::string> what;     // names the samples in errors
+  std::vector<tfg::Status> statuses;
+  std::atomic<int> tasks_left{0};
+  std::mutex mu;                     // guards the two below and allocate_temp
+  std::vector<int64_t> on_host;      // pictures NVDEC could not take
+  std::vector<Tensor> host;          // their CPU results (pinned), same order
+  std::vector<Tensor> slots;         // their slots of the output, kept alive for the copies
+};
+
+class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
+ public:
+  explicit DecodeHevcWarpedGpuOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, attrs_.Read(ctx));
+  }
+
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    const Tensor& contents = ctx->input(0);
+    const Tensor& whats = ctx->input(1);
+    const Tensor& elements = ctx->input(4);
+    OP_REQUIRES_ASYNC(
+        ctx, contents.dims() == 1,
+        absl::InvalidArgumentError("decode_hevc_warped: contents must be [B] strings"), done);
+    OP_REQUIRES_ASYNC(
+        ctx, whats.dims() == 1 && whats.dim_size(0) == contents.dim_size(0),
+        absl::InvalidArgumentError("decode_hevc_warped: what must be [B] like contents"), done);
+    OP_REQUIRES_ASYNC(
+        ctx, elements.dims() == 1 && elements.dim_size(0) == contents.dim_size(0),
+        absl::InvalidArgumentError("decode_hevc_warped: elements must be [B] like contents"),
+        done);
+    CUstream cu_stream = nullptr;
+    OP_REQUIRES_OK_ASYNC(ctx, ComputeStream(ctx, "decode_hevc_warped", &cu_stream), done);
+    auto batch = std::make_shared<Batch>();
+    batch->ctx = ctx;
+    batch->seed = static_cast<uint64_t>(ctx->input(2).scalar<int64_t>()());
+    batch->epoch = static_cast<uint64_t>(ctx->input(3).scalar<int64_t>()());
+    batch->size = contents.dim_size(0);
+    OP_REQUIRES_OK_ASYNC(
+        ctx,
+        ctx->allocate_output(0, TensorShape({batch->size, attrs_.height, attrs_.width, 3}),
+                             &batch->output),
+        done);
+    if (batch->size == 0) {
+      done();
+      return;
+    }
+    auto in = contents.flat<tstring>();
+    auto labels = whats.flat<tstring>();
+    for (int64_t i = 0; i < batch->size; ++i) {
+      batch->what.push_back(tfg::codec::HevcSampleName(std::string(labels(i)), in(i).size()));
+    }
+    batch->statuses.resize(batch->size);
+    tfg::gpu::NvdecRgbDecoder* decoder = nullptr;
+    const tfg::Status available = tfg::gpu::NvdecRgbDecoder::Get(&decoder);
+    auto* workers = ctx->device()->tensorflow_cpu_worker_threads()->workers;
+    if (!available.ok()) {
+      WarnFallbackOnce(false, available);
+      workers->Schedule([this, batch, done = std::move(done)]() mutable {
+        WholeBatchOnHost(batch, std::move(done));
+      });
+      return;
+    }
+    const int64_t tasks = std::min(batch->size, kPicturesInFlight);
+    batch->tasks_left = static_cast<int>(tasks);
+    auto shared_done = std::make_shared<DoneCallback>(std::move(done));
+    for (int64_t k = 0; k < tasks; ++k) {
+      workers->Schedule([this, batch, decoder, cu_stream, k, tasks, shared_done] {
+        for (int64_t i = k; i < batch->size; i += tasks) {
+          batch->statuses[i] = OneWithNvdec(batch.get(), decoder, cu_stream, i);
+        }
+        if (--batch->tasks_left == 0) Finish(batch, std::move(*shared_done));
+      });
+    }
+  }
+
+ private:
+  const tstring& Sample(const Batch& b, int64_t i) const {
+    return b.ctx->input(0).flat<tstring>()(i);
+  }
+  int64_t Element(const Batch& b, int64_t i) const {
+    return b.ctx->input(4).flat<int64_t>()(i);
+  }
+  size_t Values() const { return static_cast<size_t>(attrs_.height) * attrs_.width * 3; }
+
+  // Picture i with NVDEC and the fused kernel, straight into its output slot;
+  // a picture NVDEC cannot take goes to the CPU (OnHost).
+  tfg::Status OneWithNvdec(Batch* b, tfg::gpu::NvdecRgbDecoder* decoder, CUstream stream,
+                           int64_t i) {
+    const tstring& bytes = Sample(*b, i);
+    const std::string& what = b->what[i];
+    tfg::codec::ParsedHevcSample parsed;
+    TFG_RETURN_IF_ERROR(tfg::codec::ParseHevcSample(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                    bytes.size(), attrs_.track, what, &parsed));
+    bool planned = false;
+    const size_t element_size = attrs_.float_output ? sizeof(float) : sizeof(uint8_t);
+    const CUdeviceptr base =
+        reinterpret_cast<CUdeviceptr>(b->output->tensor_data().data()) + i * Values() * element_size;
+    const tfg::Status decoded = tfg::gpu::DecodeWarped(
+        decoder, reinterpret_cast<const uint8_t*>(parsed.annex_b.data()), parsed.annex_b.size(),
+        stream, what.c_str(),
+        [&](int width, int height, tfg::gpu::RegionWarp* w, CUdeviceptr* dst) {
+          planned = true;
+          tfg::codec::PictureRegion region;
+          TFG_RETURN_IF_ERROR(
+              tfg::codec::HevcSampleRegion(parsed, attrs_.clean, width, height, what, &region));
+          double m[9];
+          tfg::warp::TransformMatrix(attrs_.spec, Key(*b, i), region.height, region.width,
+                                     attrs_.height, attrs_.width, m);
+          w->x0 = region.x;
+          w->y0 = region.y;
+          w->width = region.width;
+          w->height = region.height;
+          for (int k = 0; k < 9; ++k) w->matrix[k] = static_cast<float>(m[k]);
+          for (int c = 0; c < 3; ++c) {
+            w->bias[c] = attrs_.float_output ? attrs_.bias[c] : 0.f;
+            w->norm[c] = attrs_.float_output ? attrs_.norm[c] : 1.f;
+            w->oob_color[c] = attrs_.oob[c];
+          }
+          w->out_height = static_cast<int>(attrs_.height);
+          w->out_width = static_cast<int>(attrs_.width);
+          w->nchw = 0;
+          w->bilinear_chroma = attrs_.chroma == tfg::codec::ChromaUpsampling::kBilinear;
+          w->u8_output = !attrs_.float_output;
+          *dst = base;
+          return tfg::Status::Ok();
+        });
+    if (!planned && (decoded.code() == tfg::StatusCode::kOutOfRange ||
+                     decoded.code() == tfg::StatusCode::kUnavailable)) {
+      WarnFallbackOnce(true, decoded);
+      return OnHost(b, i, parsed);
+    }
+    return decoded;
+  }
+
+  // The CPU fallback of one picture NVDEC could not take: the CPU kernel's
+  // decode + fused warp into a pinned host tensor, copied into the picture's
+  // output slot by Finish.
+  tfg::Status OnHost(Batch* b, int64_t i, const tfg::codec::ParsedHevcSample& parsed) {
+    Tensor host;
+    {
+      std::lock_guard<std::mutex> lock(b->mu);
+      const absl::Status s = b->ctx->allocate_temp(
+          b->output->dtype(), TensorShape({1, attrs_.height, attrs_.width, 3}), &host,
+          PinnedHost());
+      if (!s.ok()) return tfg::InternalError(s.message());
+    }
+    tfg::codec::HevcDecoder* cpu = nullptr;
+    tfg::codec::PictureRegion region;
+    TFG_RETURN_IF_ERROR(tfg::codec::DecodeParsedHevcSample(parsed, attrs_.clean, attrs_.threads,
+                                                           b->what[i], &cpu, &region));
+    TFG_RETURN_IF_ERROR(WarpOnHost(*b, i, *cpu, region, &host, 0));
+    std::lock_guard<std::mutex> lock(b->mu);
+    b->on_host.push_back(i);
+    b->host.push_back(std::move(host));
+    return tfg::Status::Ok();
+  }
+
+  uint64_t Key(const Batch& b, int64_t i) const {
+    return tfg::HashKey({b.seed, b.epoch, static_cast<uint64_t>(Element(b, i))});
+  }
+
+  // The CPU kernel's warp of a decoded picture into `out` at `offset` values.
+  tfg::Status WarpOnHost(const Batch& b, int64_t i, const tfg::codec::HevcDecoder& decoder,
+                         const tfg::codec::PictureRegion& region, Tensor* out,
+                         size_t offset) const {
+    double m[9];
+    tfg::warp::TransformMatrix(attrs_.spec, Key(b, i), region.height, region.width,
+                               attrs_.height, attrs_.width, m);
+    tfg::codec::HevcWarpTarget target;
+    target.out_height = static_cast<int>(attrs_.height);
+    target.out_width = static_cast<int>(attrs_.width);
+    target.bias = attrs_.bias;
+    target.norm = attrs_.norm;
+    target.oob_color = attrs_.oob;
+    if (attrs_.float_output) {
+      return tfg::codec::WarpDecoded(decoder, region, attrs_.chroma, m, target,
+                                     out->flat<float>().data() + offset);
+    }
+    return tfg::codec::WarpDecoded(decoder, region, attrs_.chroma, m, target,
+                                   out->flat<uint8_t>().data() + offset);
+  }
+
+  // No NVDEC: the CPU kernel's path for the whole batch (pictures sharded over
+  // TensorFlow's CPU threads) into pinned host memory, then one copy.
+  void WholeBatchOnHost(std::shared_ptr<Batch> b, DoneCallback done) {
+    OpKernelContext* ctx = b->ctx;
+    auto host = std::make_shared<Tensor>();
+    OP_REQUIRES_OK_ASYNC(
+        ctx, ctx->allocate_temp(b->output->dtype(), b->output->shape(), host.get(), PinnedHost()),
+        done);
+    auto work = [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const tstring& bytes = Sample(*b, i);
+        tfg::codec::HevcDecoder* cpu = nullptr;
+        tfg::codec::PictureRegion region;
+        b->statuses[i] = tfg::codec::DecodeHevcSample(
+            reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), attrs_.track,
+            attrs_.clean, attrs_.threads, b->what[i], &cpu, &region);
+        if (b->statuses[i].ok()) b->statuses[i] = WarpOnHost(*b, i, *cpu, region, host.get(), i * Values());
+      }
+    };
+    auto* threads = ctx->device()->tensorflow_cpu_worker_threads();
+    ::tensorflow::Shard(threads->num_threads, threads->workers, b->size, 10000000, work);
+    if (!SetFirstError(*b)) {
+      done();
+      return;
+    }
+    auto* device = static_cast<::tensorflow::Device*>(ctx->device());
+    ctx->op_device_context()->CopyCPUTensorToDevice(
+        host.get(), device, b->output, [ctx, host, b, done = std::move(done)](const absl::Status& s) {
+          ctx->SetStatus(s);
+          done();
+        });
+  }
+
+  // The first failed picture's status, as the CPU kernel words it; false if any.
+  bool SetFirstError(const Batch& b) const {
+    for (int64_t i = 0; i < b.size; ++i) {
+      if (!b.statuses[i].ok()) {
+        b.ctx->SetStatus(absl::Status(
+            ToTfStatus(b.statuses[i]).code(),
+            absl::StrCat("decode_hevc_warped: picture ", i, " (element ", Element(b, i),
+                         "): ", b.statuses[i].message())));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Every picture's kernel is queued: report the first error, or copy the
+  // pictures the CPU made into their slots, then `done`.
+  void Finish(std::shared_ptr<Batch> b, DoneCallback done) {
+    if (!SetFirstError(*b) || b->on_host.empty()) {
+      done();
+      return;
+    }
+    OpKernelContext* ctx = b->ctx;
+    auto* device = static_cast<::tensorflow::Device*>(ctx->device());
+    auto left = std::make_shared<std::atomic<int>>(static_cast<int>(b->on_host.size()));
+    auto shared_done = std::make_shared<DoneCallback>(std::move(done));
+    for (size_t k = 0; k < b->on_host.size(); ++k) {
+      b->slots.push_back(b->output->Slice(b->on_host[k], b->on_host[k] + 1));
+    }
+    for (size_t k = 0; k < b->on_host.size(); ++k) {
+      ctx->op_device_context()->CopyCPUTensorToDevice(
+          &b->host[k], device, &b->slots[k], [ctx, b, left, shared_done](const absl::Status& s) {
+            if (!s.ok()) ctx->SetStatus(s);
+            if (--*left == 0) (*shared_done)();
+          });
+    }
+  }
+
+  DecodeHevcWarpedAttrs attrs_;
+};
+
+}  // namespace
+
+// The compressed samples, their names, the random keys' parts are read on the
+// host (MP4 parsing, the matrices); the pictures are decoded and warped on the
+// GPU, into GPU memory.
+REGISTER_KERNEL_BUILDER(Name(kOpName)
+                            .Device(::tensorflow::DEVICE_GPU)
+                            .HostMemory("contents")
+                            .HostMemory("what")
+                            .HostMemory("seed")
+                            .HostMemory("epoch")
+                            .HostMemory("elements"),
+                        DecodeHevcWarpedGpuOp);
+
+}  // namespace tf_gulp
