@@ -1,8 +1,9 @@
 """What the registered ops say about their attrs: allowed strings, minimums and defaults.
 
-Each op's registration (the ``REGISTER_OP`` in its ``*_op.cc``) is the one place an option's
-allowed values, minimum and default are written (``colorspace: {'rgb', 'gray'} = 'rgb'``,
-``shuffle_chunk_window: int >= 1 = 4``). TensorFlow checks attrs against it too, but its message
+Each op's registration (its attr table in ``<family>_ops.h``, registered by ``<family>_ops.cc``, or
+the ``REGISTER_OP`` of its ``*_op.cc``) is the one place an option's allowed values, minimum and
+default are written: ``colorspace: {'rgb', 'gray'} = 'rgb'``,
+``shuffle_chunk_window: int >= 1 = 4``. TensorFlow checks attrs against it too, but its message
 differs between eager and graph mode and, in eager mode, carries the whole op signature; so the
 Python wrappers check an option here first, against the same registration, and raise a
 ``ValueError`` that names the option and what it accepts.
@@ -17,7 +18,13 @@ from tensorflow.python.framework import op_def_registry
 
 from tf_gulp.ops.library import load_ops
 
-__all__ = ["allowed_values", "attr_default", "check_attr", "minimum"]
+__all__ = ["allowed_values", "attr_default", "check_attr", "minimum", "registered_ops",
+           "source_ops"]
+
+# The attr every source op registers: its epoch counter (the sources' shared attrs,
+# tf_gulp/ops/framework/source_attrs.h, and EpochDataset's, where a pipeline of plain tf.data ops
+# starts its passes).
+SOURCE_ATTR = "epoch_counter"
 
 
 def _attr(op_name: str, attr_name: str) -> op_def_pb2.OpDef.AttrDef:
@@ -29,6 +36,21 @@ def _attr(op_name: str, attr_name: str) -> op_def_pb2.OpDef.AttrDef:
         if attr.name == attr_name:
             return attr
     raise KeyError(f"op {op_name!r} has no attr {attr_name!r}")
+
+
+def registered_ops() -> Tuple[str, ...]:
+    """The names of every op the library registers (``TfGulp>...``), sorted. The loaded module
+    holds, for each op, a raw-op alias named after it with ``>`` as ``_``."""
+    ops = load_ops()
+    return tuple(sorted("TfGulp>" + n[len("TfGulp_"):] for n in dir(ops) if n.startswith("TfGulp_")))
+
+
+def source_ops() -> Tuple[str, ...]:
+    """The ops that start a dataset of tf_gulp's: those registered with an epoch counter attr
+    (each source counts its passes), read from the registrations, so a new source joins by
+    registering its attrs (``SourceAttrs``) and no list needs to be told."""
+    return tuple(n for n in registered_ops()
+                 if any(a.name == SOURCE_ATTR for a in op_def_registry.get(n).attr))
 
 
 def allowed_values(op_name: str, attr_name: str) -> Tuple[str, ...]:

@@ -22,15 +22,14 @@
 #include <vector>
 
 #include "tensorflow/core/framework/dataset.h"
-#include "tensorflow/core/framework/op.h"
-#include "tensorflow/core/framework/shape_inference.h"
+#include "tf_gulp/ops/epoch/epoch_ops.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
 #include "tf_gulp/ops/framework/pass_through_dataset.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::AttrValue;
 using ::tensorflow::Node;
 using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
@@ -40,8 +39,6 @@ using ::tensorflow::data::IteratorStateWriter;
 using ::tensorflow::data::SerializationContext;
 using ::tensorflow::data::UnaryDatasetOpKernel;
 
-constexpr char kOpName[] = "TfGulp>EpochCountsDataset";
-constexpr char kCountersAttr[] = "epoch_counters";
 // Iterator state key: how many counters the checkpoint holds.
 constexpr char kNumCounters[] = "num_counters";
 
@@ -51,7 +48,7 @@ class EpochCountsDatasetOp : public UnaryDatasetOpKernel {
  public:
   explicit EpochCountsDatasetOp(OpKernelConstruction* ctx)
       : UnaryDatasetOpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kCountersAttr, &counter_names_));
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
   }
 
  protected:
@@ -60,15 +57,15 @@ class EpochCountsDatasetOp : public UnaryDatasetOpKernel {
 
  private:
   class Dataset;
-  std::vector<std::string> counter_names_;
+  EpochCountsDatasetAttrs attrs_;
 };
 
 class EpochCountsDatasetOp::Dataset : public PassThroughDataset {
  public:
   Dataset(OpKernelContext* ctx, const DatasetBase* input,
-          std::vector<std::string> counter_names, Counters counters)
+          EpochCountsDatasetAttrs attrs, Counters counters)
       : PassThroughDataset(ctx, input, "EpochCounts"),
-        counter_names_(std::move(counter_names)),
+        attrs_(std::move(attrs)),
         counters_(std::move(counters)) {}
 
  protected:
@@ -77,9 +74,9 @@ class EpochCountsDatasetOp::Dataset : public PassThroughDataset {
                                   Node** output) const override {
     Node* input_node = nullptr;
     TF_RETURN_IF_ERROR(b->AddInputDataset(ctx, input(), &input_node));
-    AttrValue names;
-    b->BuildAttrValue(counter_names_, &names);
-    return b->AddDataset(this, {input_node}, {{kCountersAttr, names}}, output);
+    GraphAttrs attrs;
+    AddAttrs(attrs_, b, &attrs);
+    return b->AddDataset(this, {input_node}, attrs, output);
   }
   absl::Status SaveExtra(const std::string& prefix,
                          IteratorStateWriter* writer) const override {
@@ -113,7 +110,7 @@ class EpochCountsDatasetOp::Dataset : public PassThroughDataset {
   static std::string CounterPrefix(const std::string& prefix, size_t i) {
     return absl::StrCat(prefix, "::counter", i);
   }
-  const std::vector<std::string> counter_names_;
+  const EpochCountsDatasetAttrs attrs_;
   const Counters counters_;
 };
 
@@ -121,7 +118,7 @@ void EpochCountsDatasetOp::MakeDataset(OpKernelContext* ctx,
                                        DatasetBase* input,
                                        DatasetBase** output) {
   Counters counters;
-  for (const std::string& name : counter_names_) {
+  for (const std::string& name : attrs_.epoch_counters) {
     OP_REQUIRES(ctx, !name.empty(),
                 absl::InvalidArgumentError(
                     "EpochCountsDataset: an epoch counter name is empty"));
@@ -129,23 +126,11 @@ void EpochCountsDatasetOp::MakeDataset(OpKernelContext* ctx,
     OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, name, &counter));
     counters.push_back(std::move(counter));
   }
-  *output = new Dataset(ctx, input, counter_names_, std::move(counters));
+  *output = new Dataset(ctx, input, attrs_, std::move(counters));
 }
 
-REGISTER_OP(kOpName)
-    .Input("input_dataset: variant")
-    .Output("handle: variant")
-    .Attr("epoch_counters: list(string) >= 0")
-    .Attr("output_types: list(type) >= 1")
-    .Attr("output_shapes: list(shape) >= 1")
-    .SetShapeFn(tensorflow::shape_inference::ScalarShape)
-    .Doc(R"doc(
-`input_dataset` unchanged; its iterator checkpoints also carry the epoch counts
-of the tf_gulp epoch counters named in `epoch_counters` (matched by position on
-restore).
-)doc");
-
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU),
+// The op's registration: epoch_ops.cc.
+REGISTER_KERNEL_BUILDER(Name(kEpochCountsDatasetOp).Device(tensorflow::DEVICE_CPU),
                         EpochCountsDatasetOp);
 
 }  // namespace

@@ -25,18 +25,17 @@
 
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/model.h"
-#include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/partial_tensor_shape.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/mutex.h"
-#include "tf_gulp/ops/framework/element_split_provider.h"
+#include "tf_gulp/ops/epoch/epoch_ops.h"
+#include "tf_gulp/ops/framework/attr_table.h"
+#include "tf_gulp/ops/framework/epoch_cursor.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::AttrValue;
 using ::tensorflow::DataTypeVector;
 using ::tensorflow::mutex;
 using ::tensorflow::mutex_lock;
@@ -56,44 +55,39 @@ using ::tensorflow::data::SerializationContext;
 using ::tensorflow::data::SplitProvider;
 namespace model = ::tensorflow::data::model;
 
-constexpr char kOpName[] = "TfGulp>EpochDataset";
+// The op's input; its attrs are EpochDatasetAttrs' (epoch_ops.h).
 constexpr char kKey[] = "key";
-constexpr char kElementsAttr[] = "elements";
-// Iterator state keys.
-constexpr char kEpoch[] = "epoch";
+// Iterator state key, besides the cursor's (epoch_cursor.h).
 constexpr char kDone[] = "done";
-constexpr char kSplitProvider[] = "split_provider";
 
 class EpochDatasetOp : public DatasetOpKernel {
  public:
   explicit EpochDatasetOp(OpKernelConstruction* ctx) : DatasetOpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kEpochCounterAttr, &counter_name_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kElementsAttr, &elements_));
-    OP_REQUIRES(ctx, elements_ >= -1,
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
+    OP_REQUIRES(ctx, attrs_.elements >= -1,
                 absl::InvalidArgumentError(absl::StrCat(
                     "EpochDataset: elements must be -1 or >= 0, got ",
-                    elements_)));
+                    attrs_.elements)));
   }
 
   void MakeDataset(OpKernelContext* ctx, DatasetBase** output) override;
 
  private:
   class Dataset;
-  std::string counter_name_;
-  int64_t elements_ = -1;
+  EpochDatasetAttrs attrs_;
 };
 
 class EpochDatasetOp::Dataset : public DatasetBase {
  public:
-  Dataset(OpKernelContext* ctx, std::string key, std::string counter_name,
-          int64_t elements, std::shared_ptr<EpochCounter> epochs)
+  Dataset(OpKernelContext* ctx, std::string key, const EpochDatasetAttrs& attrs,
+          std::shared_ptr<EpochCounter> epochs)
       : DatasetBase(tensorflow::data::DatasetContext(ctx)),
         key_(std::move(key)),
-        counter_name_(std::move(counter_name)),
-        elements_(elements),
+        attrs_(attrs),
+        elements_(attrs.elements),
         epochs_(std::move(epochs)),
-        shapes_({elements >= 0 ? PartialTensorShape({2})
-                               : PartialTensorShape({})}) {}
+        shapes_({elements_ >= 0 ? PartialTensorShape({2})
+                                : PartialTensorShape({})}) {}
 
   std::unique_ptr<IteratorBase> MakeIteratorInternal(
       const std::string& prefix) const override {
@@ -119,12 +113,13 @@ class EpochDatasetOp::Dataset : public DatasetBase {
   absl::Status MakeSplitProviders(
       std::vector<std::unique_ptr<SplitProvider>>* split_providers)
       const override {
-    std::shared_ptr<EpochCounter> epochs = epochs_;
-    std::string key = key_;
-    split_providers->push_back(std::make_unique<ElementSplitProvider>(
-        elements_ >= 0 ? elements_ : 1,
-        [epochs, key]() { return epochs->Next(key); }));
+    split_providers->push_back(MakeCursor().MakeSplitProvider());
     return absl::OkStatus();
+  }
+
+  // An iterator's epoch and splits: one split per position, or one per pass.
+  EpochCursor MakeCursor() const {
+    return EpochCursor("EpochDataset", epochs_, key_, elements_ >= 0 ? elements_ : 1);
   }
 
  protected:
@@ -133,54 +128,37 @@ class EpochDatasetOp::Dataset : public DatasetBase {
                                   Node** output) const override {
     Node* key = nullptr;
     TF_RETURN_IF_ERROR(b->AddScalar(tensorflow::tstring(key_), &key));
-    AttrValue counter, elements;
-    b->BuildAttrValue(counter_name_, &counter);
-    b->BuildAttrValue(elements_, &elements);
-    return b->AddDataset(
-        this, {key},
-        {{kEpochCounterAttr, counter}, {kElementsAttr, elements}}, output);
+    GraphAttrs attrs;
+    AddAttrs(attrs_, b, &attrs);
+    return b->AddDataset(this, {key}, attrs, output);
   }
 
  private:
   class Iterator : public DatasetIterator<Dataset> {
    public:
-    explicit Iterator(const Params& params) : DatasetIterator<Dataset>(params) {}
+    explicit Iterator(const Params& params)
+        : DatasetIterator<Dataset>(params), cursor_(params.dataset->MakeCursor()) {}
 
     absl::Status Initialize(IteratorContext* ctx) override {
       mutex_lock l(mu_);
-      if (!ctx->split_providers().empty()) {
-        if (ctx->split_providers().size() != 1) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "EpochDataset expects one split provider, got ",
-              ctx->split_providers().size()));
-        }
-        split_provider_ = ctx->split_providers()[0];
-        return absl::OkStatus();
-      }
-      epoch_ = dataset()->epochs_->Next(dataset()->key_);
-      return absl::OkStatus();
+      return cursor_.Initialize(ctx);
     }
 
     absl::Status GetNextInternal(IteratorContext* ctx,
                                  std::vector<Tensor>* out_tensors,
                                  bool* end_of_sequence) override {
       mutex_lock l(mu_);
-      if (split_provider_) {  // tf.data service: the dispatcher's epoch
-        Tensor split;
-        bool end = false;
-        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
-        *end_of_sequence = end;
-        if (end) return absl::OkStatus();
+      if (cursor_.has_splits()) {  // tf.data service: the dispatcher's epoch
         int64_t index = 0;
-        const int64_t n = dataset()->elements_;
-        TF_RETURN_IF_ERROR(ElementSplitProvider::Parse(
-            split, n >= 0 ? n : 1, &epoch_, &index));
-        out_tensors->push_back(dataset()->Element(epoch_, index));
+        TF_RETURN_IF_ERROR(cursor_.NextSplit(&index, end_of_sequence));
+        if (!*end_of_sequence) {
+          out_tensors->push_back(dataset()->Element(cursor_.epoch(), index));
+        }
         return absl::OkStatus();
       }
       *end_of_sequence = done_;
       if (!done_) {
-        out_tensors->push_back(dataset()->Element(epoch_, -1));
+        out_tensors->push_back(dataset()->Element(cursor_.epoch(), -1));
         done_ = true;
       }
       return absl::OkStatus();
@@ -197,15 +175,7 @@ class EpochDatasetOp::Dataset : public DatasetBase {
     absl::Status SaveInternal(SerializationContext* ctx,
                               IteratorStateWriter* writer) override {
       mutex_lock l(mu_);
-      TF_RETURN_IF_ERROR(writer->WriteScalar(prefix(), kEpoch, epoch_));
-      TF_RETURN_IF_ERROR(dataset()->epochs_->Save(prefix(), writer));
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(split_provider_->Save(
-            [this](const std::string& key) {
-              return full_name(absl::StrCat(kSplitProvider, key));
-            },
-            writer));
-      }
+      TF_RETURN_IF_ERROR(cursor_.Save(prefix(), writer));
       return writer->WriteScalar(prefix(), kDone, static_cast<int64_t>(done_));
     }
 
@@ -213,27 +183,17 @@ class EpochDatasetOp::Dataset : public DatasetBase {
                                  IteratorStateReader* reader) override {
       mutex_lock l(mu_);
       int64_t done = 0;
-      TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kEpoch, &epoch_));
       TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), kDone, &done));
       done_ = done != 0;
-      // Later passes continue from the restored one.
-      TF_RETURN_IF_ERROR(dataset()->epochs_->Restore(prefix(), reader));
-      dataset()->epochs_->SetNextAtLeast(dataset()->key_, epoch_ + 1);
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(split_provider_->Restore(
-            [this](const std::string& key) {
-              return full_name(absl::StrCat(kSplitProvider, key));
-            },
-            reader));
-      }
-      return absl::OkStatus();
+      return cursor_.Restore(prefix(), reader);
     }
 
    private:
     mutex mu_;
-    int64_t epoch_ TF_GUARDED_BY(mu_) = 0;
+    // The pass's epoch, or tf.data service's splits.
+    EpochCursor cursor_ TF_GUARDED_BY(mu_);
+    // A plain pass's one element was returned.
     bool done_ TF_GUARDED_BY(mu_) = false;
-    std::shared_ptr<SplitProvider> split_provider_;
   };
 
   // The epoch, or [epoch, position] when elements_ >= 0 (-1: the whole pass).
@@ -246,8 +206,8 @@ class EpochDatasetOp::Dataset : public DatasetBase {
   }
 
   const std::string key_;
-  const std::string counter_name_;
-  const int64_t elements_;
+  const EpochDatasetAttrs attrs_;
+  const int64_t elements_;  // attrs_.elements
   const std::shared_ptr<EpochCounter> epochs_;
   const DataTypeVector dtypes_ = {tensorflow::DT_INT64};
   const std::vector<PartialTensorShape> shapes_;
@@ -258,33 +218,12 @@ void EpochDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
   OP_REQUIRES_OK(ctx, tensorflow::data::ParseScalarArgument<tensorflow::tstring>(
                           ctx, kKey, &key));
   std::shared_ptr<EpochCounter> epochs;
-  OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, counter_name_, &epochs));
-  *output = new Dataset(ctx, std::string(key), counter_name_, elements_,
-                        std::move(epochs));
+  OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, attrs_.epoch_counter, &epochs));
+  *output = new Dataset(ctx, std::string(key), attrs_, std::move(epochs));
 }
 
-REGISTER_OP(kOpName)
-    .Input("key: string")
-    .Output("handle: variant")
-    .Attr("epoch_counter: string")
-    .Attr("elements: int = -1")
-    // Stateful so graph optimizations never constant-fold or deduplicate it.
-    .SetIsStateful()
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      tensorflow::shape_inference::ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
-      // A variant handle: the element shape ([] or [2]) is in the dataset.
-      c->set_output(0, c->Scalar());
-      return absl::OkStatus();
-    })
-    .Doc(R"doc(
-One int64 element: the number of this pass over `key` counted by the epoch
-counter `epoch_counter` (0 for the first iterator, then 1, 2, ...). With
-`elements` >= 0 the element is [epoch, -1], and under tf.data service dynamic
-sharding each of the pass's `elements` positions is a split [epoch, position].
-)doc");
-
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU),
+// The op's registration: epoch_ops.cc.
+REGISTER_KERNEL_BUILDER(Name(kEpochDatasetOp).Device(tensorflow::DEVICE_CPU),
                         EpochDatasetOp);
 
 }  // namespace

@@ -11,8 +11,7 @@
 #include <cstdint>
 
 #include "tensorflow/core/framework/dataset.h"
-#include "tensorflow/core/framework/op.h"
-#include "tensorflow/core/framework/shape_inference.h"
+#include "tf_gulp/ops/epoch/epoch_ops.h"
 #include "tf_gulp/ops/framework/pass_through_dataset.h"
 
 namespace tf_gulp {
@@ -24,8 +23,6 @@ using ::tensorflow::OpKernelContext;
 using ::tensorflow::data::DatasetBase;
 using ::tensorflow::data::SerializationContext;
 using ::tensorflow::data::UnaryDatasetOpKernel;
-
-constexpr char kOpName[] = "TfGulp>KnownCardinalityDataset";
 
 class KnownCardinalityDatasetOp : public UnaryDatasetOpKernel {
  public:
@@ -81,25 +78,8 @@ void KnownCardinalityDatasetOp::MakeDataset(OpKernelContext* ctx,
   *output = new Dataset(ctx, input, cardinality);
 }
 
-REGISTER_OP(kOpName)
-    .Input("input_dataset: variant")
-    .Input("cardinality: int64")
-    .Output("handle: variant")
-    .Attr("output_types: list(type) >= 1")
-    .Attr("output_shapes: list(shape) >= 1")
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      tensorflow::shape_inference::ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &unused));
-      c->set_output(0, c->Scalar());
-      return absl::OkStatus();
-    })
-    .Doc(R"doc(
-`input_dataset` unchanged, with cardinality `cardinality` (a count, or -1 for
-infinite; not checked: under tf.data service dynamic sharding a worker yields
-only its splits).
-)doc");
-
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU),
+// The op's registration: epoch_ops.cc.
+REGISTER_KERNEL_BUILDER(Name(kKnownCardinalityDatasetOp).Device(tensorflow::DEVICE_CPU),
                         KnownCardinalityDatasetOp);
 
 }  // namespace

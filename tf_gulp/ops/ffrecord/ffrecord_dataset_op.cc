@@ -30,11 +30,11 @@
 #include "cc/util/shard.h"
 #include "cc/io/batch_reader.h"
 #include "tensorflow/core/framework/dataset.h"
-#include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/partial_tensor_shape.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/logging.h"
+#include "tf_gulp/ops/ffrecord/ffrecord_ops.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
 #include "tf_gulp/ops/framework/positional_source_dataset.h"
@@ -42,7 +42,6 @@
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::AttrValue;
 using ::tensorflow::DataTypeVector;
 using ::tensorflow::Node;
 using ::tensorflow::OpKernelConstruction;
@@ -57,44 +56,23 @@ using ::tensorflow::data::IteratorContext;
 using ::tensorflow::data::SerializationContext;
 namespace ffr = ::tfg::ffrecord;
 
-constexpr char kOpName[] = "TfGulp>FFRecordDataset";
+// The op's input; its attrs are FFRecordDatasetAttrs' (ffrecord_ops.h).
 constexpr char kPaths[] = "paths";
-// Attr names, shared by the op registration, the kernel constructor and
-// AsGraphDefInternal.
-constexpr char kBatchSize[] = "batch_size";
-constexpr char kDropRemainder[] = "drop_remainder";
-constexpr char kShuffle[] = "shuffle";
-constexpr char kSeed[] = "seed";
-constexpr char kCheckData[] = "check_data";
-constexpr char kQueueDepth[] = "queue_depth";
-constexpr char kIoEngine[] = "io_engine";
-constexpr char kDirectIo[] = "direct_io";
 
 // Without batch_size, records are still read in groups of this many per
 // submission (and handed out one by one).
 constexpr int64_t kUnbatchedGroup = 32;
-// Chunks (batches, or groups of records) in the read-ahead window, the one
-// being returned included: while one is returned the next is already in
-// flight on another thread, so the device queue does not drain between
-// batches and a warm cache is copied on two cores. A third in flight was
+// Record groups (batches, or kUnbatchedGroup records) in the read-ahead
+// window, the one being returned included: while one is returned the next is
+// already in flight on another thread, so the device queue does not drain
+// between batches and a warm cache is copied on two cores. A third in flight was
 // measured slower for 256 KiB records from a warm cache (8-10%: more memory
 // touched per batch for no more bandwidth), so two, as the earlier queue had.
-constexpr int kReadAheadChunks = 2;
+constexpr int kReadAheadGroups = 2;
 
-struct Options {
-  int64_t batch_size = 0;  // 0: one record per element
-  bool drop_remainder = false;
-  bool shuffle = false;
-  int64_t seed = 0;
-  bool check_data = true;
-  int64_t queue_depth = 0;  // 0: the batch size (or the unbatched group)
-  std::string io_engine;  // a name of tfg::kIoEngines (the attr's allowed values)
-  bool direct_io = false;
-  // Dataset.shard's and the epoch counter's (positional_source_dataset.h):
-  // the iterator's element e (a record, or a batch) is the epoch's element
-  // shard.Global(e).
-  SourceAttrs source;
-
+// Everything the op's attrs say (ffrecord_ops.h), read once in the kernel
+// constructor, and what the kernel derives from them.
+struct Options : FFRecordDatasetAttrs {
   tfg::IoEngine engine = tfg::IoEngine::kAuto;
   bool batched() const { return batch_size > 0; }
   // Elements of an epoch of `num_records` records, before sharding.
@@ -121,51 +99,27 @@ absl::Status ParseOptions(Options* o) {
   return ToTfStatus(tfg::ParseIoEngine(o->io_engine, &o->engine));
 }
 
-// "io_engine: {'auto', 'io_uring', 'pread'} = 'auto'": the names are cc/io's
-// one list (tfg::kIoEngines), also what FileReader accepts.
-std::string IoEngineAttr() {
-  std::string names;
-  for (tfg::IoEngine engine : tfg::kIoEngines) {
-    absl::StrAppend(&names, names.empty() ? "" : ", ", "'", tfg::IoEngineName(engine), "'");
-  }
-  return absl::StrCat(kIoEngine, ": {", names, "} = '",
-                      tfg::IoEngineName(tfg::IoEngine::kAuto), "'");
-}
-
-class FFRecordDatasetOp : public DatasetOpKernel {
+class FFRecordDatasetOp
+    : public PositionalSourceOpKernel<FFRecordDatasetAttrs, Options, ParseOptions> {
  public:
-  explicit FFRecordDatasetOp(OpKernelConstruction* ctx) : DatasetOpKernel(ctx) {
-    Options& o = options_;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kBatchSize, &o.batch_size));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kDropRemainder, &o.drop_remainder));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kShuffle, &o.shuffle));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kSeed, &o.seed));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kCheckData, &o.check_data));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kQueueDepth, &o.queue_depth));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kIoEngine, &o.io_engine));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kDirectIo, &o.direct_io));
-    OP_REQUIRES_OK(ctx, ParseOptions(&o));
-    OP_REQUIRES_OK(ctx, o.source.Read(ctx));
-  }
-
+  using PositionalSourceOpKernel::PositionalSourceOpKernel;
   void MakeDataset(OpKernelContext* ctx, DatasetBase** output) override;
 
  private:
   class Dataset;
-  Options options_;
 };
 
-// A unit of reading: one batch (batched), or a group of consecutive records
-// (unbatched). Its output tensors are allocated before the read, with each
+// A unit of reading, a record group: one batch (batched), or a group of
+// consecutive records (unbatched); not a gulp chunk. Its output tensors are allocated before the read, with each
 // string sized to its record, and the read fills them in place.
-struct Chunk {
+struct RecordGroup {
   std::vector<Tensor> tensors;  // batched: one [n] string tensor; else one scalar per record
   std::vector<ffr::RecordLocation> locations;  // the records, in output order
   std::vector<char*> dsts;                     // where each one goes in `tensors`
   std::vector<tfg::Status> statuses;           // one per record
 };
 
-class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
+class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
  public:
   Dataset(OpKernelContext* ctx, std::vector<std::string> paths, const Options& options,
           std::shared_ptr<const ffr::FFRecordReader> reader,
@@ -186,16 +140,12 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
     }
   }
 
-  const DataTypeVector& output_dtypes() const override { return dtypes_; }
-  const std::vector<PartialTensorShape>& output_shapes() const override { return shapes_; }
-  std::string DebugString() const override { return "FFRecordDatasetOp::Dataset"; }
-
   absl::Status MakeReader(IteratorContext* ctx,
                           std::unique_ptr<Reader>* reader) const override {
-    auto chunks = std::make_unique<ChunkReader>(this, ctx);
+    auto groups = std::make_unique<RecordGroupReader>(this, ctx);
     // Fail now, not on the first read, when the engine cannot be had.
-    TF_RETURN_IF_ERROR(chunks->Prepare());
-    *reader = std::move(chunks);
+    TF_RETURN_IF_ERROR(groups->CreateFirstReadContext());
+    *reader = std::move(groups);
     return absl::OkStatus();
   }
 
@@ -204,38 +154,24 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
                                   Node** output) const override {
     Node* paths = nullptr;
     TF_RETURN_IF_ERROR(b->AddVector(paths_, &paths));
-    const Options& o = options_;
-    std::vector<std::pair<absl::string_view, AttrValue>> attrs;
-    auto add = [&](absl::string_view name, const auto& value) {
-      AttrValue attr;
-      b->BuildAttrValue(value, &attr);
-      attrs.emplace_back(name, attr);
-    };
-    add(kBatchSize, o.batch_size);
-    add(kDropRemainder, o.drop_remainder);
-    add(kShuffle, o.shuffle);
-    add(kSeed, o.seed);
-    add(kCheckData, o.check_data);
-    add(kQueueDepth, o.queue_depth);
-    add(kIoEngine, o.io_engine);
-    add(kDirectIo, o.direct_io);
-    o.source.AddTo(b, &attrs);
+    GraphAttrs attrs;
+    AddAttrs<FFRecordDatasetAttrs>(options_, b, &attrs);
     return b->AddDataset(this, {paths}, attrs, output);
   }
 
  private:
-  // Reads one iterator's chunks: a batch per unit, or kUnbatchedGroup
-  // records per unit handed out one by one. Chunks are read on several
+  // Reads one iterator's record groups: a batch per unit, or kUnbatchedGroup
+  // records per unit handed out one by one. Groups are read on several
   // threads at once, each with an io_uring of its own.
-  class ChunkReader : public Reader {
+  class RecordGroupReader : public Reader {
    public:
-    ChunkReader(const Dataset* dataset, IteratorContext* ctx) : dataset_(dataset), ctx_(ctx) {
+    RecordGroupReader(const Dataset* dataset, IteratorContext* ctx) : dataset_(dataset), ctx_(ctx) {
       io_.engine = dataset->options_.engine;
       io_.queue_depth = dataset->options_.EffectiveQueueDepth();
     }
 
-    // Makes the first read context.
-    absl::Status Prepare() {
+    // Makes the first read context (an io_uring when the engine is one).
+    absl::Status CreateFirstReadContext() {
       std::unique_ptr<ffr::ReadContext> context;
       TFG_TF_RETURN_IF_ERROR(ffr::ReadContext::Create(io_, &context));
       idle_.push_back(std::move(context));
@@ -245,15 +181,15 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
     int64_t unit_size() const override {
       return dataset_->options_.batched() ? 1 : kUnbatchedGroup;
     }
-    int64_t read_ahead_units() const override { return kReadAheadChunks; }
+    int64_t read_ahead_units() const override { return kReadAheadGroups; }
 
     // Locates the records of elements [first, first + count) of `epoch` and
     // allocates their output strings at their exact sizes, on the consumer's
     // thread (the thread that frees them: see cc/util/ordered_read_ahead.h).
-    Chunk Prepare(int64_t epoch, int64_t first, int64_t count) override {
+    RecordGroup PrepareOnConsumerThread(int64_t epoch, int64_t first, int64_t count) override {
       const Dataset& d = *dataset_;
       const Options& o = d.options_;
-      Chunk chunk;
+      RecordGroup group;
       // Record positions in the epoch's order: element e of this iterator is
       // the epoch's element shard.Global(e) (e itself when not sharded).
       const tfg::Shard& shard = d.shard();
@@ -261,49 +197,49 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
       if (o.batched()) {
         begin = shard.Global(first) * o.batch_size;
         end = std::min(begin + o.batch_size, d.num_records_);
-        chunk.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING,
+        group.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING,
                                    TensorShape({end - begin}));
       } else {
         for (int64_t k = 0; k < count; ++k) {
-          chunk.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING, TensorShape({}));
+          group.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING, TensorShape({}));
         }
       }
       const ffr::RecordOrder order(d.num_records_, o.shuffle, static_cast<uint64_t>(o.seed),
                                    epoch);
       const size_t n = static_cast<size_t>(o.batched() ? end - begin : count);
-      std::vector<ffr::RecordLocation>& locations = chunk.locations;
-      std::vector<char*>& dsts = chunk.dsts;
+      std::vector<ffr::RecordLocation>& locations = group.locations;
+      std::vector<char*>& dsts = group.dsts;
       locations.resize(n);
       dsts.resize(n);
-      chunk.statuses.resize(n);
+      group.statuses.resize(n);
       for (size_t k = 0; k < n; ++k) {
         // Positions are in range by construction, so Locate cannot fail.
         const int64_t position = o.batched() ? begin + static_cast<int64_t>(k)
                                              : shard.Global(first + static_cast<int64_t>(k));
         d.reader_->Locate(order[position], &locations[k]);
-        tstring* s = o.batched() ? &chunk.tensors[0].flat<tstring>()(k)
-                                 : &chunk.tensors[k].scalar<tstring>()();
+        tstring* s = o.batched() ? &group.tensors[0].flat<tstring>()(k)
+                                 : &group.tensors[k].scalar<tstring>()();
         s->resize_uninitialized(locations[k].length);
         dsts[k] = s->mdata();
       }
-      return chunk;
+      return group;
     }
 
     // Reads the prepared records straight into their output strings.
-    void Read(int64_t epoch, int64_t first, int64_t count, bool alone, Chunk* chunk) override {
-      ReadRecords(chunk->locations, chunk->dsts.data(), chunk->statuses.data());
+    void Read(int64_t epoch, int64_t first, int64_t count, bool alone, RecordGroup* group) override {
+      ReadRecords(group->locations, group->dsts.data(), group->statuses.data());
     }
 
-    // Element `k` of a chunk: a batch fails with the first error among its
+    // Element `k` of a group: a batch fails with the first error among its
     // records, a single record with its own.
-    absl::Status Output(Chunk& chunk, int64_t k, std::vector<Tensor>* out) override {
+    absl::Status Output(RecordGroup& group, int64_t k, std::vector<Tensor>* out) override {
       if (dataset_->options_.batched()) {
-        for (const tfg::Status& s : chunk.statuses) TFG_TF_RETURN_IF_ERROR(s);
-        out->push_back(chunk.tensors[0]);
+        for (const tfg::Status& s : group.statuses) TFG_TF_RETURN_IF_ERROR(s);
+        out->push_back(group.tensors[0]);
         return absl::OkStatus();
       }
-      TFG_TF_RETURN_IF_ERROR(chunk.statuses[k]);
-      out->push_back(chunk.tensors[k]);
+      TFG_TF_RETURN_IF_ERROR(group.statuses[k]);
+      out->push_back(group.tensors[k]);
       return absl::OkStatus();
     }
 
@@ -344,8 +280,6 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<Chunk> {
   const Options options_;
   const std::shared_ptr<const ffr::FFRecordReader> reader_;
   const int64_t num_records_;
-  DataTypeVector dtypes_;
-  std::vector<PartialTensorShape> shapes_;
 };
 
 void FFRecordDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
@@ -370,46 +304,12 @@ void FFRecordDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) 
   OP_REQUIRES_OK(ctx, ToTfStatus(ffr::FFRecordReader::Open(files, reader_options, &reader)));
   for (const std::string& warning : reader->warnings()) LOG(WARNING) << warning;
   std::shared_ptr<EpochCounter> epochs;
-  OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, options_.source.epoch_counter, &epochs));
+  OP_REQUIRES_OK(ctx, GetEpochs(ctx, &epochs));
   *output = new Dataset(ctx, std::move(paths), options_, std::move(reader), std::move(epochs));
 }
 
-REGISTER_OP(kOpName)
-    .Input("paths: string")
-    .Output("handle: variant")
-    // Python's wrappers read the allowed values, minimums and defaults from
-    // this registration (tf_gulp/ops/op_attrs.py): they are written only here.
-    .Attr("batch_size: int >= 0 = 0")
-    .Attr("drop_remainder: bool = false")
-    .Attr("shuffle: bool = false")
-    .Attr("seed: int = 0")
-    .Attr("check_data: bool = true")
-    // 0: the batch size; at most tfg::kMaxQueueDepth (checked by the kernel).
-    .Attr("queue_depth: int >= 0 = 0")
-    .Attr(IoEngineAttr())
-    .Attr("direct_io: bool = false")
-    // Dataset.shard(num_shards, shard_index), applied before anything is read.
-    .Attr("num_shards: int = 1")
-    .Attr("shard_index: int = 0")
-    // The name of the epoch counter shared by every re-creation of one Python
-    // dataset (epoch_counter.h); "" for a counter private to the dataset.
-    .Attr("epoch_counter: string = ''")
-    // Source datasets are stateful so graph optimizations never constant-fold
-    // or deduplicate them.
-    .SetIsStateful()
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      tensorflow::shape_inference::ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRankAtMost(c->input(0), 1, &unused));
-      c->set_output(0, c->Scalar());
-      return absl::OkStatus();
-    })
-    .Doc(R"doc(
-Reads the records of FFRecord files (paths: files, or directories of *.ffr
-files) as a dataset of strings, single or batched. See
-tf_gulp.FFRecordDataset for the options.
-)doc");
-
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU), FFRecordDatasetOp);
+// The op's registration: ffrecord_ops.cc.
+REGISTER_KERNEL_BUILDER(Name(kFFRecordDatasetOp).Device(tensorflow::DEVICE_CPU), FFRecordDatasetOp);
 
 }  // namespace
 }  // namespace tf_gulp

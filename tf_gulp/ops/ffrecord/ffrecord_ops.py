@@ -1,4 +1,4 @@
-"""Python wrapper of the FFRecordDataset op (registered in ffrecord_dataset_op.cc).
+"""Python wrapper of the FFRecordDataset op (registered in ffrecord_ops.cc).
 
 Only argument translation lives here; users call :class:`tf_gulp.FFRecordDataset`.
 """

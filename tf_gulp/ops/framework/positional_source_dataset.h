@@ -4,21 +4,25 @@
 //
 // GulpDataset and FFRecordDataset are both such sources. This file owns what
 // they share, written once:
+//   - the kernel: the op's attrs read from its table (attr_table.h), checked,
+//     and the source attrs (source_attrs.h) with them (PositionalSourceOpKernel);
+//   - the element spec, cardinality and debug string of the dataset;
 //   - the epoch: each iterator is a new pass over the dataset's key (the
 //     directory, the file list), counted by an EpochCounter shared by every
-//     re-creation of one Python dataset (epoch_counter.h);
+//     re-creation of one Python dataset (epoch_counter.h, epoch_cursor.h);
 //   - the position of the next element in the epoch, which is the whole
 //     checkpoint (elements read ahead are recomputed after a restore), and
 //     skip(), which moves it without reading anything;
 //   - Dataset.shard(num_shards, shard_index): the iterator's element e is the
 //     epoch's element shard.Global(e), so nothing of the other shards is read;
 //   - tf.data service's dynamic sharding: one split [epoch, index] per
-//     element (element_split_provider.h);
+//     element (epoch_cursor.h, element_split_provider.h);
 //   - reading ahead of the consumer, in units of one or more consecutive
 //     elements, on tf.data's runner threads (cc/util/ordered_read_ahead.h).
 //
-// A source supplies only a Reader: how the elements [first, first + count)
-// of an epoch are read into a Unit, and how element k of a Unit is output.
+// A source supplies only its Options' parsing, MakeDataset, its element spec
+// and a Reader: how the elements [first, first + count) of an epoch are read
+// into a Unit, and how element k of a Unit is output.
 #ifndef TF_GULP_OPS_POSITIONAL_SOURCE_DATASET_H_
 #define TF_GULP_OPS_POSITIONAL_SOURCE_DATASET_H_
 
@@ -38,50 +42,13 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/mutex.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
-#include "tf_gulp/ops/framework/element_split_provider.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
+#include "tf_gulp/ops/framework/epoch_cursor.h"
+#include "tf_gulp/ops/framework/source_attrs.h"
 
 namespace tf_gulp {
-
-// The attrs every positional source has, besides its own options. Each op
-// registers them with the lines below (the registration is the op's
-// interface, so they stay spelled out there):
-//     // Dataset.shard(num_shards, shard_index), applied before anything is read.
-//     .Attr("num_shards: int = 1")
-//     .Attr("shard_index: int = 0")
-//     // The name of the epoch counter shared by every re-creation of one
-//     // Python dataset (epoch_counter.h); "" for a counter private to the
-//     // dataset.
-//     .Attr("epoch_counter: string = ''")
-struct SourceAttrs {
-  static constexpr char kNumShards[] = "num_shards";
-  static constexpr char kShardIndex[] = "shard_index";
-
-  // Only these positions of each epoch's order are read (Dataset.shard).
-  tfg::Shard shard;
-  std::string epoch_counter;  // see epoch_counter.h
-
-  // Reads them in a kernel's constructor.
-  absl::Status Read(::tensorflow::OpKernelConstruction* ctx) {
-    TF_RETURN_IF_ERROR(ctx->GetAttr(kNumShards, &shard.num_shards));
-    TF_RETURN_IF_ERROR(ctx->GetAttr(kShardIndex, &shard.index));
-    TF_RETURN_IF_ERROR(ctx->GetAttr(kEpochCounterAttr, &epoch_counter));
-    return ToTfStatus(shard.Validate());
-  }
-
-  // Adds them to the attrs of a dataset's graph node (AsGraphDefInternal).
-  void AddTo(::tensorflow::data::DatasetBase::DatasetGraphDefBuilder* b,
-             std::vector<std::pair<absl::string_view, ::tensorflow::AttrValue>>* attrs) const {
-    ::tensorflow::AttrValue num_shards, index, counter;
-    b->BuildAttrValue(shard.num_shards, &num_shards);
-    b->BuildAttrValue(shard.index, &index);
-    b->BuildAttrValue(epoch_counter, &counter);
-    attrs->emplace_back(kNumShards, num_shards);
-    attrs->emplace_back(kShardIndex, index);
-    attrs->emplace_back(kEpochCounterAttr, counter);
-  }
-};
 
 // A source dataset whose elements are read in Units (see Reader).
 template <typename Unit>
@@ -108,11 +75,13 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
     // `epoch`, on the consumer's thread, under the iterator's lock: what must
     // be allocated by the thread that will free it, i.e. output tensors (see
     // cc/util/ordered_read_ahead.h). By default nothing.
-    virtual Unit Prepare(int64_t epoch, int64_t first, int64_t count) { return Unit(); }
+    virtual Unit PrepareOnConsumerThread(int64_t epoch, int64_t first, int64_t count) {
+      return Unit();
+    }
 
     // Reads the iterator's elements [first, first + count) of `epoch` (the
     // epoch's elements shard.Global(first), ... when sharded) into `unit`,
-    // which Prepare returned. Runs on tf.data's runner threads, several at
+    // which PrepareOnConsumerThread returned. Runs on tf.data's runner threads, several at
     // once, without the iterator's lock. `alone`: a single element wanted
     // now, with nothing read ahead (a tf.data service split): its own work
     // may be spread over threads.
@@ -153,6 +122,11 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
         typename Iterator::Params{this, absl::StrCat(prefix, "::", iterator_prefix_)});
   }
 
+  const ::tensorflow::DataTypeVector& output_dtypes() const override { return dtypes_; }
+  const std::vector<::tensorflow::PartialTensorShape>& output_shapes() const override {
+    return shapes_;
+  }
+  std::string DebugString() const override { return absl::StrCat(name_, "Op::Dataset"); }
   int64_t CardinalityInternal(::tensorflow::data::CardinalityOptions options) const override {
     return num_elements_;
   }
@@ -164,42 +138,41 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
   absl::Status MakeSplitProviders(
       std::vector<std::unique_ptr<::tensorflow::data::SplitProvider>>* split_providers)
       const override {
-    // The provider may outlive this dataset: it keeps its own references.
-    std::shared_ptr<EpochCounter> epochs = epochs_;
-    std::string key = epoch_key_;
-    split_providers->push_back(std::make_unique<ElementSplitProvider>(
-        num_elements_, [epochs, key]() { return epochs->Next(key); }));
+    split_providers->push_back(MakeCursor().MakeSplitProvider());
     return absl::OkStatus();
   }
+
+  // An iterator's epoch and splits: one split per element.
+  EpochCursor MakeCursor() const { return EpochCursor(name_, epochs_, epoch_key_, num_elements_); }
 
   const SourceAttrs& source_attrs() const { return source_attrs_; }
   const tfg::Shard& shard() const { return source_attrs_.shard; }
   // Elements of one epoch after sharding: what an iterator yields.
   int64_t num_elements() const { return num_elements_; }
 
+ protected:
+  // The element spec, set by the source's constructor.
+  ::tensorflow::DataTypeVector dtypes_;
+  std::vector<::tensorflow::PartialTensorShape> shapes_;
+
  private:
   class Iterator : public ::tensorflow::data::DatasetIterator<PositionalSourceDataset> {
     using Base = ::tensorflow::data::DatasetIterator<PositionalSourceDataset>;
 
    public:
-    explicit Iterator(const typename Base::Params& params) : Base(params) {}
+    explicit Iterator(const typename Base::Params& params)
+        : Base(params), cursor_(params.dataset->MakeCursor()) {}
 
     absl::Status Initialize(::tensorflow::data::IteratorContext* ctx) override {
       ::tensorflow::mutex_lock l(mu_);
       const PositionalSourceDataset& d = *this->dataset();
-      epoch_ = d.epochs_->Next(d.epoch_key_);
+      TF_RETURN_IF_ERROR(cursor_.Initialize(ctx));
+      epoch_ = cursor_.epoch();
       ctx_ = std::make_unique<::tensorflow::data::IteratorContext>(*ctx);
       TF_RETURN_IF_ERROR(d.MakeReader(ctx_.get(), &reader_));
       unit_size_ = std::max<int64_t>(1, reader_->unit_size());
       reader_->SetEpoch(epoch_);
-      if (!ctx->split_providers().empty()) {
-        if (ctx->split_providers().size() != 1) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              d.name_, " expects one split provider, got ", ctx->split_providers().size()));
-        }
-        split_provider_ = ctx->split_providers()[0];
-        return absl::OkStatus();
-      }
+      if (cursor_.has_splits()) return absl::OkStatus();
       // Units are read ahead on tf.data's runner threads. Each element is a
       // pure function of its position in this epoch, so reading ahead never
       // changes what is returned.
@@ -208,7 +181,7 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
           *ctx_->runner(), reader_->read_ahead_units(),
           [this, n](int64_t unit) {
             const int64_t first = unit * unit_size_;
-            return reader_->Prepare(epoch_, first, std::min(unit_size_, n - first));
+            return reader_->PrepareOnConsumerThread(epoch_, first, std::min(unit_size_, n - first));
           },
           [this, n](int64_t unit, Unit* result) {
             const int64_t first = unit * unit_size_;
@@ -224,24 +197,17 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
                                  bool* end_of_sequence) override {
       ::tensorflow::mutex_lock l(mu_);
       const int64_t n = this->dataset()->num_elements_;
-      if (split_provider_) {
+      if (cursor_.has_splits()) {
         // tf.data service: one element per split, read when asked for (splits
         // arrive one at a time, so there is nothing to read ahead).
-        ::tensorflow::Tensor split;
-        bool end = false;
-        TF_RETURN_IF_ERROR(split_provider_->GetNext(&split, &end));
-        if (end) {
-          *end_of_sequence = true;
-          return absl::OkStatus();
-        }
-        int64_t epoch = 0, index = 0;
-        TF_RETURN_IF_ERROR(ElementSplitProvider::Parse(split, n, &epoch, &index));
-        if (epoch != epoch_) {  // the dispatcher decides the epoch
-          epoch_ = epoch;
+        int64_t index = 0;
+        TF_RETURN_IF_ERROR(cursor_.NextSplit(&index, end_of_sequence));
+        if (*end_of_sequence) return absl::OkStatus();
+        if (cursor_.epoch() != epoch_) {  // the dispatcher decides the epoch
+          epoch_ = cursor_.epoch();
           reader_->SetEpoch(epoch_);
         }
-        *end_of_sequence = false;
-        Unit unit = reader_->Prepare(epoch_, index, 1);
+        Unit unit = reader_->PrepareOnConsumerThread(epoch_, index, 1);
         reader_->Read(epoch_, index, 1, /*alone=*/true, &unit);
         return reader_->Output(unit, 0, out_tensors);
       }
@@ -265,7 +231,7 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
 
     absl::Status SkipInternal(::tensorflow::data::IteratorContext* ctx, int num_to_skip,
                               bool* end_of_sequence, int* num_skipped) override {
-      if (split_provider_) {
+      if (cursor_.has_splits()) {
         // Each split must still be taken from the provider one by one.
         return Base::SkipInternal(ctx, num_to_skip, end_of_sequence, num_skipped);
       }
@@ -300,23 +266,15 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
       ::tensorflow::mutex_lock l(mu_);
       // Elements read ahead are not saved: they are recomputed from
       // (epoch, position) after a restore.
-      TF_RETURN_IF_ERROR(writer->WriteScalar(this->prefix(), kEpoch, epoch_));
-      TF_RETURN_IF_ERROR(this->dataset()->epochs_->Save(this->prefix(), writer));
-      TF_RETURN_IF_ERROR(writer->WriteScalar(this->prefix(), kPosition, position_));
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(split_provider_->Save(
-            [this](const std::string& key) { return SplitProviderKey(key); },
-            writer));
-      }
-      return absl::OkStatus();
+      TF_RETURN_IF_ERROR(cursor_.Save(this->prefix(), writer));
+      return writer->WriteScalar(this->prefix(), kPosition, position_);
     }
 
     absl::Status RestoreInternal(::tensorflow::data::IteratorContext* ctx,
                                  ::tensorflow::data::IteratorStateReader* reader) override {
       ::tensorflow::mutex_lock l(mu_);
       const PositionalSourceDataset& d = *this->dataset();
-      int64_t epoch = 0, position = 0;
-      TF_RETURN_IF_ERROR(reader->ReadScalar(this->prefix(), kEpoch, &epoch));
+      int64_t position = 0;
       TF_RETURN_IF_ERROR(reader->ReadScalar(this->prefix(), kPosition, &position));
       if (position < 0 || position > d.num_elements_) {
         return absl::DataLossError(absl::StrCat(
@@ -326,32 +284,21 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
       // Stop the read-ahead before changing what its tasks read.
       current_.reset();
       if (read_ahead_) read_ahead_->Reset(position / unit_size_);
-      epoch_ = epoch;
+      TF_RETURN_IF_ERROR(cursor_.Restore(this->prefix(), reader));
+      epoch_ = cursor_.epoch();
       position_ = position;
       reader_->SetEpoch(epoch_);
-      // Later epochs (e.g. under repeat()) continue from the restored one.
-      TF_RETURN_IF_ERROR(d.epochs_->Restore(this->prefix(), reader));
-      d.epochs_->SetNextAtLeast(d.epoch_key_, epoch_ + 1);
-      if (split_provider_) {
-        TF_RETURN_IF_ERROR(split_provider_->Restore(
-            [this](const std::string& key) { return SplitProviderKey(key); },
-            reader));
-      }
       return absl::OkStatus();
     }
 
    private:
-    // Where the split provider's state lives in a checkpoint.
-    std::string SplitProviderKey(const std::string& key) const {
-      return this->full_name(absl::StrCat(kSplitProvider, key));
-    }
-
-    // Iterator state keys.
-    static constexpr char kEpoch[] = "epoch";
+    // Iterator state key (the cursor has its own).
     static constexpr char kPosition[] = "position";
-    static constexpr char kSplitProvider[] = "split_provider";
 
     ::tensorflow::mutex mu_;
+    // The epoch and tf.data service's splits, under mu_.
+    EpochCursor cursor_;
+    // The epoch the reader reads (the cursor's, after the reader is told).
     // Changed only under mu_ and while no read runs (Initialize, a split of
     // another epoch, Restore after stopping the read-ahead): the read-ahead's
     // tasks read it without mu_.
@@ -360,7 +307,6 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
     // and the epoch: every element is a function of (epoch, position).
     int64_t position_ TF_GUARDED_BY(mu_) = 0;
     int64_t unit_size_ = 1;
-    std::shared_ptr<::tensorflow::data::SplitProvider> split_provider_;
     std::unique_ptr<::tensorflow::data::IteratorContext> ctx_;
     std::unique_ptr<Reader> reader_;
     // The unit holding position_, while some of its elements are still to
@@ -379,6 +325,30 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
   // counted by a counter shared by every re-creation of this dataset.
   const std::string epoch_key_;
   const std::shared_ptr<EpochCounter> epochs_;
+};
+
+// The kernel of a positional source op: its constructor reads the attrs of
+// the table `Attrs` into `Options` (Attrs plus what the kernel derives), has
+// `Parse` check what an attr cannot and derive the rest, and checks the
+// source attrs. A source writes only MakeDataset.
+template <typename Attrs, typename Options, absl::Status (*Parse)(Options*)>
+class PositionalSourceOpKernel : public ::tensorflow::data::DatasetOpKernel {
+ public:
+  explicit PositionalSourceOpKernel(::tensorflow::OpKernelConstruction* ctx)
+      : DatasetOpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ReadAttrs<Attrs>(ctx, &options_));
+    OP_REQUIRES_OK(ctx, Parse(&options_));
+    OP_REQUIRES_OK(ctx, options_.source.Validate());
+  }
+
+ protected:
+  // The counter of this dataset's epochs, named by its epoch_counter attr.
+  absl::Status GetEpochs(::tensorflow::OpKernelContext* ctx,
+                         std::shared_ptr<EpochCounter>* epochs) const {
+    return GetEpochCounter(ctx, options_.source.epoch_counter, epochs);
+  }
+
+  Options options_;
 };
 
 }  // namespace tf_gulp

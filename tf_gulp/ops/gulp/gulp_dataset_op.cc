@@ -30,19 +30,18 @@
 #include "cc/util/stateless_random.h"
 #include "cc/warp/similarity_transform.h"
 #include "tensorflow/core/framework/dataset.h"
-#include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/partial_tensor_shape.h"
-#include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
 #include "tf_gulp/ops/framework/pooled_tensor.h"
 #include "tf_gulp/ops/framework/positional_source_dataset.h"
+#include "tf_gulp/ops/gulp/gulp_ops.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::AttrValue;
 using ::tensorflow::DataType;
 using ::tensorflow::DataTypeVector;
 using ::tensorflow::Node;
@@ -57,79 +56,15 @@ using ::tensorflow::data::DatasetOpKernel;
 using ::tensorflow::data::IteratorContext;
 namespace gulp = ::tfg::gulp;
 
-constexpr char kOpName[] = "TfGulp>GulpDataset";
+// The op's input; its attrs are GulpDatasetAttrs' (gulp_ops.h).
 constexpr char kDirectory[] = "directory";
-// Attr names, shared by the op registration, the kernel constructor and
-// AsGraphDefInternal.
-constexpr char kIds[] = "ids";
-constexpr char kLabelField[] = "label_field";
-constexpr char kLabelFieldRequired[] = "label_field_required";
-constexpr char kUseLabelMap[] = "use_label_map";
-constexpr char kLabelNames[] = "label_names";
-constexpr char kLabelValues[] = "label_values";
-constexpr char kFrameMode[] = "frame_mode";
-constexpr char kSliceStart[] = "slice_start";
-constexpr char kSliceStop[] = "slice_stop";
-constexpr char kSliceStep[] = "slice_step";
-constexpr char kFrameIndices[] = "frame_indices";
-constexpr char kNumFrames[] = "num_frames";
-constexpr char kTraining[] = "training";
-constexpr char kDecode[] = "decode";
-constexpr char kColorspace[] = "colorspace";
-constexpr char kScale[] = "scale";
-constexpr char kDctMethod[] = "dct_method";
-constexpr char kShuffle[] = "shuffle";
-constexpr char kSeed[] = "seed";
-constexpr char kShuffleChunkWindow[] = "shuffle_chunk_window";
-constexpr char kMaxClipBytes[] = "max_clip_bytes";
-// The fused decode + warp (cc/codec/jpeg_warp.h), on when output_height > 0.
-constexpr char kWarp[] = "warp";
-constexpr char kOutputHeight[] = "output_height";
-constexpr char kOutputWidth[] = "output_width";
-constexpr char kOutputDtype[] = "output_dtype";
-constexpr char kBias[] = "bias";
-constexpr char kNorm[] = "norm";
-constexpr char kDctScaling[] = "dct_scaling";
 
 // How many chunks an iterator keeps open.
 constexpr size_t kOpenFiles = 16;
 
-// Everything the op's attrs say, read once in the kernel constructor.
-struct Options {
-  std::vector<std::string> ids;
-  std::string label_field;
-  // A label_field the user chose (not the default): a directory where no item
-  // has it is an error rather than all labels -1.
-  bool label_field_required = false;
-  bool use_label_map = false;  // true: label_names/values, not label2idx.json
-  std::vector<std::string> label_names;
-  std::vector<int64_t> label_values;
-  std::string frame_mode;  // the attr's allowed values: all, slice, ...
-  // Slice bounds; a missing start/stop is passed as INT64_MIN.
-  int64_t slice_start = 0, slice_stop = 0, slice_step = 1;
-  std::vector<int64_t> frame_indices;
-  int64_t num_frames = 0;
-  bool training = false;
-  bool decode = true;
-  std::string colorspace;  // rgb or gray (the attr's allowed values)
-  int64_t scale = 1;
-  std::string dct_method;  // fast or accurate (the attr's allowed values)
-  bool shuffle = false;
-  int64_t seed = 0;
-  int64_t shuffle_chunk_window = 4;
-  // The most bytes one element's frames may take (decoded, or as JPEG bytes
-  // with decode=False); checked before reading and before decoding.
-  int64_t max_clip_bytes = static_cast<int64_t>(gulp::kDefaultMaxClipBytes);
-  // The fused decode + warp: one transform per clip (tf_gulp.transforms'
-  // encoding, similarity_transform.h), drawn from (seed, epoch, element).
-  std::vector<float> warp;
-  int64_t output_height = 0, output_width = 0;
-  std::string output_dtype;  // uint8 or float32 (the attr's allowed values)
-  std::vector<float> bias, norm;
-  bool dct_scaling = true;
-  // Dataset.shard's and the epoch counter's (positional_source_dataset.h).
-  SourceAttrs source;
-
+// Everything the op's attrs say (gulp_ops.h), read once in the kernel
+// constructor, and what the kernel derives from them.
+struct Options : GulpDatasetAttrs {
   bool fused() const { return output_height > 0; }
   tfg::warp::TransformSpec transform;
   // bias, norm and the out-of-bounds colour, one value per channel.
@@ -220,47 +155,14 @@ absl::Status ParseOptions(Options* o) {
   return absl::OkStatus();
 }
 
-class GulpDatasetOp : public DatasetOpKernel {
+class GulpDatasetOp
+    : public PositionalSourceOpKernel<GulpDatasetAttrs, Options, ParseOptions> {
  public:
-  explicit GulpDatasetOp(OpKernelConstruction* ctx) : DatasetOpKernel(ctx) {
-    Options& o = options_;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kIds, &o.ids));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelField, &o.label_field));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelFieldRequired, &o.label_field_required));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kUseLabelMap, &o.use_label_map));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelNames, &o.label_names));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kLabelValues, &o.label_values));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kFrameMode, &o.frame_mode));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kSliceStart, &o.slice_start));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kSliceStop, &o.slice_stop));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kSliceStep, &o.slice_step));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kFrameIndices, &o.frame_indices));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kNumFrames, &o.num_frames));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kTraining, &o.training));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kDecode, &o.decode));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kColorspace, &o.colorspace));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kScale, &o.scale));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kDctMethod, &o.dct_method));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kShuffle, &o.shuffle));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kSeed, &o.seed));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kShuffleChunkWindow, &o.shuffle_chunk_window));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kMaxClipBytes, &o.max_clip_bytes));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kWarp, &o.warp));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kOutputHeight, &o.output_height));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kOutputWidth, &o.output_width));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kOutputDtype, &o.output_dtype));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kBias, &o.bias));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kNorm, &o.norm));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kDctScaling, &o.dct_scaling));
-    OP_REQUIRES_OK(ctx, ParseOptions(&o));
-    OP_REQUIRES_OK(ctx, o.source.Read(ctx));
-  }
-
+  using PositionalSourceOpKernel::PositionalSourceOpKernel;
   void MakeDataset(OpKernelContext* ctx, DatasetBase** output) override;
 
  private:
   class Dataset;
-  Options options_;
 };
 
 // One element being produced: its tensors, or the error that replaced it.
@@ -311,12 +213,6 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
                                                                  : tensorflow::DT_UINT8;
   }
 
-  const DataTypeVector& output_dtypes() const override { return dtypes_; }
-  const std::vector<PartialTensorShape>& output_shapes() const override {
-    return shapes_;
-  }
-  std::string DebugString() const override { return "GulpDatasetOp::Dataset"; }
-
   absl::Status MakeReader(IteratorContext* ctx,
                           std::unique_ptr<Reader>* reader) const override {
     *reader = std::make_unique<GulpIteratorReader>(this, ctx);
@@ -330,42 +226,8 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     Node* directory = nullptr;
     TF_RETURN_IF_ERROR(
         b->AddScalar(tensorflow::tstring(directory_), &directory));
-    const Options& o = options_;
-    std::vector<std::pair<absl::string_view, AttrValue>> attrs;
-    auto add = [&](absl::string_view name, const auto& value) {
-      AttrValue attr;
-      b->BuildAttrValue(value, &attr);
-      attrs.emplace_back(name, attr);
-    };
-    add(kIds, o.ids);
-    add(kLabelField, o.label_field);
-    add(kLabelFieldRequired, o.label_field_required);
-    add(kUseLabelMap, o.use_label_map);
-    add(kLabelNames, o.label_names);
-    add(kLabelValues, o.label_values);
-    add(kFrameMode, o.frame_mode);
-    add(kSliceStart, o.slice_start);
-    add(kSliceStop, o.slice_stop);
-    add(kSliceStep, o.slice_step);
-    add(kFrameIndices, o.frame_indices);
-    add(kNumFrames, o.num_frames);
-    add(kTraining, o.training);
-    add(kDecode, o.decode);
-    add(kColorspace, o.colorspace);
-    add(kScale, o.scale);
-    add(kDctMethod, o.dct_method);
-    add(kShuffle, o.shuffle);
-    add(kSeed, o.seed);
-    add(kShuffleChunkWindow, o.shuffle_chunk_window);
-    add(kMaxClipBytes, o.max_clip_bytes);
-    add(kWarp, o.warp);
-    add(kOutputHeight, o.output_height);
-    add(kOutputWidth, o.output_width);
-    add(kOutputDtype, o.output_dtype);
-    add(kBias, o.bias);
-    add(kNorm, o.norm);
-    add(kDctScaling, o.dct_scaling);
-    o.source.AddTo(b, &attrs);
+    GraphAttrs attrs;
+    AddAttrs<GulpDatasetAttrs>(options_, b, &attrs);
     return b->AddDataset(this, {directory}, attrs, output);
   }
 
@@ -547,8 +409,6 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
   const Options options_;
   const std::shared_ptr<const gulp::GulpDirectory> index_;
   const std::vector<gulp::ElementRef> elements_;
-  DataTypeVector dtypes_;
-  std::vector<PartialTensorShape> shapes_;
 };
 
 void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
@@ -579,67 +439,13 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
                           *index, options_.ids, have_labels ? &labels : nullptr,
                           !options_.label_field.empty(), &elements)));
   std::shared_ptr<EpochCounter> epochs;
-  OP_REQUIRES_OK(ctx, GetEpochCounter(ctx, options_.source.epoch_counter, &epochs));
+  OP_REQUIRES_OK(ctx, GetEpochs(ctx, &epochs));
   *output = new Dataset(ctx, std::move(directory), options_, std::move(index),
                         std::move(elements), std::move(epochs));
 }
 
-REGISTER_OP(kOpName)
-    .Input("directory: string")
-    .Output("handle: variant")
-    .Attr("ids: list(string) = []")
-    .Attr("label_field: string = 'label'")
-    .Attr("label_field_required: bool = false")
-    .Attr("use_label_map: bool = false")
-    .Attr("label_names: list(string) = []")
-    .Attr("label_values: list(int) = []")
-    // Python's wrappers read the allowed values, minimums and defaults from
-    // this registration (tf_gulp/ops/op_attrs.py): they are written only here.
-    .Attr("frame_mode: {'all', 'slice', 'indices', 'segments'} = 'all'")
-    .Attr("slice_start: int = 0")
-    .Attr("slice_stop: int = 0")
-    .Attr("slice_step: int = 1")
-    .Attr("frame_indices: list(int) = []")
-    .Attr("num_frames: int = 0")
-    .Attr("training: bool = false")
-    .Attr("decode: bool = true")
-    .Attr("colorspace: {'rgb', 'gray'} = 'rgb'")
-    .Attr("scale: int = 1")
-    .Attr("dct_method: {'fast', 'accurate'} = 'fast'")
-    .Attr("shuffle: bool = false")
-    .Attr("seed: int = 0")
-    .Attr("shuffle_chunk_window: int >= 1 = 4")
-    .Attr(absl::StrCat(kMaxClipBytes, ": int >= 1 = ", gulp::kDefaultMaxClipBytes))
-    // The fused decode + warp (tf_gulp.GulpDataset's warp=, shape=, dtype=,
-    // bias=, norm=, dct_scaling=); off while output_height is 0.
-    .Attr("warp: list(float) = []")
-    .Attr("output_height: int >= 0 = 0")
-    .Attr("output_width: int >= 0 = 0")
-    .Attr("output_dtype: {'uint8', 'float32'} = 'uint8'")
-    .Attr("bias: list(float) = []")
-    .Attr("norm: list(float) = []")
-    .Attr("dct_scaling: bool = true")
-    // Dataset.shard(num_shards, shard_index), applied before anything is read.
-    .Attr("num_shards: int = 1")
-    .Attr("shard_index: int = 0")
-    // The name of the epoch counter shared by every re-creation of one Python
-    // dataset (epoch_counter.h); "" for a counter private to the dataset.
-    .Attr("epoch_counter: string = ''")
-    // Source datasets are stateful so graph optimizations never constant-fold
-    // or deduplicate them.
-    .SetIsStateful()
-    .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
-      tensorflow::shape_inference::ShapeHandle unused;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
-      c->set_output(0, c->Scalar());
-      return absl::OkStatus();
-    })
-    .Doc(R"doc(
-Reads a gulp directory (data_N.gulp + meta_N.gmeta chunks) as a dataset of
-(frames, id, label, meta). See tf_gulp.GulpDataset for the options.
-)doc");
-
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(tensorflow::DEVICE_CPU),
+// The op's registration: gulp_ops.cc.
+REGISTER_KERNEL_BUILDER(Name(kGulpDatasetOp).Device(tensorflow::DEVICE_CPU),
                         GulpDatasetOp);
 
 }  // namespace

@@ -1,4 +1,4 @@
-"""Python wrapper of the GulpDataset op (registered in gulp_dataset_op.cc).
+"""Python wrapper of the GulpDataset op (registered in gulp_ops.cc).
 
 Only argument translation lives here; users call :class:`tf_gulp.GulpDataset`.
 """

@@ -1,0 +1,94 @@
+// An op's attrs written once: a struct of fields and one table that names
+// each field's attr and its registration (type, allowed values, minimum,
+// default). The op registration, the kernel constructor's GetAttr calls and
+// the dataset's graph node (AsGraphDefInternal) are all derived from it, so
+// an attr cannot be registered under one name and read or saved under
+// another, nor forgotten in one of the three.
+//
+// A table is a static member template of the struct:
+//
+//   struct MyAttrs {
+//     int64_t batch_size = 0;
+//     template <typename Self, typename Visit>
+//     static void ForEachAttr(Self& a, Visit&& visit) {
+//       visit("batch_size", "int >= 0 = 0", a.batch_size);
+//     }
+//   };
+//
+// `visit(name, type, field)`: `name` is a string literal (graph nodes keep a
+// view of it), `type` what follows "name: " in the registration (anything
+// that converts to absl::string_view, so computed defaults are fine), `field`
+// the member that holds the value (any type OpKernelConstruction::GetAttr and
+// DatasetGraphDefBuilder::BuildAttrValue take: int64_t for int, bool, float,
+// std::string, and std::vector of those for list attrs). A table may visit
+// another struct's table (SourceAttrs::ForEachAttr) to share attrs.
+#ifndef TF_GULP_OPS_FRAMEWORK_ATTR_TABLE_H_
+#define TF_GULP_OPS_FRAMEWORK_ATTR_TABLE_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "tensorflow/core/framework/attr_value.pb.h"
+#include "tensorflow/core/framework/dataset.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_kernel.h"
+
+namespace tf_gulp {
+
+// A dataset graph node's attrs, as DatasetGraphDefBuilder::AddDataset takes them.
+using GraphAttrs = std::vector<std::pair<absl::string_view, ::tensorflow::AttrValue>>;
+
+// Adds the attrs of `Attrs`' table to an op registration, in table order.
+// Takes the registration's temporary (see TF_GULP_REGISTER_OP_WITH_ATTRS),
+// which lives until the end of the initializer that chains on it.
+template <typename Attrs>
+::tensorflow::register_op::OpDefBuilderWrapper& RegisterAttrs(
+    ::tensorflow::register_op::OpDefBuilderWrapper&& op) {
+  Attrs defaults;
+  Attrs::ForEachAttr(defaults, [&op](const char* name, absl::string_view type, const auto&) {
+    op.Attr(absl::StrCat(name, ": ", type));
+  });
+  return op;
+}
+
+// Reads every attr of the table in a kernel's constructor.
+template <typename Attrs>
+absl::Status ReadAttrs(::tensorflow::OpKernelConstruction* ctx, Attrs* attrs) {
+  absl::Status status;
+  Attrs::ForEachAttr(*attrs, [&](const char* name, absl::string_view, auto& field) {
+    if (status.ok()) status = ctx->GetAttr(name, &field);
+  });
+  return status;
+}
+
+// Appends every attr of the table to a dataset's graph node attrs.
+template <typename Attrs>
+void AddAttrs(const Attrs& attrs, ::tensorflow::data::DatasetBase::DatasetGraphDefBuilder* b,
+              GraphAttrs* out) {
+  Attrs::ForEachAttr(attrs, [&](const char* name, absl::string_view, const auto& field) {
+    ::tensorflow::AttrValue value;
+    b->BuildAttrValue(field, &value);
+    out->emplace_back(name, std::move(value));
+  });
+}
+
+}  // namespace tf_gulp
+
+// REGISTER_OP with the attrs of the table of `Attrs` already added; the
+// registration goes on as REGISTER_OP's does:
+//   TF_GULP_REGISTER_OP_WITH_ATTRS("TfGulp>X", XAttrs).Input("path: string")...
+// (Attrs and inputs are kept in separate lists of the OpDef, so adding the
+// attrs first changes nothing.)
+#define TF_GULP_REGISTER_OP_WITH_ATTRS(name, Attrs) \
+  TF_NEW_ID_FOR_INIT(TF_GULP_REGISTER_OP_WITH_ATTRS_IMPL, name, Attrs)
+#define TF_GULP_REGISTER_OP_WITH_ATTRS_IMPL(ctr, name, Attrs)                     \
+  TF_ATTRIBUTE_ANNOTATE("tf:op")                                                  \
+  static ::tensorflow::InitOnStartupMarker const tf_gulp_register_op##ctr        \
+      TF_ATTRIBUTE_UNUSED = TF_INIT_ON_STARTUP_IF(SHOULD_REGISTER_OP(name)) <<  \
+                            ::tf_gulp::RegisterAttrs<Attrs>(                    \
+                                ::tensorflow::register_op::OpDefBuilderWrapper(name))
+
+#endif  // TF_GULP_OPS_FRAMEWORK_ATTR_TABLE_H_

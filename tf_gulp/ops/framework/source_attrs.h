@@ -1,0 +1,38 @@
+// The attrs every positional source dataset has besides its own options
+// (positional_source_dataset.h): Dataset.shard's and the epoch counter's.
+// One table, visited by each source's own (see attr_table.h), so they are
+// registered, read and serialized the same way by every source; Python finds
+// the sources by them (tf_gulp/ops/op_attrs.py: source_ops).
+#ifndef TF_GULP_OPS_FRAMEWORK_SOURCE_ATTRS_H_
+#define TF_GULP_OPS_FRAMEWORK_SOURCE_ATTRS_H_
+
+#include <string>
+
+#include "cc/util/shard.h"
+#include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/epoch_counter.h"
+
+namespace tf_gulp {
+
+struct SourceAttrs {
+  // Only these positions of each epoch's order are read (Dataset.shard).
+  tfg::Shard shard;
+  std::string epoch_counter;  // see epoch_counter.h
+
+  template <typename Self, typename Visit>
+  static void ForEachAttr(Self& a, Visit&& visit) {
+    // Dataset.shard(num_shards, shard_index), applied before anything is read.
+    visit("num_shards", "int = 1", a.shard.num_shards);
+    visit("shard_index", "int = 0", a.shard.index);
+    // The name of the epoch counter shared by every re-creation of one Python
+    // dataset (epoch_counter.h); "" for a counter private to the dataset.
+    visit(kEpochCounterAttr, "string = ''", a.epoch_counter);
+  }
+
+  // What an attr cannot check: the index within the shards.
+  absl::Status Validate() const { return ToTfStatus(shard.Validate()); }
+};
+
+}  // namespace tf_gulp
+
+#endif  // TF_GULP_OPS_FRAMEWORK_SOURCE_ATTRS_H_

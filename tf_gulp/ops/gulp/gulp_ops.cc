@@ -1,0 +1,26 @@
+// The registration of the GulpDataset op (its kernel: gulp_dataset_op.cc;
+// its Python wrapper: gulp_ops.py). The attrs come from GulpDatasetAttrs'
+// table (gulp_ops.h).
+
+#include "tensorflow/core/framework/op.h"
+#include "tf_gulp/ops/framework/attr_table.h"
+#include "tf_gulp/ops/framework/dataset_shapes.h"
+#include "tf_gulp/ops/gulp/gulp_ops.h"
+
+namespace tf_gulp {
+namespace {
+
+TF_GULP_REGISTER_OP_WITH_ATTRS(kGulpDatasetOp, GulpDatasetAttrs)
+    .Input("directory: string")
+    .Output("handle: variant")
+    // Source datasets are stateful so graph optimizations never constant-fold
+    // or deduplicate them.
+    .SetIsStateful()
+    .SetShapeFn(DatasetShape</*input=*/0, /*rank=*/0>)
+    .Doc(R"doc(
+Reads a gulp directory (data_N.gulp + meta_N.gmeta chunks) as a dataset of
+(frames, id, label, meta). See tf_gulp.GulpDataset for the options.
+)doc");
+
+}  // namespace
+}  // namespace tf_gulp

@@ -1,0 +1,97 @@
+// The interface of the GulpDataset op, shared by its registration
+// (gulp_ops.cc) and its kernel (gulp_dataset_op.cc): its name and its attrs,
+// each written once (framework/attr_table.h).
+#ifndef TF_GULP_OPS_GULP_GULP_OPS_H_
+#define TF_GULP_OPS_GULP_GULP_OPS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cc/gulp/element_reader.h"
+#include "tf_gulp/ops/framework/source_attrs.h"
+
+namespace tf_gulp {
+
+inline constexpr char kGulpDatasetOp[] = "TfGulp>GulpDataset";
+
+// Everything GulpDataset's attrs say, as the kernel reads them. Python's
+// wrappers read the allowed values, minimums and defaults from the
+// registration this table makes (tf_gulp/ops/op_attrs.py): they are written
+// only here.
+struct GulpDatasetAttrs {
+  std::vector<std::string> ids;
+  std::string label_field;
+  // A label_field the user chose (not the default): a directory where no item
+  // has it is an error rather than all labels -1.
+  bool label_field_required = false;
+  bool use_label_map = false;  // true: label_names/values, not label2idx.json
+  std::vector<std::string> label_names;
+  std::vector<int64_t> label_values;
+  std::string frame_mode;
+  // Slice bounds; a missing start/stop is passed as INT64_MIN.
+  int64_t slice_start = 0, slice_stop = 0, slice_step = 1;
+  std::vector<int64_t> frame_indices;
+  int64_t num_frames = 0;
+  bool training = false;
+  bool decode = true;
+  std::string colorspace;
+  int64_t scale = 1;
+  std::string dct_method;
+  bool shuffle = false;
+  int64_t seed = 0;
+  int64_t shuffle_chunk_window = 4;
+  // The most bytes one element's frames may take (decoded, or as JPEG bytes
+  // with decode=False); checked before reading and before decoding.
+  int64_t max_clip_bytes = static_cast<int64_t>(::tfg::gulp::kDefaultMaxClipBytes);
+  // The fused decode + warp: one transform per clip (tf_gulp.transforms'
+  // encoding, similarity_transform.h), drawn from (seed, epoch, element).
+  std::vector<float> warp;
+  int64_t output_height = 0, output_width = 0;
+  std::string output_dtype;
+  std::vector<float> bias, norm;
+  bool dct_scaling = true;
+  // Dataset.shard's and the epoch counter's (source_attrs.h).
+  SourceAttrs source;
+
+  template <typename Self, typename Visit>
+  static void ForEachAttr(Self& a, Visit&& visit) {
+    visit("ids", "list(string) = []", a.ids);
+    visit("label_field", "string = 'label'", a.label_field);
+    visit("label_field_required", "bool = false", a.label_field_required);
+    visit("use_label_map", "bool = false", a.use_label_map);
+    visit("label_names", "list(string) = []", a.label_names);
+    visit("label_values", "list(int) = []", a.label_values);
+    visit("frame_mode", "{'all', 'slice', 'indices', 'segments'} = 'all'", a.frame_mode);
+    visit("slice_start", "int = 0", a.slice_start);
+    visit("slice_stop", "int = 0", a.slice_stop);
+    visit("slice_step", "int = 1", a.slice_step);
+    visit("frame_indices", "list(int) = []", a.frame_indices);
+    visit("num_frames", "int = 0", a.num_frames);
+    visit("training", "bool = false", a.training);
+    visit("decode", "bool = true", a.decode);
+    visit("colorspace", "{'rgb', 'gray'} = 'rgb'", a.colorspace);
+    visit("scale", "int = 1", a.scale);
+    visit("dct_method", "{'fast', 'accurate'} = 'fast'", a.dct_method);
+    visit("shuffle", "bool = false", a.shuffle);
+    visit("seed", "int = 0", a.seed);
+    visit("shuffle_chunk_window", "int >= 1 = 4", a.shuffle_chunk_window);
+    visit("max_clip_bytes", absl::StrCat("int >= 1 = ", ::tfg::gulp::kDefaultMaxClipBytes),
+          a.max_clip_bytes);
+    // The fused decode + warp (tf_gulp.GulpDataset's warp=, shape=, dtype=,
+    // bias=, norm=, dct_scaling=); off while output_height is 0.
+    visit("warp", "list(float) = []", a.warp);
+    visit("output_height", "int >= 0 = 0", a.output_height);
+    visit("output_width", "int >= 0 = 0", a.output_width);
+    visit("output_dtype", "{'uint8', 'float32'} = 'uint8'", a.output_dtype);
+    visit("bias", "list(float) = []", a.bias);
+    visit("norm", "list(float) = []", a.norm);
+    visit("dct_scaling", "bool = true", a.dct_scaling);
+    SourceAttrs::ForEachAttr(a.source, visit);
+  }
+};
+
+}  // namespace tf_gulp
+
+#endif  // TF_GULP_OPS_GULP_GULP_OPS_H_
