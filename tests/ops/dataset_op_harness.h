@@ -16,6 +16,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensorflow/c/c_api.h"
@@ -88,16 +89,16 @@ class DatasetGraph {
     return Const(name, TF_STRING, t);
   }
 
-  // The dataset op `op_type` with `inputs` and attrs set by `set_attrs`, whose elements are
-  // scalars of `dtype`.
+  // The dataset op `op_type` with `inputs` and attrs set by `set_attrs`, whose elements have
+  // components of `dtypes` (the iterators take any shapes: the op's own are checked by the test).
   void SetDataset(const std::string& op_type, const std::vector<TF_Output>& inputs,
-                  TF_DataType dtype,
+                  const std::vector<TF_DataType>& dtypes,
                   const std::function<void(TF_OperationDescription*)>& set_attrs) {
     TF_OperationDescription* d = TF_NewOperation(graph_, op_type.c_str(), "dataset");
     for (const TF_Output& in : inputs) TF_AddInput(d, in);
     set_attrs(d);
     dataset_ = Finish(d, op_type);
-    dtype_ = dtype;
+    dtypes_ = dtypes;
     TF_OperationDescription* c = TF_NewOperation(graph_, "DatasetCardinality", "cardinality");
     TF_AddInput(c, {dataset_, 0});
     cardinality_ = Finish(c, "DatasetCardinality");
@@ -149,10 +150,10 @@ class DatasetGraph {
     throw std::logic_error("no restore " + to + " <- " + from);
   }
 
-  // The next element, or false at the end of the sequence (OutOfRange).
-  bool GetNext(const std::string& name, TensorPtr* element) {
+  // The next element's components, or false at the end of the sequence (OutOfRange).
+  bool GetNext(const std::string& name, std::vector<TensorPtr>* element) {
     try {
-      *element = RunOutput(Find(name).next);
+      *element = RunOutputs(Find(name).next, static_cast<int>(dtypes_.size()));
       return true;
     } catch (const TfError& e) {
       if (e.code == TF_OUT_OF_RANGE) return false;
@@ -160,11 +161,13 @@ class DatasetGraph {
     }
   }
 
-  // Up to `n` string elements (fewer at the end).
-  std::vector<std::string> NextStrings(const std::string& name, int n) {
+  // Component `component` (a scalar string) of up to `n` elements (fewer at the end).
+  std::vector<std::string> NextStrings(const std::string& name, int n, int component = 0) {
     std::vector<std::string> out;
-    TensorPtr t(nullptr, TF_DeleteTensor);
-    while (static_cast<int>(out.size()) < n && GetNext(name, &t)) out.push_back(ScalarString(t.get()));
+    std::vector<TensorPtr> element;
+    while (static_cast<int>(out.size()) < n && GetNext(name, &element)) {
+      out.push_back(ScalarString(element[component].get()));
+    }
     return out;
   }
 
@@ -187,10 +190,11 @@ class DatasetGraph {
   }
 
   void SetElementSpec(TF_OperationDescription* d) {
-    TF_SetAttrTypeList(d, "output_types", &dtype_, 1);
-    const int64_t* dims = nullptr;
-    int num_dims = 0;  // a scalar
-    TF_SetAttrShapeList(d, "output_shapes", &dims, &num_dims, 1);
+    const int n = static_cast<int>(dtypes_.size());
+    TF_SetAttrTypeList(d, "output_types", dtypes_.data(), n);
+    std::vector<const int64_t*> dims(n, nullptr);
+    std::vector<int> num_dims(n, -1);  // unknown rank: compatible with any shape
+    TF_SetAttrShapeList(d, "output_shapes", dims.data(), num_dims.data(), n);
   }
 
   TF_Operation* Finish(TF_OperationDescription* d, const std::string& what) {
@@ -218,14 +222,19 @@ class DatasetGraph {
     return session_;
   }
 
-  TensorPtr RunOutput(TF_Operation* op) {
+  TensorPtr RunOutput(TF_Operation* op) { return std::move(RunOutputs(op, 1)[0]); }
+
+  std::vector<TensorPtr> RunOutputs(TF_Operation* op, int n) {
     Status status;
-    TF_Output output{op, 0};
-    TF_Tensor* value = nullptr;
-    TF_SessionRun(Session(), nullptr, nullptr, nullptr, 0, &output, &value, 1, nullptr, 0, nullptr,
-                  status.get());
+    std::vector<TF_Output> outputs;
+    for (int i = 0; i < n; ++i) outputs.push_back({op, i});
+    std::vector<TF_Tensor*> values(n, nullptr);
+    TF_SessionRun(Session(), nullptr, nullptr, nullptr, 0, outputs.data(), values.data(), n, nullptr,
+                  0, nullptr, status.get());
+    std::vector<TensorPtr> out;
+    for (TF_Tensor* v : values) out.emplace_back(v, TF_DeleteTensor);
     status.Check(TF_OperationName(op));
-    return TensorPtr(value, TF_DeleteTensor);
+    return out;
   }
 
   void RunTarget(TF_Operation* op) {
@@ -239,7 +248,7 @@ class DatasetGraph {
   TF_Session* session_ = nullptr;
   TF_Operation* dataset_ = nullptr;
   TF_Operation* cardinality_ = nullptr;
-  TF_DataType dtype_ = TF_STRING;
+  std::vector<TF_DataType> dtypes_;
   std::vector<std::pair<std::string, Iterator>> iterators_;
   std::vector<std::pair<std::string, TF_Operation*>> restores_;
 };

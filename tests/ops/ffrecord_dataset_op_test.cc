@@ -43,7 +43,7 @@ class FFRecordDatasetOpTest : public ::testing::Test {
   // restorable from "a".
   void Build(DatasetGraph* g, const std::vector<std::string>& paths, bool shuffle) {
     TF_Output files = g->StringVector("paths", paths);
-    g->SetDataset("TfGulp>FFRecordDataset", {files}, TF_STRING, [&](TF_OperationDescription* d) {
+    g->SetDataset("TfGulp>FFRecordDataset", {files}, {TF_STRING}, [&](TF_OperationDescription* d) {
       TF_SetAttrBool(d, "shuffle", shuffle);
       TF_SetAttrInt(d, "seed", 7);
     });
@@ -62,7 +62,7 @@ TEST_F(FFRecordDatasetOpTest, CardinalityAndGetNextInFileOrder) {
   g.MakeIterator("a");
   EXPECT_EQ(g.NextStrings("a", kRecords + 1), Records());
   // The end of the sequence stays the end.
-  TensorPtr element(nullptr, TF_DeleteTensor);
+  std::vector<TensorPtr> element;
   EXPECT_FALSE(g.GetNext("a", &element));
 }
 
