@@ -28,7 +28,9 @@ print(json.dumps({
 # Which files make which library, as glob patterns (`**` = any number of folders) relative to the
 # repository root. Bazel passes them to glob(); setup.py and the Makefile expand them with Python's
 # glob (tools/build_settings.py), which gives the same files for these patterns.
-# The TensorFlow-free core (Bazel's //cc:core, linked into both the op library and _core).
+# The TensorFlow-free core, linked into both the op library and _core: pip compiles these globs;
+# Bazel builds the same files as one library per module (CC_MODULE_DEPS below; //cc:core is all of
+# them, and tests/test_cc_layering.py checks that the two give the same files).
 # cc/gpu is the GPU path: its host side for the op library is GPU_SRCS below; the rest (the harness,
 # the proof, nvcc's toolkit-header code) is built by nvcc through cc/gpu/CMakeLists.txt. cc/fuzz
 # holds libFuzzer targets, built with clang by tools/fuzz.py.
@@ -36,9 +38,31 @@ CORE_SRCS = ["cc/**/*.cc"]
 CORE_HDRS = ["cc/**/*.h"]
 CORE_EXCLUDE = ["cc/**/*_test.cc", "cc/gpu/**", "cc/fuzz/**"]
 
-# GoogleTest unit tests of the core, one cc_test each (Bazel only).
-CORE_TESTS = ["cc/**/*_test.cc"]
-CORE_TESTS_EXCLUDE = ["cc/gpu/**"]
+# The core's layering: its modules (folders of cc/) and, for each, the modules its files may include
+# directly (#include "cc/<module>/..."; a module always includes itself). Bazel builds one cc_library
+# per core module from this table (//cc:<module>: cc/<module>/**, tests aside, depending on exactly
+# these), so a header of a module outside a library's dependencies is not even in its compile
+# sandbox and the build fails; tests/test_cc_layering.py checks every file's includes against the
+# direct entries here (what Bazel 4 with g++ cannot: its layering_check needs clang). //cc:core is
+# all core modules together, as pip's CORE_SRCS globs build them. Adding a module: a folder cc/<name>/,
+# a line here, and a name in CORE_MODULES (in dependency order).
+# Not core modules (no library of their own): gpu (the GPU path: //cc:gpu_host from GPU_SRCS, the
+# rest by nvcc/CMake), testing (header-only helpers of the C++ tests, //cc:testing, test-only) and
+# fuzz (libFuzzer targets, built by tools/fuzz.py); their includes are checked all the same.
+CC_MODULE_DEPS = {
+    "util": [],
+    "io": ["util"],
+    "warp": ["util"],
+    "mp4": ["io", "util"],
+    # hevc_sample parses a Benzina sample's MP4 (mp4::Movie) down to the picture the decoder takes.
+    "codec": ["mp4", "util", "warp"],
+    "ffrecord": ["io", "util"],
+    "gulp": ["codec", "io", "util"],
+    "gpu": ["codec", "util", "warp"],
+    "testing": ["util"],
+    "fuzz": ["codec", "ffrecord", "gulp", "io", "mp4", "util", "warp"],
+}
+CORE_MODULES = ["util", "io", "warp", "mp4", "codec", "ffrecord", "gulp"]
 
 # The op library tf_gulp/ops/_tf_gulp_ops.so: these plus the core.
 OPS_SRCS = ["tf_gulp/ops/**/*.cc"]

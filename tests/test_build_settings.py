@@ -106,14 +106,36 @@ def test_docs_quote_the_pin():
     # Docs cannot read build_config.bzl: every TensorFlow version they give as the one to install
     # must be the pin.
     version = CONFIG["TENSORFLOW_VERSION"]
-    pattern = re.compile(r"(?:tensorflow(?:-cpu)?|tf-keras)==(\d+\.\d+\.\d+)")
     files = [REPO_ROOT / "README.md", REPO_ROOT / "requirements-dev.txt",
-             REPO_ROOT / "pyproject.toml", REPO_ROOT / "setup.py"] + sorted(
+             REPO_ROOT / "pyproject.toml", REPO_ROOT / "setup.py", REPO_ROOT / "Makefile"] + sorted(
                  (REPO_ROOT / "docs").glob("*.md"))
     stale = [
         f"{path.relative_to(REPO_ROOT)}: {m.group(0)}"
         for path in files if path.exists()
-        for m in pattern.finditer(path.read_text(encoding="utf-8"))
-        if m.group(1) != version
+        for m in PIN_QUOTES.finditer(path.read_text(encoding="utf-8"))
+        if next(v for v in m.groups() if v) != version
     ]
     assert not stale, f"pin is {version} (build_config.bzl), but: {stale}"
+
+
+# The ways the docs quote the pin (other TensorFlow versions they name, e.g. the older releases the
+# wheel was tried with, are not the pin): a requirement, tf-keras (released with TensorFlow's
+# version numbers), and a version called the pin.
+_V = r"(\d+\.\d+\.\d+)"
+PIN_QUOTES = re.compile("|".join([
+    r"(?:tensorflow(?:-cpu)?|tf-keras)==" + _V,
+    r"tf-keras " + _V,
+    _V + r" \(the pin\b",
+    r"pinned to [^.\n]*?TensorFlow " + _V,
+    r"^\| " + _V + r" \|[^\n]*\bthe pin\b",
+]), re.M)
+
+
+def test_pin_quotes_are_found():
+    # Each form above, as the docs write it; another version beside the pin is not a quote.
+    text = ("pip install tensorflow-cpu==1.0.0\ntf-keras 1.0.1 (Keras 2)\n"
+            "compile against: 1.0.2 (the pin, built), 0.9.0 and 0.8.0\n"
+            "The sources are pinned to and tested with TensorFlow 1.0.3 (`build_config.bzl`)\n"
+            "| 1.0.4 | yes | the pin, the version |\n| 0.9.0 | yes | older |\n")
+    found = [next(v for v in m.groups() if v) for m in PIN_QUOTES.finditer(text)]
+    assert found == ["1.0.0", "1.0.1", "1.0.2", "1.0.3", "1.0.4"]

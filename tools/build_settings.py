@@ -19,16 +19,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG_FILE = "build_config.bzl"
 APT_PACKAGES_FILE = os.path.join("tools", "apt-packages.txt")
 
-Setting = Union[str, List[str]]
+Setting = Union[str, List[str], Dict[str, List[str]]]
 
 
 def load_build_config(root: str = ROOT) -> Dict[str, Setting]:
-    """The upper-case settings of build_config.bzl (plain assignments, so valid Python)."""
+    """The upper-case settings of build_config.bzl (plain assignments, so valid Python): strings,
+    lists of strings and dicts of lists of strings (CC_MODULE_DEPS)."""
     namespace: Dict[str, object] = {}
     path = os.path.join(root, CONFIG_FILE)
     with open(path, encoding="utf-8") as f:
         exec(compile(f.read(), path, "exec"), namespace)  # noqa: S102 - our own config file
-    return {k: v for k, v in namespace.items() if k.isupper() and isinstance(v, (str, list))}
+    return {k: v for k, v in namespace.items() if k.isupper() and isinstance(v, (str, list, dict))}
 
 
 def expand_globs(patterns: Iterable[str], exclude: Iterable[str] = (),
@@ -93,7 +94,10 @@ def main(argv: List[str]) -> int:
             print(f"build_settings.py: {CONFIG_FILE} defines no {argv[1]}", file=sys.stderr)
             return 1
         value = config[argv[1]]
-        print(value if isinstance(value, str) else " ".join(value))
+        if isinstance(value, dict):  # one "key: values" line per entry
+            print("\n".join(f"{k}: {' '.join(v)}" for k, v in value.items()))
+        else:
+            print(value if isinstance(value, str) else " ".join(value))
     elif argv == ["sources"]:
         print(" ".join(library_inputs(load_build_config())))
     elif argv == ["apt-packages"]:

@@ -66,6 +66,14 @@ cc_library(
         ":tensorflow_headers",
     ],
 )
+
+# TensorFlow's C API (tensorflow/c/c_api.h: graphs, sessions, TF_LoadLibrary), exported by the
+# wheel's libtensorflow_cc; for the op-level C++ tests (tests/ops), not for the op library.
+cc_library(
+    name = "tensorflow_c_api",
+    srcs = {cc_libs},
+    deps = [":tensorflow"],
+)
 """
 
 _DEFS_TEMPLATE = """\
@@ -158,12 +166,21 @@ def _tf_configure_impl(ctx):
         ctx.symlink(lib_dir + "/" + name, "lib/" + name)
         libs.append("lib/" + name)
 
+    # libtensorflow_cc beside libtensorflow_framework (same version suffix).
+    cc_libs = []
+    for name in lib_names:
+        cc_name = name.replace("tensorflow_framework", "tensorflow_cc")
+        if cc_name != name and ctx.path(lib_dir + "/" + cc_name).exists:
+            ctx.symlink(lib_dir + "/" + cc_name, "lib/" + cc_name)
+            cc_libs.append("lib/" + cc_name)
+
     ctx.file("WORKSPACE", 'workspace(name = "%s")\n' % ctx.name)
     ctx.file("BUILD", _BUILD_TEMPLATE.format(
         python = python,
         version = info["version"],
         defines = repr(defines),
         libs = repr(libs),
+        cc_libs = repr(cc_libs),
         linkopts = repr(linkopts),
     ))
     ctx.file("build_defs.bzl", _DEFS_TEMPLATE.format(

@@ -1,0 +1,259 @@
+// Runs one of tf_gulp's dataset ops the way tf.data does, from C++: a graph holding the op, its
+// cardinality, iterators, GetNext and iterator save/restore (SerializeIterator /
+// DeserializeIterator), in a TensorFlow session of the installed TensorFlow.
+//
+// Why not TensorFlow's own DatasetOpsTestBase: its header (tensorflow/core/data/
+// dataset_test_base.h) and the test libraries behind it are not in the pip package, and the pip
+// package's libtensorflow_cc.so.2 does not export the C++ client API (ClientSession, Scope). It
+// does export TensorFlow's C API (tensorflow/c/c_api.h), which this harness uses; the op library
+// is loaded with TF_LoadLibrary, as Python's tf.load_op_library does.
+#ifndef TF_GULP_TESTS_OPS_DATASET_OP_HARNESS_H_
+#define TF_GULP_TESTS_OPS_DATASET_OP_HARNESS_H_
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensorflow/c/c_api.h"
+#include "tensorflow/c/tf_tstring.h"
+
+namespace tfg {
+namespace testing {
+
+// TensorFlow's error as an exception (gtest reports its message).
+class TfError : public std::runtime_error {
+ public:
+  TfError(TF_Code code, const std::string& what) : std::runtime_error(what), code(code) {}
+  TF_Code code;
+};
+
+class Status {
+ public:
+  Status() : s_(TF_NewStatus()) {}
+  ~Status() { TF_DeleteStatus(s_); }
+  TF_Status* get() { return s_; }
+  void Check(const std::string& what) {
+    if (TF_GetCode(s_) != TF_OK) throw TfError(TF_GetCode(s_), what + ": " + TF_Message(s_));
+  }
+
+ private:
+  TF_Status* s_;
+};
+
+using TensorPtr = std::unique_ptr<TF_Tensor, decltype(&TF_DeleteTensor)>;
+
+// Loads the op library once per process (its ops register with TensorFlow's global registry).
+inline void LoadOpLibrary(const std::string& path) {
+  static TF_Library* library = nullptr;
+  if (library != nullptr) return;
+  Status status;
+  library = TF_LoadLibrary(path.c_str(), status.get());
+  status.Check("TF_LoadLibrary(" + path + ")");
+}
+
+// A scalar string element's bytes (TF_STRING tensors hold TF_TStrings).
+inline std::string ScalarString(TF_Tensor* t) {
+  const auto* s = static_cast<const TF_TString*>(TF_TensorData(t));
+  return std::string(TF_StringGetDataPointer(s), TF_StringGetSize(s));
+}
+
+// A graph with one dataset (built by the caller from this graph's inputs) and named iterators over
+// it, run in one session. Each iterator is a resource of the session (IteratorV2 with a shared name).
+class DatasetGraph {
+ public:
+  DatasetGraph() : graph_(TF_NewGraph()) {}
+  ~DatasetGraph() {
+    if (session_ != nullptr) {
+      Status status;
+      TF_CloseSession(session_, status.get());
+      TF_DeleteSession(session_, status.get());
+    }
+    TF_DeleteGraph(graph_);
+  }
+
+  TF_Graph* graph() { return graph_; }
+
+  TF_Output StringVector(const std::string& name, const std::vector<std::string>& values) {
+    const int64_t dims[1] = {static_cast<int64_t>(values.size())};
+    TF_Tensor* t = TF_AllocateTensor(TF_STRING, dims, 1, values.size() * sizeof(TF_TString));
+    auto* data = static_cast<TF_TString*>(TF_TensorData(t));
+    for (size_t i = 0; i < values.size(); ++i) {
+      TF_StringInit(&data[i]);
+      TF_StringCopy(&data[i], values[i].data(), values[i].size());
+    }
+    return Const(name, TF_STRING, t);
+  }
+
+  // The dataset op `op_type` with `inputs` and attrs set by `set_attrs`, whose elements have
+  // components of `dtypes` (the iterators take any shapes: the op's own are checked by the test).
+  void SetDataset(const std::string& op_type, const std::vector<TF_Output>& inputs,
+                  const std::vector<TF_DataType>& dtypes,
+                  const std::function<void(TF_OperationDescription*)>& set_attrs) {
+    TF_OperationDescription* d = TF_NewOperation(graph_, op_type.c_str(), "dataset");
+    for (const TF_Output& in : inputs) TF_AddInput(d, in);
+    set_attrs(d);
+    dataset_ = Finish(d, op_type);
+    dtypes_ = dtypes;
+    TF_OperationDescription* c = TF_NewOperation(graph_, "DatasetCardinality", "cardinality");
+    TF_AddInput(c, {dataset_, 0});
+    cardinality_ = Finish(c, "DatasetCardinality");
+  }
+
+  // An iterator named `name` over the dataset, with its GetNext, save and restore-from ops.
+  void AddIterator(const std::string& name) {
+    Iterator it;
+    TF_OperationDescription* d = TF_NewOperation(graph_, "IteratorV2", name.c_str());
+    TF_SetAttrString(d, "shared_name", name.data(), name.size());
+    TF_SetAttrString(d, "container", "", 0);
+    SetElementSpec(d);
+    it.resource = Finish(d, "IteratorV2");
+    d = TF_NewOperation(graph_, "MakeIterator", (name + "_make").c_str());
+    TF_AddInput(d, {dataset_, 0});
+    TF_AddInput(d, {it.resource, 0});
+    it.make = Finish(d, "MakeIterator");
+    d = TF_NewOperation(graph_, "IteratorGetNext", (name + "_next").c_str());
+    TF_AddInput(d, {it.resource, 0});
+    SetElementSpec(d);
+    it.next = Finish(d, "IteratorGetNext");
+    d = TF_NewOperation(graph_, "SerializeIterator", (name + "_save").c_str());
+    TF_AddInput(d, {it.resource, 0});
+    it.save = Finish(d, "SerializeIterator");
+    iterators_.emplace_back(name, it);
+  }
+
+  // `to` restored from `from`'s state, in one step: the state never leaves the session (the C API
+  // cannot feed a variant tensor back), as a checkpoint written and read again would carry it.
+  void AddRestore(const std::string& to, const std::string& from) {
+    TF_OperationDescription* d =
+        TF_NewOperation(graph_, "DeserializeIterator", (to + "_from_" + from).c_str());
+    TF_AddInput(d, {Find(to).resource, 0});
+    TF_AddInput(d, {Find(from).save, 0});
+    restores_.emplace_back(to + "<" + from, Finish(d, "DeserializeIterator"));
+  }
+
+  int64_t Cardinality() {
+    TensorPtr t = RunOutput(cardinality_);
+    return *static_cast<const int64_t*>(TF_TensorData(t.get()));
+  }
+
+  void MakeIterator(const std::string& name) { RunTarget(Find(name).make); }
+
+  void Restore(const std::string& to, const std::string& from) {
+    for (auto& r : restores_) {
+      if (r.first == to + "<" + from) return RunTarget(r.second);
+    }
+    throw std::logic_error("no restore " + to + " <- " + from);
+  }
+
+  // The next element's components, or false at the end of the sequence (OutOfRange).
+  bool GetNext(const std::string& name, std::vector<TensorPtr>* element) {
+    try {
+      *element = RunOutputs(Find(name).next, static_cast<int>(dtypes_.size()));
+      return true;
+    } catch (const TfError& e) {
+      if (e.code == TF_OUT_OF_RANGE) return false;
+      throw;
+    }
+  }
+
+  // Component `component` (a scalar string) of up to `n` elements (fewer at the end).
+  std::vector<std::string> NextStrings(const std::string& name, int n, int component = 0) {
+    std::vector<std::string> out;
+    std::vector<TensorPtr> element;
+    while (static_cast<int>(out.size()) < n && GetNext(name, &element)) {
+      out.push_back(ScalarString(element[component].get()));
+    }
+    return out;
+  }
+
+ private:
+  struct Iterator {
+    TF_Operation* resource = nullptr;
+    TF_Operation* make = nullptr;
+    TF_Operation* next = nullptr;
+    TF_Operation* save = nullptr;
+  };
+
+  TF_Output Const(const std::string& name, TF_DataType dtype, TF_Tensor* value) {
+    TF_OperationDescription* d = TF_NewOperation(graph_, "Const", name.c_str());
+    Status status;
+    TF_SetAttrTensor(d, "value", value, status.get());
+    TF_DeleteTensor(value);
+    status.Check("Const " + name);
+    TF_SetAttrType(d, "dtype", dtype);
+    return {Finish(d, "Const"), 0};
+  }
+
+  void SetElementSpec(TF_OperationDescription* d) {
+    const int n = static_cast<int>(dtypes_.size());
+    TF_SetAttrTypeList(d, "output_types", dtypes_.data(), n);
+    std::vector<const int64_t*> dims(n, nullptr);
+    std::vector<int> num_dims(n, -1);  // unknown rank: compatible with any shape
+    TF_SetAttrShapeList(d, "output_shapes", dims.data(), num_dims.data(), n);
+  }
+
+  TF_Operation* Finish(TF_OperationDescription* d, const std::string& what) {
+    Status status;
+    TF_Operation* op = TF_FinishOperation(d, status.get());
+    status.Check(what);
+    return op;
+  }
+
+  Iterator& Find(const std::string& name) {
+    for (auto& it : iterators_) {
+      if (it.first == name) return it.second;
+    }
+    throw std::logic_error("no iterator " + name);
+  }
+
+  TF_Session* Session() {
+    if (session_ == nullptr) {
+      Status status;
+      TF_SessionOptions* options = TF_NewSessionOptions();
+      session_ = TF_NewSession(graph_, options, status.get());
+      TF_DeleteSessionOptions(options);
+      status.Check("TF_NewSession");
+    }
+    return session_;
+  }
+
+  TensorPtr RunOutput(TF_Operation* op) { return std::move(RunOutputs(op, 1)[0]); }
+
+  std::vector<TensorPtr> RunOutputs(TF_Operation* op, int n) {
+    Status status;
+    std::vector<TF_Output> outputs;
+    for (int i = 0; i < n; ++i) outputs.push_back({op, i});
+    std::vector<TF_Tensor*> values(n, nullptr);
+    TF_SessionRun(Session(), nullptr, nullptr, nullptr, 0, outputs.data(), values.data(), n, nullptr,
+                  0, nullptr, status.get());
+    std::vector<TensorPtr> out;
+    for (TF_Tensor* v : values) out.emplace_back(v, TF_DeleteTensor);
+    status.Check(TF_OperationName(op));
+    return out;
+  }
+
+  void RunTarget(TF_Operation* op) {
+    Status status;
+    TF_SessionRun(Session(), nullptr, nullptr, nullptr, 0, nullptr, nullptr, 0, &op, 1, nullptr,
+                  status.get());
+    status.Check(TF_OperationName(op));
+  }
+
+  TF_Graph* graph_;
+  TF_Session* session_ = nullptr;
+  TF_Operation* dataset_ = nullptr;
+  TF_Operation* cardinality_ = nullptr;
+  std::vector<TF_DataType> dtypes_;
+  std::vector<std::pair<std::string, Iterator>> iterators_;
+  std::vector<std::pair<std::string, TF_Operation*>> restores_;
+};
+
+}  // namespace testing
+}  // namespace tfg
+
+#endif  // TF_GULP_TESTS_OPS_DATASET_OP_HARNESS_H_
