@@ -424,7 +424,7 @@ def test_shuffle_is_a_new_order_every_pass_and_checkpoint_exact(data, tmp_path):
 
 def test_shuffle_is_ffrecord_datasets_order(data, tmp_path):
     """The shuffle is drawn in C++ by FFRecordDataset's keyed permutation of (seed, epoch)
-    (bzna_epoch_order, cc/ffrecord/record_order.h): a split of n entries is visited in the order
+    (bzna_epoch_order, cc/util/record_order.h): a split of n entries is visited in the order
     FFRecordDataset visits n records, offset by the split's start; skip/take/shard keep positions
     of that order, as FFRecordDataset's do."""
     def records(n: int):

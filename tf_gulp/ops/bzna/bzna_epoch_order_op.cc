@@ -1,6 +1,6 @@
 // BznaEpochOrder: the shuffled order of one epoch of a Benzina split, from the
 // keyed permutation FFRecordDataset visits its records in
-// (cc/ffrecord/record_order.h, keyed by (seed, epoch)), so the three sources
+// (cc/util/record_order.h, keyed by (seed, epoch)), so the three sources
 // draw their shuffle in C++ from one kind of key. The Benzina reader is a
 // pipeline of plain tf.data stages, not a source kernel: it asks for the
 // entries at the epoch positions its skip / take / shard keep (all of them for
@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "cc/ffrecord/record_order.h"
+#include "cc/util/record_order.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
 
@@ -38,7 +38,7 @@ class BznaEpochOrderOp : public tf::OpKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, positions.shape(), &out));
     // O(1) per position: a tf.data service split (one position) costs nothing per entry of the
     // file.
-    const tfg::ffrecord::RecordOrder order(count, /*shuffle=*/true, seed, epoch);
+    const tfg::RecordOrder order(count, /*shuffle=*/true, seed, epoch);
     const auto in = positions.flat<int64_t>();
     auto entries = out->flat<int64_t>();
     for (int64_t i = 0; i < in.size(); ++i) {

@@ -56,7 +56,7 @@ tf.no_gradient("TfGulp>BznaEpochOrder")
 def bzna_epoch_order(count, seed, epoch, positions) -> tf.Tensor:
     """int64 like `positions`: the entries visited at these positions of one shuffled epoch of
     `count` entries (each in [0, count)); a permutation keyed by (seed, epoch), FFRecordDataset's
-    record order (bzna_epoch_order_op.cc, cc/ffrecord/record_order.h), O(1) per position."""
+    record order (bzna_epoch_order_op.cc, cc/util/record_order.h), O(1) per position."""
     return load_ops().tf_gulp_bzna_epoch_order(count=tf.cast(count, tf.int64),
                                                seed=tf.cast(seed, tf.int64),
                                                epoch=tf.cast(epoch, tf.int64),

@@ -26,7 +26,7 @@
 #include "absl/strings/str_join.h"
 #include "cc/ffrecord/ffrecord_index.h"
 #include "cc/ffrecord/ffrecord_reader.h"
-#include "cc/ffrecord/record_order.h"
+#include "cc/util/record_order.h"
 #include "cc/util/shard.h"
 #include "cc/io/batch_reader.h"
 #include "tensorflow/core/framework/dataset.h"
@@ -204,7 +204,7 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
           group.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING, TensorShape({}));
         }
       }
-      const ffr::RecordOrder order(d.num_records_, o.shuffle, static_cast<uint64_t>(o.seed),
+      const tfg::RecordOrder order(d.num_records_, o.shuffle, static_cast<uint64_t>(o.seed),
                                    epoch);
       const size_t n = static_cast<size_t>(o.batched() ? end - begin : count);
       std::vector<ffr::RecordLocation>& locations = group.locations;

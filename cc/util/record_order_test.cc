@@ -1,4 +1,4 @@
-#include "cc/ffrecord/record_order.h"
+#include "cc/util/record_order.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,6 @@
 #include <vector>
 
 namespace tfg {
-namespace ffrecord {
 namespace {
 
 std::vector<int64_t> Order(int64_t n, bool shuffle, uint64_t seed, int64_t epoch) {
@@ -65,5 +64,4 @@ TEST(RecordOrderTest, HugeDatasetsNeedNoMemory) {
 }
 
 }  // namespace
-}  // namespace ffrecord
 }  // namespace tfg

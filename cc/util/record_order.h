@@ -7,13 +7,12 @@
 // O(1) memory for any n (a billion-record dataset needs no 8 GB order table),
 // makes skipping to any position O(1), and lets a restored iterator or a
 // tf.data service worker compute exactly the same order.
-#ifndef TF_GULP_CC_FFRECORD_RECORD_ORDER_H_
-#define TF_GULP_CC_FFRECORD_RECORD_ORDER_H_
+#ifndef TF_GULP_CC_UTIL_RECORD_ORDER_H_
+#define TF_GULP_CC_UTIL_RECORD_ORDER_H_
 
 #include <cstdint>
 
 namespace tfg {
-namespace ffrecord {
 
 // A pseudo-random permutation of [0, n) chosen by `key`.
 class IndexPermutation {
@@ -48,7 +47,6 @@ class RecordOrder {
   IndexPermutation permutation_;
 };
 
-}  // namespace ffrecord
 }  // namespace tfg
 
-#endif  // TF_GULP_CC_FFRECORD_RECORD_ORDER_H_
+#endif  // TF_GULP_CC_UTIL_RECORD_ORDER_H_

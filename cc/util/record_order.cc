@@ -1,9 +1,8 @@
-#include "cc/ffrecord/record_order.h"
+#include "cc/util/record_order.h"
 
 #include "cc/util/stateless_random.h"
 
 namespace tfg {
-namespace ffrecord {
 
 IndexPermutation::IndexPermutation(uint64_t n, uint64_t key) : n_(n) {
   // Smallest even bit count 2h with 2^(2h) >= n (h >= 1): the domain is less
@@ -43,5 +42,4 @@ RecordOrder::RecordOrder(int64_t num_records, bool shuffle, uint64_t seed, int64
       permutation_(static_cast<uint64_t>(num_records < 0 ? 0 : num_records),
                    HashKey({seed, static_cast<uint64_t>(epoch)})) {}
 
-}  // namespace ffrecord
 }  // namespace tfg
