@@ -40,7 +40,9 @@ FUZZ_DIR = REPO / "cc" / "fuzz"
 TEST_DATA = REPO / "tests" / "data"
 REGRESSION_DIR = TEST_DATA / "fuzz"
 
-TARGETS = ("gulp_index", "ffrecord", "mp4", "hevc_annexb", "jpeg")
+# One target per cc/fuzz/<name>_fuzz.cc, found rather than listed: a new parser's target joins by
+# existing (write_seeds must then give it seeds: tests/test_fuzz.py runs every target on them).
+TARGETS = tuple(sorted(p.name[:-len("_fuzz.cc")] for p in FUZZ_DIR.glob("*_fuzz.cc")))
 
 CXX = os.environ.get("FUZZ_CXX", "clang++")
 SANITIZE = "address,undefined"
