@@ -62,8 +62,9 @@ inline std::string ScalarString(TF_Tensor* t) {
   return std::string(TF_StringGetDataPointer(s), TF_StringGetSize(s));
 }
 
-// A graph with one dataset (built by the caller from this graph's inputs) and named iterators over
-// it, run in one session. Each iterator is a resource of the session (IteratorV2 with a shared name).
+// A graph with one dataset under test (built by the caller from this graph's inputs), maybe other
+// datasets (its inputs, or datasets sharing a resource with it), and named iterators over them, run
+// in one session. Each iterator is a resource of the session (IteratorV2 with a shared name).
 class DatasetGraph {
  public:
   DatasetGraph() : graph_(TF_NewGraph()) {}
@@ -89,36 +90,61 @@ class DatasetGraph {
     return Const(name, TF_STRING, t);
   }
 
+  TF_Output StringScalar(const std::string& name, const std::string& value) {
+    TF_Tensor* t = TF_AllocateTensor(TF_STRING, nullptr, 0, sizeof(TF_TString));
+    auto* data = static_cast<TF_TString*>(TF_TensorData(t));
+    TF_StringInit(data);
+    TF_StringCopy(data, value.data(), value.size());
+    return Const(name, TF_STRING, t);
+  }
+
+  TF_Output Int64Scalar(const std::string& name, int64_t value) {
+    TF_Tensor* t = TF_AllocateTensor(TF_INT64, nullptr, 0, sizeof(int64_t));
+    *static_cast<int64_t*>(TF_TensorData(t)) = value;
+    return Const(name, TF_INT64, t);
+  }
+
+  // A dataset op named `name` that iterators may name (AddIterator) or other datasets take as an
+  // input (its handle: the returned output), with components of `dtypes`.
+  TF_Output AddDataset(const std::string& name, const std::string& op_type,
+                       const std::vector<TF_Output>& inputs, const std::vector<TF_DataType>& dtypes,
+                       const std::function<void(TF_OperationDescription*)>& set_attrs) {
+    TF_OperationDescription* d = TF_NewOperation(graph_, op_type.c_str(), name.c_str());
+    for (const TF_Output& in : inputs) TF_AddInput(d, in);
+    set_attrs(d);
+    datasets_.emplace_back(name, Dataset{Finish(d, op_type), dtypes});
+    return {datasets_.back().second.op, 0};
+  }
+
   // The dataset op `op_type` with `inputs` and attrs set by `set_attrs`, whose elements have
   // components of `dtypes` (the iterators take any shapes: the op's own are checked by the test).
   void SetDataset(const std::string& op_type, const std::vector<TF_Output>& inputs,
                   const std::vector<TF_DataType>& dtypes,
                   const std::function<void(TF_OperationDescription*)>& set_attrs) {
-    TF_OperationDescription* d = TF_NewOperation(graph_, op_type.c_str(), "dataset");
-    for (const TF_Output& in : inputs) TF_AddInput(d, in);
-    set_attrs(d);
-    dataset_ = Finish(d, op_type);
-    dtypes_ = dtypes;
+    dataset_ = AddDataset(kDataset, op_type, inputs, dtypes, set_attrs).oper;
     TF_OperationDescription* c = TF_NewOperation(graph_, "DatasetCardinality", "cardinality");
     TF_AddInput(c, {dataset_, 0});
     cardinality_ = Finish(c, "DatasetCardinality");
   }
 
-  // An iterator named `name` over the dataset, with its GetNext, save and restore-from ops.
-  void AddIterator(const std::string& name) {
+  // An iterator named `name` over the dataset `dataset` (default: the one under test), with its
+  // GetNext, save and restore-from ops.
+  void AddIterator(const std::string& name, const std::string& dataset = kDataset) {
     Iterator it;
+    const Dataset& ds = FindDataset(dataset);
+    it.dtypes = ds.dtypes;
     TF_OperationDescription* d = TF_NewOperation(graph_, "IteratorV2", name.c_str());
     TF_SetAttrString(d, "shared_name", name.data(), name.size());
     TF_SetAttrString(d, "container", "", 0);
-    SetElementSpec(d);
+    SetElementSpec(d, it.dtypes);
     it.resource = Finish(d, "IteratorV2");
     d = TF_NewOperation(graph_, "MakeIterator", (name + "_make").c_str());
-    TF_AddInput(d, {dataset_, 0});
+    TF_AddInput(d, {ds.op, 0});
     TF_AddInput(d, {it.resource, 0});
     it.make = Finish(d, "MakeIterator");
     d = TF_NewOperation(graph_, "IteratorGetNext", (name + "_next").c_str());
     TF_AddInput(d, {it.resource, 0});
-    SetElementSpec(d);
+    SetElementSpec(d, it.dtypes);
     it.next = Finish(d, "IteratorGetNext");
     d = TF_NewOperation(graph_, "SerializeIterator", (name + "_save").c_str());
     TF_AddInput(d, {it.resource, 0});
@@ -134,6 +160,16 @@ class DatasetGraph {
     TF_AddInput(d, {Find(to).resource, 0});
     TF_AddInput(d, {Find(from).save, 0});
     restores_.emplace_back(to + "<" + from, Finish(d, "DeserializeIterator"));
+  }
+
+  // The output_types and output_shapes attrs of an op yielding elements of `dtypes` (shapes of
+  // unknown rank: compatible with any), as iterators and unary dataset ops take them.
+  static void SetElementSpec(TF_OperationDescription* d, const std::vector<TF_DataType>& dtypes) {
+    const int n = static_cast<int>(dtypes.size());
+    TF_SetAttrTypeList(d, "output_types", dtypes.data(), n);
+    std::vector<const int64_t*> dims(n, nullptr);
+    std::vector<int> num_dims(n, -1);
+    TF_SetAttrShapeList(d, "output_shapes", dims.data(), num_dims.data(), n);
   }
 
   int64_t Cardinality() {
@@ -153,7 +189,8 @@ class DatasetGraph {
   // The next element's components, or false at the end of the sequence (OutOfRange).
   bool GetNext(const std::string& name, std::vector<TensorPtr>* element) {
     try {
-      *element = RunOutputs(Find(name).next, static_cast<int>(dtypes_.size()));
+      Iterator& it = Find(name);
+      *element = RunOutputs(it.next, static_cast<int>(it.dtypes.size()));
       return true;
     } catch (const TfError& e) {
       if (e.code == TF_OUT_OF_RANGE) return false;
@@ -171,12 +208,34 @@ class DatasetGraph {
     return out;
   }
 
+  // Component `component` (int64, any shape) of up to `n` elements (fewer at the end), each as its
+  // values in row-major order.
+  std::vector<std::vector<int64_t>> NextInt64s(const std::string& name, int n, int component = 0) {
+    std::vector<std::vector<int64_t>> out;
+    std::vector<TensorPtr> element;
+    while (static_cast<int>(out.size()) < n && GetNext(name, &element)) {
+      TF_Tensor* t = element[component].get();
+      if (TF_TensorType(t) != TF_INT64) throw std::logic_error("component is not int64");
+      const auto* v = static_cast<const int64_t*>(TF_TensorData(t));
+      out.emplace_back(v, v + TF_TensorElementCount(t));
+    }
+    return out;
+  }
+
  private:
+  static constexpr char kDataset[] = "dataset";
+
+  struct Dataset {
+    TF_Operation* op = nullptr;
+    std::vector<TF_DataType> dtypes;
+  };
+
   struct Iterator {
     TF_Operation* resource = nullptr;
     TF_Operation* make = nullptr;
     TF_Operation* next = nullptr;
     TF_Operation* save = nullptr;
+    std::vector<TF_DataType> dtypes;  // its dataset's
   };
 
   TF_Output Const(const std::string& name, TF_DataType dtype, TF_Tensor* value) {
@@ -189,19 +248,18 @@ class DatasetGraph {
     return {Finish(d, "Const"), 0};
   }
 
-  void SetElementSpec(TF_OperationDescription* d) {
-    const int n = static_cast<int>(dtypes_.size());
-    TF_SetAttrTypeList(d, "output_types", dtypes_.data(), n);
-    std::vector<const int64_t*> dims(n, nullptr);
-    std::vector<int> num_dims(n, -1);  // unknown rank: compatible with any shape
-    TF_SetAttrShapeList(d, "output_shapes", dims.data(), num_dims.data(), n);
-  }
-
   TF_Operation* Finish(TF_OperationDescription* d, const std::string& what) {
     Status status;
     TF_Operation* op = TF_FinishOperation(d, status.get());
     status.Check(what);
     return op;
+  }
+
+  const Dataset& FindDataset(const std::string& name) {
+    for (auto& ds : datasets_) {
+      if (ds.first == name) return ds.second;
+    }
+    throw std::logic_error("no dataset " + name);
   }
 
   Iterator& Find(const std::string& name) {
@@ -248,7 +306,7 @@ class DatasetGraph {
   TF_Session* session_ = nullptr;
   TF_Operation* dataset_ = nullptr;
   TF_Operation* cardinality_ = nullptr;
-  std::vector<TF_DataType> dtypes_;
+  std::vector<std::pair<std::string, Dataset>> datasets_;
   std::vector<std::pair<std::string, Iterator>> iterators_;
   std::vector<std::pair<std::string, TF_Operation*>> restores_;
 };
