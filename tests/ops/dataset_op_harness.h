@@ -152,8 +152,9 @@ class DatasetGraph {
     iterators_.emplace_back(name, it);
   }
 
-  // `to` restored from `from`'s state, in one step: the state never leaves the session (the C API
-  // cannot feed a variant tensor back), as a checkpoint written and read again would carry it.
+  // `to` restored from `from`'s state as of the restore, in one step: the state never leaves the
+  // session (the C API cannot feed a variant tensor back). For a state taken at one moment and
+  // restored later or elsewhere, SaveCheckpoint and RestoreCheckpoint write it to a file.
   void AddRestore(const std::string& to, const std::string& from) {
     TF_OperationDescription* d =
         TF_NewOperation(graph_, "DeserializeIterator", (to + "_from_" + from).c_str());
@@ -170,6 +171,42 @@ class DatasetGraph {
     std::vector<const int64_t*> dims(n, nullptr);
     std::vector<int> num_dims(n, -1);
     TF_SetAttrShapeList(d, "output_shapes", dims.data(), num_dims.data(), n);
+  }
+
+  // Writes iterator `from`'s state as of now to the checkpoint `path` (a tensor bundle, as
+  // tf.train.Checkpoint writes one), for RestoreCheckpoint later: in this graph, or in another
+  // DatasetGraph's fresh session (a restarted process). The ops are added on first use.
+  void SaveCheckpoint(const std::string& from, const std::string& path) {
+    const std::string name = from + "_checkpoint_" + std::to_string(checkpoints_++);
+    TF_Output prefix = StringScalar(name + "_path", path);
+    TF_Output names = StringVector(name + "_names", {kCheckpointKey});
+    TF_Output slices = StringVector(name + "_slices", {""});
+    TF_OperationDescription* d = TF_NewOperation(graph_, "SaveV2", name.c_str());
+    TF_AddInput(d, prefix);
+    TF_AddInput(d, names);
+    TF_AddInput(d, slices);
+    TF_Output state = {Find(from).save, 0};
+    TF_AddInputList(d, &state, 1);
+    RunTarget(Finish(d, "SaveV2"));
+  }
+
+  // Restores iterator `to` (made already) from the checkpoint SaveCheckpoint wrote to `path`.
+  void RestoreCheckpoint(const std::string& to, const std::string& path) {
+    const std::string name = to + "_restore_" + std::to_string(checkpoints_++);
+    TF_Output prefix = StringScalar(name + "_path", path);
+    TF_Output names = StringVector(name + "_names", {kCheckpointKey});
+    TF_Output slices = StringVector(name + "_slices", {""});
+    TF_OperationDescription* d = TF_NewOperation(graph_, "RestoreV2", name.c_str());
+    TF_AddInput(d, prefix);
+    TF_AddInput(d, names);
+    TF_AddInput(d, slices);
+    const TF_DataType variant = TF_VARIANT;
+    TF_SetAttrTypeList(d, "dtypes", &variant, 1);
+    TF_Operation* state = Finish(d, "RestoreV2");
+    d = TF_NewOperation(graph_, "DeserializeIterator", (name + "_deserialize").c_str());
+    TF_AddInput(d, {Find(to).resource, 0});
+    TF_AddInput(d, {state, 0});
+    RunTarget(Finish(d, "DeserializeIterator"));
   }
 
   int64_t Cardinality() {
@@ -224,6 +261,7 @@ class DatasetGraph {
 
  private:
   static constexpr char kDataset[] = "dataset";
+  static constexpr char kCheckpointKey[] = "iterator";
 
   struct Dataset {
     TF_Operation* op = nullptr;
@@ -309,6 +347,7 @@ class DatasetGraph {
   std::vector<std::pair<std::string, Dataset>> datasets_;
   std::vector<std::pair<std::string, Iterator>> iterators_;
   std::vector<std::pair<std::string, TF_Operation*>> restores_;
+  int checkpoints_ = 0;  // checkpoint ops added (their names)
 };
 
 }  // namespace testing
