@@ -122,7 +122,7 @@ class DatasetGraph {
                   const std::vector<TF_DataType>& dtypes,
                   const std::function<void(TF_OperationDescription*)>& set_attrs) {
     dataset_ = AddDataset(kDataset, op_type, inputs, dtypes, set_attrs).oper;
-    TF_OperationDescription* c = TF_NewOperation(graph_, "DatasetCardinality", "cardinality");
+    TF_OperationDescription* c = TF_NewOperation(graph_, "DatasetCardinality", "dataset_cardinality");
     TF_AddInput(c, {dataset_, 0});
     cardinality_ = Finish(c, "DatasetCardinality");
   }
