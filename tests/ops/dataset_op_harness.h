@@ -11,6 +11,7 @@
 #define TF_GULP_TESTS_OPS_DATASET_OP_HARNESS_H_
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -46,6 +47,14 @@ class Status {
 };
 
 using TensorPtr = std::unique_ptr<TF_Tensor, decltype(&TF_DeleteTensor)>;
+
+// The op library's path: TF_GULP_OPS_LIBRARY, else where Bazel puts it as the test's data file
+// (relative to the runfiles root, the test's working directory; also the source tree's root after
+// setup.py build_ext --inplace).
+inline std::string OpLibraryPath() {
+  const char* path = std::getenv("TF_GULP_OPS_LIBRARY");
+  return path != nullptr ? path : "tf_gulp/ops/_tf_gulp_ops.so";
+}
 
 // Loads the op library once per process (its ops register with TensorFlow's global registry).
 inline void LoadOpLibrary(const std::string& path) {

@@ -5,7 +5,6 @@
 // (dataset_op_harness.h) over a RangeDataset, with an EpochDataset sharing the counter to count and
 // read the epochs.
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -22,13 +21,6 @@ using Elements = std::vector<std::vector<int64_t>>;
 
 constexpr int64_t kRangeEnd = 6;  // the input: 0, 1, ..., 5
 
-// Bazel runs the test in the runfiles root, where the op library is a data file; elsewhere
-// TF_GULP_OPS_LIBRARY names it.
-std::string OpLibrary() {
-  const char* path = std::getenv("TF_GULP_OPS_LIBRARY");
-  return path != nullptr ? path : "tf_gulp/ops/_tf_gulp_ops.so";
-}
-
 Elements Range(int64_t begin, int64_t end) {
   Elements out;
   for (int64_t i = begin; i < end; ++i) out.push_back({i});
@@ -37,7 +29,7 @@ Elements Range(int64_t begin, int64_t end) {
 
 class EpochCountsDatasetOpTest : public ::testing::Test {
  protected:
-  void SetUp() override { LoadOpLibrary(OpLibrary()); }
+  void SetUp() override { LoadOpLibrary(OpLibraryPath()); }
 
   // EpochCountsDataset(Range(0, kRangeEnd), epoch_counters=`counters`) with iterators "a", "b",
   // "c" ("b" restorable from "a"); for each counter i, a dataset "epochs<i>" =

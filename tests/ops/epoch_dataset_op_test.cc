@@ -2,7 +2,6 @@
 // from the epoch counter named by the `epoch_counter` attr), iterator save/restore, and a bad attr,
 // through a TensorFlow session (dataset_op_harness.h).
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -16,16 +15,9 @@ namespace {
 
 using Elements = std::vector<std::vector<int64_t>>;
 
-// Bazel runs the test in the runfiles root, where the op library is a data file; elsewhere
-// TF_GULP_OPS_LIBRARY names it.
-std::string OpLibrary() {
-  const char* path = std::getenv("TF_GULP_OPS_LIBRARY");
-  return path != nullptr ? path : "tf_gulp/ops/_tf_gulp_ops.so";
-}
-
 class EpochDatasetOpTest : public ::testing::Test {
  protected:
-  void SetUp() override { LoadOpLibrary(OpLibrary()); }
+  void SetUp() override { LoadOpLibrary(OpLibraryPath()); }
 
   // EpochDataset("pass-key") with `elements`, and iterators "a", "b", "c", with "b" restorable
   // from "a". Each graph runs in its own session, so its epoch counter starts at 0.

@@ -2,7 +2,6 @@
 // its input's elements unchanged to the end of the sequence, iterator save/restore, and a bad
 // cardinality, through a TensorFlow session (dataset_op_harness.h) over a RangeDataset.
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -18,13 +17,6 @@ using Elements = std::vector<std::vector<int64_t>>;
 
 constexpr int64_t kRangeEnd = 6;  // the input: 0, 1, ..., 5
 
-// Bazel runs the test in the runfiles root, where the op library is a data file; elsewhere
-// TF_GULP_OPS_LIBRARY names it.
-std::string OpLibrary() {
-  const char* path = std::getenv("TF_GULP_OPS_LIBRARY");
-  return path != nullptr ? path : "tf_gulp/ops/_tf_gulp_ops.so";
-}
-
 Elements Range(int64_t begin, int64_t end) {
   Elements out;
   for (int64_t i = begin; i < end; ++i) out.push_back({i});
@@ -33,7 +25,7 @@ Elements Range(int64_t begin, int64_t end) {
 
 class KnownCardinalityDatasetOpTest : public ::testing::Test {
  protected:
-  void SetUp() override { LoadOpLibrary(OpLibrary()); }
+  void SetUp() override { LoadOpLibrary(OpLibraryPath()); }
 
   // KnownCardinalityDataset(Range(0, kRangeEnd), cardinality) and iterators "a", "b", "c", with
   // "b" restorable from "a".
