@@ -11,6 +11,7 @@
 #define TF_GULP_TESTS_OPS_DATASET_OP_HARNESS_H_
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -47,6 +48,14 @@ class Status {
 
 using TensorPtr = std::unique_ptr<TF_Tensor, decltype(&TF_DeleteTensor)>;
 
+// The op library's path: TF_GULP_OPS_LIBRARY, else where Bazel puts it as the test's data file
+// (relative to the runfiles root, the test's working directory; also the source tree's root after
+// setup.py build_ext --inplace).
+inline std::string OpLibraryPath() {
+  const char* path = std::getenv("TF_GULP_OPS_LIBRARY");
+  return path != nullptr ? path : "tf_gulp/ops/_tf_gulp_ops.so";
+}
+
 // Loads the op library once per process (its ops register with TensorFlow's global registry).
 inline void LoadOpLibrary(const std::string& path) {
   static TF_Library* library = nullptr;
@@ -62,8 +71,9 @@ inline std::string ScalarString(TF_Tensor* t) {
   return std::string(TF_StringGetDataPointer(s), TF_StringGetSize(s));
 }
 
-// A graph with one dataset (built by the caller from this graph's inputs) and named iterators over
-// it, run in one session. Each iterator is a resource of the session (IteratorV2 with a shared name).
+// A graph with one dataset under test (built by the caller from this graph's inputs), maybe other
+// datasets (its inputs, or datasets sharing a resource with it), and named iterators over them, run
+// in one session. Each iterator is a resource of the session (IteratorV2 with a shared name).
 class DatasetGraph {
  public:
   DatasetGraph() : graph_(TF_NewGraph()) {}
@@ -89,36 +99,61 @@ class DatasetGraph {
     return Const(name, TF_STRING, t);
   }
 
+  TF_Output StringScalar(const std::string& name, const std::string& value) {
+    TF_Tensor* t = TF_AllocateTensor(TF_STRING, nullptr, 0, sizeof(TF_TString));
+    auto* data = static_cast<TF_TString*>(TF_TensorData(t));
+    TF_StringInit(data);
+    TF_StringCopy(data, value.data(), value.size());
+    return Const(name, TF_STRING, t);
+  }
+
+  TF_Output Int64Scalar(const std::string& name, int64_t value) {
+    TF_Tensor* t = TF_AllocateTensor(TF_INT64, nullptr, 0, sizeof(int64_t));
+    *static_cast<int64_t*>(TF_TensorData(t)) = value;
+    return Const(name, TF_INT64, t);
+  }
+
+  // A dataset op named `name` that iterators may name (AddIterator) or other datasets take as an
+  // input (its handle: the returned output), with components of `dtypes`.
+  TF_Output AddDataset(const std::string& name, const std::string& op_type,
+                       const std::vector<TF_Output>& inputs, const std::vector<TF_DataType>& dtypes,
+                       const std::function<void(TF_OperationDescription*)>& set_attrs) {
+    TF_OperationDescription* d = TF_NewOperation(graph_, op_type.c_str(), name.c_str());
+    for (const TF_Output& in : inputs) TF_AddInput(d, in);
+    set_attrs(d);
+    datasets_.emplace_back(name, Dataset{Finish(d, op_type), dtypes});
+    return {datasets_.back().second.op, 0};
+  }
+
   // The dataset op `op_type` with `inputs` and attrs set by `set_attrs`, whose elements have
   // components of `dtypes` (the iterators take any shapes: the op's own are checked by the test).
   void SetDataset(const std::string& op_type, const std::vector<TF_Output>& inputs,
                   const std::vector<TF_DataType>& dtypes,
                   const std::function<void(TF_OperationDescription*)>& set_attrs) {
-    TF_OperationDescription* d = TF_NewOperation(graph_, op_type.c_str(), "dataset");
-    for (const TF_Output& in : inputs) TF_AddInput(d, in);
-    set_attrs(d);
-    dataset_ = Finish(d, op_type);
-    dtypes_ = dtypes;
-    TF_OperationDescription* c = TF_NewOperation(graph_, "DatasetCardinality", "cardinality");
+    dataset_ = AddDataset(kDataset, op_type, inputs, dtypes, set_attrs).oper;
+    TF_OperationDescription* c = TF_NewOperation(graph_, "DatasetCardinality", "dataset_cardinality");
     TF_AddInput(c, {dataset_, 0});
     cardinality_ = Finish(c, "DatasetCardinality");
   }
 
-  // An iterator named `name` over the dataset, with its GetNext, save and restore-from ops.
-  void AddIterator(const std::string& name) {
+  // An iterator named `name` over the dataset `dataset` (default: the one under test), with its
+  // GetNext, save and restore-from ops.
+  void AddIterator(const std::string& name, const std::string& dataset = kDataset) {
     Iterator it;
+    const Dataset& ds = FindDataset(dataset);
+    it.dtypes = ds.dtypes;
     TF_OperationDescription* d = TF_NewOperation(graph_, "IteratorV2", name.c_str());
     TF_SetAttrString(d, "shared_name", name.data(), name.size());
     TF_SetAttrString(d, "container", "", 0);
-    SetElementSpec(d);
+    SetElementSpec(d, it.dtypes);
     it.resource = Finish(d, "IteratorV2");
     d = TF_NewOperation(graph_, "MakeIterator", (name + "_make").c_str());
-    TF_AddInput(d, {dataset_, 0});
+    TF_AddInput(d, {ds.op, 0});
     TF_AddInput(d, {it.resource, 0});
     it.make = Finish(d, "MakeIterator");
     d = TF_NewOperation(graph_, "IteratorGetNext", (name + "_next").c_str());
     TF_AddInput(d, {it.resource, 0});
-    SetElementSpec(d);
+    SetElementSpec(d, it.dtypes);
     it.next = Finish(d, "IteratorGetNext");
     d = TF_NewOperation(graph_, "SerializeIterator", (name + "_save").c_str());
     TF_AddInput(d, {it.resource, 0});
@@ -126,14 +161,61 @@ class DatasetGraph {
     iterators_.emplace_back(name, it);
   }
 
-  // `to` restored from `from`'s state, in one step: the state never leaves the session (the C API
-  // cannot feed a variant tensor back), as a checkpoint written and read again would carry it.
+  // `to` restored from `from`'s state as of the restore, in one step: the state never leaves the
+  // session (the C API cannot feed a variant tensor back). For a state taken at one moment and
+  // restored later or elsewhere, SaveCheckpoint and RestoreCheckpoint write it to a file.
   void AddRestore(const std::string& to, const std::string& from) {
     TF_OperationDescription* d =
         TF_NewOperation(graph_, "DeserializeIterator", (to + "_from_" + from).c_str());
     TF_AddInput(d, {Find(to).resource, 0});
     TF_AddInput(d, {Find(from).save, 0});
     restores_.emplace_back(to + "<" + from, Finish(d, "DeserializeIterator"));
+  }
+
+  // The output_types and output_shapes attrs of an op yielding elements of `dtypes` (shapes of
+  // unknown rank: compatible with any), as iterators and unary dataset ops take them.
+  static void SetElementSpec(TF_OperationDescription* d, const std::vector<TF_DataType>& dtypes) {
+    const int n = static_cast<int>(dtypes.size());
+    TF_SetAttrTypeList(d, "output_types", dtypes.data(), n);
+    std::vector<const int64_t*> dims(n, nullptr);
+    std::vector<int> num_dims(n, -1);
+    TF_SetAttrShapeList(d, "output_shapes", dims.data(), num_dims.data(), n);
+  }
+
+  // Writes iterator `from`'s state as of now to the checkpoint `path` (a tensor bundle, as
+  // tf.train.Checkpoint writes one), for RestoreCheckpoint later: in this graph, or in another
+  // DatasetGraph's fresh session (a restarted process). The ops are added on first use.
+  void SaveCheckpoint(const std::string& from, const std::string& path) {
+    const std::string name = from + "_checkpoint_" + std::to_string(checkpoints_++);
+    TF_Output prefix = StringScalar(name + "_path", path);
+    TF_Output names = StringVector(name + "_names", {kCheckpointKey});
+    TF_Output slices = StringVector(name + "_slices", {""});
+    TF_OperationDescription* d = TF_NewOperation(graph_, "SaveV2", name.c_str());
+    TF_AddInput(d, prefix);
+    TF_AddInput(d, names);
+    TF_AddInput(d, slices);
+    TF_Output state = {Find(from).save, 0};
+    TF_AddInputList(d, &state, 1);
+    RunTarget(Finish(d, "SaveV2"));
+  }
+
+  // Restores iterator `to` (made already) from the checkpoint SaveCheckpoint wrote to `path`.
+  void RestoreCheckpoint(const std::string& to, const std::string& path) {
+    const std::string name = to + "_restore_" + std::to_string(checkpoints_++);
+    TF_Output prefix = StringScalar(name + "_path", path);
+    TF_Output names = StringVector(name + "_names", {kCheckpointKey});
+    TF_Output slices = StringVector(name + "_slices", {""});
+    TF_OperationDescription* d = TF_NewOperation(graph_, "RestoreV2", name.c_str());
+    TF_AddInput(d, prefix);
+    TF_AddInput(d, names);
+    TF_AddInput(d, slices);
+    const TF_DataType variant = TF_VARIANT;
+    TF_SetAttrTypeList(d, "dtypes", &variant, 1);
+    TF_Operation* state = Finish(d, "RestoreV2");
+    d = TF_NewOperation(graph_, "DeserializeIterator", (name + "_deserialize").c_str());
+    TF_AddInput(d, {Find(to).resource, 0});
+    TF_AddInput(d, {state, 0});
+    RunTarget(Finish(d, "DeserializeIterator"));
   }
 
   int64_t Cardinality() {
@@ -153,7 +235,8 @@ class DatasetGraph {
   // The next element's components, or false at the end of the sequence (OutOfRange).
   bool GetNext(const std::string& name, std::vector<TensorPtr>* element) {
     try {
-      *element = RunOutputs(Find(name).next, static_cast<int>(dtypes_.size()));
+      Iterator& it = Find(name);
+      *element = RunOutputs(it.next, static_cast<int>(it.dtypes.size()));
       return true;
     } catch (const TfError& e) {
       if (e.code == TF_OUT_OF_RANGE) return false;
@@ -171,12 +254,35 @@ class DatasetGraph {
     return out;
   }
 
+  // Component `component` (int64, any shape) of up to `n` elements (fewer at the end), each as its
+  // values in row-major order.
+  std::vector<std::vector<int64_t>> NextInt64s(const std::string& name, int n, int component = 0) {
+    std::vector<std::vector<int64_t>> out;
+    std::vector<TensorPtr> element;
+    while (static_cast<int>(out.size()) < n && GetNext(name, &element)) {
+      TF_Tensor* t = element[component].get();
+      if (TF_TensorType(t) != TF_INT64) throw std::logic_error("component is not int64");
+      const auto* v = static_cast<const int64_t*>(TF_TensorData(t));
+      out.emplace_back(v, v + TF_TensorElementCount(t));
+    }
+    return out;
+  }
+
  private:
+  static constexpr char kDataset[] = "dataset";
+  static constexpr char kCheckpointKey[] = "iterator";
+
+  struct Dataset {
+    TF_Operation* op = nullptr;
+    std::vector<TF_DataType> dtypes;
+  };
+
   struct Iterator {
     TF_Operation* resource = nullptr;
     TF_Operation* make = nullptr;
     TF_Operation* next = nullptr;
     TF_Operation* save = nullptr;
+    std::vector<TF_DataType> dtypes;  // its dataset's
   };
 
   TF_Output Const(const std::string& name, TF_DataType dtype, TF_Tensor* value) {
@@ -189,19 +295,18 @@ class DatasetGraph {
     return {Finish(d, "Const"), 0};
   }
 
-  void SetElementSpec(TF_OperationDescription* d) {
-    const int n = static_cast<int>(dtypes_.size());
-    TF_SetAttrTypeList(d, "output_types", dtypes_.data(), n);
-    std::vector<const int64_t*> dims(n, nullptr);
-    std::vector<int> num_dims(n, -1);  // unknown rank: compatible with any shape
-    TF_SetAttrShapeList(d, "output_shapes", dims.data(), num_dims.data(), n);
-  }
-
   TF_Operation* Finish(TF_OperationDescription* d, const std::string& what) {
     Status status;
     TF_Operation* op = TF_FinishOperation(d, status.get());
     status.Check(what);
     return op;
+  }
+
+  const Dataset& FindDataset(const std::string& name) {
+    for (auto& ds : datasets_) {
+      if (ds.first == name) return ds.second;
+    }
+    throw std::logic_error("no dataset " + name);
   }
 
   Iterator& Find(const std::string& name) {
@@ -248,9 +353,10 @@ class DatasetGraph {
   TF_Session* session_ = nullptr;
   TF_Operation* dataset_ = nullptr;
   TF_Operation* cardinality_ = nullptr;
-  std::vector<TF_DataType> dtypes_;
+  std::vector<std::pair<std::string, Dataset>> datasets_;
   std::vector<std::pair<std::string, Iterator>> iterators_;
   std::vector<std::pair<std::string, TF_Operation*>> restores_;
+  int checkpoints_ = 0;  // checkpoint ops added (their names)
 };
 
 }  // namespace testing

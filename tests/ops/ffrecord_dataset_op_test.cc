@@ -2,7 +2,6 @@
 // GetNext to the end of the sequence, and iterator save/restore in the middle of a shuffled epoch,
 // through a TensorFlow session (dataset_op_harness.h) on FFRecord files written here.
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -18,13 +17,6 @@ namespace {
 
 constexpr int kRecords = 13;
 
-// Bazel runs the test in the runfiles root, where the op library is a data file; elsewhere
-// TF_GULP_OPS_LIBRARY names it.
-std::string OpLibrary() {
-  const char* path = std::getenv("TF_GULP_OPS_LIBRARY");
-  return path != nullptr ? path : "tf_gulp/ops/_tf_gulp_ops.so";
-}
-
 std::vector<std::string> Records() {
   std::vector<std::string> records;
   for (int i = 0; i < kRecords; ++i) records.push_back("record-" + std::to_string(i) + std::string(i, 'x'));
@@ -34,7 +26,7 @@ std::vector<std::string> Records() {
 class FFRecordDatasetOpTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    LoadOpLibrary(OpLibrary());
+    LoadOpLibrary(OpLibraryPath());
     path_ = dir_.Join("part.ffr");
     WriteFile(path_, BuildFFRecord(Records()));
   }

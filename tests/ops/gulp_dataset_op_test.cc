@@ -3,7 +3,6 @@
 // middle of a shuffled epoch, through a TensorFlow session (dataset_op_harness.h) on a gulp
 // directory written here.
 #include <algorithm>
-#include <cstdlib>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,11 +18,6 @@ namespace testing {
 namespace {
 
 constexpr int kWidth = 16, kHeight = 12, kFrames = 2;
-
-std::string OpLibrary() {
-  const char* path = std::getenv("TF_GULP_OPS_LIBRARY");
-  return path != nullptr ? path : "tf_gulp/ops/_tf_gulp_ops.so";
-}
 
 // RGB pixels of `jpeg`, decoded by TurboJPEG directly.
 std::vector<uint8_t> Decode(const std::string& jpeg) {
@@ -53,7 +47,7 @@ TF_Output Directory(DatasetGraph* g, const std::string& path) {
 class GulpDatasetOpTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    LoadOpLibrary(OpLibrary());
+    LoadOpLibrary(OpLibraryPath());
     // Two chunks: ids v0..v2 in chunk 0, v3..v4 in chunk 1; label = the id's number.
     for (int chunk = 0; chunk < 2; ++chunk) {
       std::vector<TestItem> items;
