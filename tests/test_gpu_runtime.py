@@ -147,9 +147,13 @@ def op_library_reason(library_dir: pathlib.Path) -> str:
     one decoder object and pool per GPU for both): "" = NVDEC, else why they fall back to the CPU."""
     code = ("from tf_gulp.ops.bzna.hevc_ops import nvdec_unavailable_reason as r; "
             "import sys; sys.stdout.write('REASON:' + r())")
-    env = dict(os.environ, LD_LIBRARY_PATH=str(library_dir), TF_CPP_MIN_LOG_LEVEL="3")
+    # The tf_gulp beside this file (under Bazel: the runfiles' one, with the built op library),
+    # not REPO_ROOT's, which follows the links back to the source tree.
+    from ingest_testing import REPO_ROOT as TESTED_ROOT, cli_env
+
+    env = dict(cli_env(), LD_LIBRARY_PATH=str(library_dir), TF_CPP_MIN_LOG_LEVEL="3")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          timeout=300, cwd=str(REPO_ROOT))
+                          timeout=300, cwd=str(TESTED_ROOT))
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout.split("REASON:", 1)[1]
 
