@@ -359,6 +359,16 @@ class DatasetGraph {
   int checkpoints_ = 0;  // checkpoint ops added (their names)
 };
 
+// Elements of int64 components, one vector per element (what the pass-through datasets' tests
+// compare), and those of a RangeDataset(begin, end): {begin}, ..., {end - 1}.
+using Int64Elements = std::vector<std::vector<int64_t>>;
+
+inline Int64Elements RangeElements(int64_t begin, int64_t end) {
+  Int64Elements out;
+  for (int64_t i = begin; i < end; ++i) out.push_back({i});
+  return out;
+}
+
 }  // namespace testing
 }  // namespace tfg
 

@@ -17,15 +17,11 @@ namespace tfg {
 namespace testing {
 namespace {
 
-using Elements = std::vector<std::vector<int64_t>>;
+using Elements = Int64Elements;
 
 constexpr int64_t kRangeEnd = 6;  // the input: 0, 1, ..., 5
 
-Elements Range(int64_t begin, int64_t end) {
-  Elements out;
-  for (int64_t i = begin; i < end; ++i) out.push_back({i});
-  return out;
-}
+Elements Range(int64_t begin, int64_t end) { return RangeElements(begin, end); }
 
 class EpochCountsDatasetOpTest : public ::testing::Test {
  protected:
