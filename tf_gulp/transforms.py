@@ -354,11 +354,13 @@ def kernel_transform(warp) -> List[float]:
 
 
 def kernel_warp_attrs(shape, warp, dtype: str, bias, norm, what: str = "") -> dict:
-    """The attrs of a kernel that decodes fused with a warp (``output_height``, ``output_width``,
-    ``warp``, ``bias``, ``norm``), its output options checked by :func:`tf_gulp._args.warp_output`
-    (messages prefixed by ``what``); the caller adds the output type in its op's spelling."""
+    """The attrs of the fused output stage (``output_type``, ``warp``, ``output_height``,
+    ``output_width``, ``bias``, ``norm``: one table for the three ops that have it,
+    ``tf_gulp/ops/image/fused_warp_args.h``), its output options checked by
+    :func:`tf_gulp._args.warp_output` (messages prefixed by ``what``)."""
     height, width = A.warp_output(shape, dtype, bias, norm, what)
-    return dict(warp=kernel_transform(warp), output_height=height, output_width=width,
+    return dict(output_type=tf.float32 if dtype == "float32" else tf.uint8,
+                warp=kernel_transform(warp), output_height=height, output_width=width,
                 bias=kernel_vector(bias, "bias"), norm=kernel_vector(norm, "norm"))
 
 

@@ -280,4 +280,4 @@ def _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode) -> dict:
         raise ValueError("shape= (the fused decode + warp) needs decode=True")
     attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what="GulpDataset: ")
     dct_scaling = A.boolean(dct_scaling, "dct_scaling", what="GulpDataset: ")
-    return dict(attrs, output_dtype=dtype, dct_scaling=dct_scaling)
+    return dict(attrs, dct_scaling=dct_scaling)

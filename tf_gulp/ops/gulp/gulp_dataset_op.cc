@@ -65,10 +65,7 @@ constexpr size_t kOpenFiles = 16;
 // Everything the op's attrs say (gulp_ops.h), read once in the kernel
 // constructor, and what the kernel derives from them.
 struct Options : GulpDatasetAttrs {
-  bool fused() const { return output_height > 0; }
-  tfg::warp::TransformSpec transform;
-  // bias, norm and the out-of-bounds colour, one value per channel.
-  std::vector<float> channel_bias, channel_norm, oob_color;
+  bool warped() const { return fused.output_height > 0 || fused.output_width > 0; }
 
   // What the core's element reader is told: selection, decode settings, limit.
   gulp::ElementOptions element;
@@ -103,8 +100,7 @@ absl::Status ParseOptions(Options* o) {
   o->element.decode = o->decode;
   o->element.max_clip_bytes = static_cast<uint64_t>(o->max_clip_bytes);
   tfg::jpeg::DecodeOptions& d = o->element.decode_options;
-  d.color_space = o->colorspace == "gray" ? tfg::jpeg::ColorSpace::kGray
-                                           : tfg::jpeg::ColorSpace::kRgb;
+  d = o->jpeg.Options();
   if (!tfg::jpeg::IsValidScaleDenominator(static_cast<int>(o->scale))) {
     return absl::InvalidArgumentError(
         absl::StrCat("scale must be 1, 2, 4 or 8 (decode at 1/scale of the "
@@ -112,13 +108,7 @@ absl::Status ParseOptions(Options* o) {
                      o->scale));
   }
   d.scale_denominator = static_cast<int>(o->scale);
-  d.fast_dct = o->dct_method == "fast";
-  if ((o->output_height > 0) != (o->output_width > 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "shape must be (height, width), both positive; got ", o->output_height, "x",
-        o->output_width));
-  }
-  if (o->fused()) {
+  if (o->warped()) {
     if (!o->decode) {
       return absl::InvalidArgumentError("warp/shape need decode=True (they decode the frames)");
     }
@@ -127,26 +117,9 @@ absl::Status ParseOptions(Options* o) {
           "scale cannot be combined with warp/shape: the fused decode picks the DCT scale "
           "itself (turn it off with dct_scaling=False)");
     }
-    TFG_TF_RETURN_IF_ERROR(tfg::warp::ParseTransformSpec(o->warp, &o->transform));
-    const size_t channels = tfg::jpeg::Channels(d.color_space);
-    auto per_channel = [&](const std::vector<float>& v, float fallback, const char* name,
-                           std::vector<float>* out) -> absl::Status {
-      if (v.empty()) {
-        out->assign(channels, fallback);
-      } else if (v.size() == 1) {
-        out->assign(channels, v[0]);
-      } else if (v.size() == channels) {
-        *out = v;
-      } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            name, " must be one value or one per channel (", channels, "), got ", v.size()));
-      }
-      return absl::OkStatus();
-    };
-    TF_RETURN_IF_ERROR(per_channel(o->bias, 0.f, "bias", &o->channel_bias));
-    TF_RETURN_IF_ERROR(per_channel(o->norm, 1.f, "norm", &o->channel_norm));
-    o->oob_color.assign(channels, 0.f);
-  } else if (!o->warp.empty() || !o->bias.empty() || !o->norm.empty()) {
+    TF_RETURN_IF_ERROR(
+        o->fused.Parse("GulpDataset", static_cast<int>(tfg::jpeg::Channels(d.color_space))));
+  } else if (!o->fused.warp.empty() || !o->fused.bias.empty() || !o->fused.norm.empty()) {
     return absl::InvalidArgumentError("warp, bias and norm need shape=(height, width)");
   }
   if (o->label_names.size() != o->label_values.size()) {
@@ -191,10 +164,10 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
       t = static_cast<int64_t>(options_.frame_indices.size());
     }
     const int64_t channels = tfg::jpeg::Channels(options_.element.decode_options.color_space);
-    if (options_.fused()) {
+    if (options_.warped()) {
       dtypes_ = {frames_dtype()};
       shapes_ = {PartialTensorShape(
-          {t, options_.output_height, options_.output_width, channels})};
+          {t, options_.fused.output_height, options_.fused.output_width, channels})};
     } else if (options_.decode) {
       dtypes_ = {tensorflow::DT_UINT8};
       shapes_ = {PartialTensorShape({t, -1, -1, channels})};
@@ -209,7 +182,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
   }
 
   DataType frames_dtype() const {
-    return options_.fused() && options_.output_dtype == "float32" ? tensorflow::DT_FLOAT
+    return options_.warped() && options_.fused.float_output ? tensorflow::DT_FLOAT
                                                                  : tensorflow::DT_UINT8;
   }
 
@@ -325,9 +298,9 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
         TFG_TF_RETURN_IF_ERROR(reader.ClipShape(&shape));
         // The output's size: the decoded clip's, or the warped one's.
         gulp::ClipShape out = shape;
-        if (o.fused()) {
-          out.height = static_cast<int>(o.output_height);
-          out.width = static_cast<int>(o.output_width);
+        if (o.warped()) {
+          out.height = static_cast<int>(o.fused.output_height);
+          out.width = static_cast<int>(o.fused.output_width);
         }
         gulp::ClipShape out_bytes = out;
         if (d.frames_dtype() == tensorflow::DT_FLOAT) out_bytes.channels *= sizeof(float);
@@ -358,21 +331,17 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
                             uint64_t key, int decode_threads, Tensor* frames) {
       const Options& o = dataset_->options_;
       const tfg::Scheduler& runner = *ctx_->runner();
-      if (!o.fused()) {
+      if (!o.warped()) {
         return ToTfStatus(reader.Decode(shape, runner, decode_threads,
                                         frames->flat<uint8_t>().data()));
       }
       // One matrix per clip, from the full-size frames' shape and the key.
       double matrix[9];
-      tfg::warp::TransformMatrix(o.transform, key, shape.height, shape.width, o.output_height,
-                                 o.output_width, matrix);
+      tfg::warp::TransformMatrix(o.fused.spec, key, shape.height, shape.width,
+                                 o.fused.output_height, o.fused.output_width, matrix);
       tfg::jpeg::WarpTarget target;
-      target.out_height = static_cast<int>(o.output_height);
-      target.out_width = static_cast<int>(o.output_width);
-      target.dct_scaling = o.dct_scaling;
-      target.bias = o.channel_bias.data();
-      target.norm = o.channel_norm.data();
-      target.oob_color = o.oob_color.data();
+      o.fused.FillTarget(&target);
+      target.dct_scaling = o.jpeg.dct_scaling;
       if (frames->dtype() == tensorflow::DT_FLOAT) {
         return ToTfStatus(reader.DecodeWarped(shape, matrix, target, runner, decode_threads,
                                               frames->flat<float>().data()));

@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "cc/gulp/element_reader.h"
 #include "tf_gulp/ops/framework/source_attrs.h"
+#include "tf_gulp/ops/image/fused_warp_args.h"
+#include "tf_gulp/ops/image/image_ops.h"
 
 namespace tf_gulp {
 
@@ -36,9 +38,9 @@ struct GulpDatasetAttrs {
   int64_t num_frames = 0;
   bool training = false;
   bool decode = true;
-  std::string colorspace;
+  // colorspace, dct_method, dct_scaling: DecodeJpegWarped's too (image_ops.h).
+  JpegDecodeAttrs jpeg;
   int64_t scale = 1;
-  std::string dct_method;
   bool shuffle = false;
   int64_t seed = 0;
   int64_t shuffle_chunk_window = 4;
@@ -46,12 +48,9 @@ struct GulpDatasetAttrs {
   // with decode=False); checked before reading and before decoding.
   int64_t max_clip_bytes = static_cast<int64_t>(::tfg::gulp::kDefaultMaxClipBytes);
   // The fused decode + warp: one transform per clip (tf_gulp.transforms'
-  // encoding, similarity_transform.h), drawn from (seed, epoch, element).
-  std::vector<float> warp;
-  int64_t output_height = 0, output_width = 0;
-  std::string output_dtype;
-  std::vector<float> bias, norm;
-  bool dct_scaling = true;
+  // encoding, similarity_transform.h), drawn from (seed, epoch, element); the
+  // attrs DecodeJpegWarped and DecodeHevcWarped have (fused_warp_args.h).
+  FusedWarpAttrs fused;
   // Dataset.shard's and the epoch counter's (source_attrs.h).
   SourceAttrs source;
 
@@ -71,23 +70,16 @@ struct GulpDatasetAttrs {
     visit("num_frames", "int = 0", a.num_frames);
     visit("training", "bool = false", a.training);
     visit("decode", "bool = true", a.decode);
-    visit("colorspace", "{'rgb', 'gray'} = 'rgb'", a.colorspace);
+    JpegDecodeAttrs::ForEachAttr(a.jpeg, visit);
     visit("scale", "int = 1", a.scale);
-    visit("dct_method", "{'fast', 'accurate'} = 'fast'", a.dct_method);
     visit("shuffle", "bool = false", a.shuffle);
     visit("seed", "int = 0", a.seed);
     visit("shuffle_chunk_window", "int >= 1 = 4", a.shuffle_chunk_window);
     visit("max_clip_bytes", absl::StrCat("int >= 1 = ", ::tfg::gulp::kDefaultMaxClipBytes),
           a.max_clip_bytes);
     // The fused decode + warp (tf_gulp.GulpDataset's warp=, shape=, dtype=,
-    // bias=, norm=, dct_scaling=); off while output_height is 0.
-    visit("warp", "list(float) = []", a.warp);
-    visit("output_height", "int >= 0 = 0", a.output_height);
-    visit("output_width", "int >= 0 = 0", a.output_width);
-    visit("output_dtype", "{'uint8', 'float32'} = 'uint8'", a.output_dtype);
-    visit("bias", "list(float) = []", a.bias);
-    visit("norm", "list(float) = []", a.norm);
-    visit("dct_scaling", "bool = true", a.dct_scaling);
+    // bias=, norm=); off while output_height and output_width are 0.
+    FusedWarpAttrs::ForEachAttr(a.fused, visit);
     SourceAttrs::ForEachAttr(a.source, visit);
   }
 };
