@@ -19,8 +19,8 @@
 // An attr (not a resource-handle input) keeps the dataset's graph plain data:
 // it serializes for tf.data service and Dataset.save unchanged, and a process
 // that rebuilds the graph (a service worker) gets its own counter.
-#ifndef TF_GULP_OPS_EPOCH_COUNTER_H_
-#define TF_GULP_OPS_EPOCH_COUNTER_H_
+#ifndef TF_GULP_OPS_FRAMEWORK_EPOCH_COUNTER_H_
+#define TF_GULP_OPS_FRAMEWORK_EPOCH_COUNTER_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -132,4 +132,4 @@ inline absl::Status GetEpochCounter(::tensorflow::OpKernelContext* ctx,
 
 }  // namespace tf_gulp
 
-#endif  // TF_GULP_OPS_EPOCH_COUNTER_H_
+#endif  // TF_GULP_OPS_FRAMEWORK_EPOCH_COUNTER_H_
