@@ -20,7 +20,7 @@ import bzna_reference_testing as R
 import tf_gulp.ops
 from hevc_testing import ffmpeg_rgb, ffprobe, have_ffmpeg, smooth_image
 from tf_gulp.bzna import container as C
-from tf_gulp.bzna import transforms as T
+from tf_gulp import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
 from tf_gulp.bzna.on_device import warp_on_device
 from tf_gulp.cli.main import main as cli

@@ -25,7 +25,7 @@ from tensorflow.python.framework import kernels
 import tf_gulp.ops
 from hevc_testing import smooth_image
 from tf_gulp.bzna import create as K
-from tf_gulp.bzna import transforms as T
+from tf_gulp import transforms as T
 from tf_gulp.bzna.dataset import DataLoader
 from tf_gulp.bzna.on_device import WarpOnDevice, check_device, warp_on_device
 from tf_gulp.cli.main import main as cli

@@ -18,10 +18,10 @@ import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops
 
 from tf_gulp import _args as A
-from tf_gulp import _core
+from tf_gulp._runtime_libs import import_core
 from tf_gulp._files import absolute, check_regular_file
-from tf_gulp._sharding import as_int, check_shard
-from tf_gulp._source_dataset import ShardsItself
+from tf_gulp._sharding import as_int, check_shard, require_shared_seed
+from tf_gulp._source_dataset import ShardsItself, source_seed
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
 from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index, bzna_epoch_order, read_file_range
@@ -31,6 +31,8 @@ from tf_gulp.ops.bzna.hevc_ops import (decode_hevc, decode_hevc_warped, hevc_sam
                                   nvdec_unavailable_reason)
 from tf_gulp.ops.op_attrs import check_attr
 from tf_gulp.ops.image.warp_ops import similarity_transform_matrices, similarity_warp
+
+_core = import_core()  # tf_gulp._core, through its one accessor
 
 IMAGENET_TEST = container.IMAGENET_TEST
 IMAGENET_VAL = container.IMAGENET_VAL
@@ -49,21 +51,24 @@ def _container(path: str) -> container.Container:
         raise tf.errors.InvalidArgumentError(None, None, str(e)) from None
 
 
-def _check_common(what: str, split, track: str, shuffle, seed, splits) -> Tuple[bool, int]:
-    """The arguments BenzinaDataset and DataLoader share: (shuffle, seed) checked."""
+def _check_common(what: str, split, track: str, shuffle, seed, splits, *,
+                  draw: bool) -> Tuple[bool, int, bool]:
+    """The arguments BenzinaDataset and DataLoader share: (shuffle, seed, seed given) checked; a
+    seed of None is drawn at random where something is random (`draw`), as the other sources
+    do (:func:`tf_gulp._source_dataset.source_seed`)."""
     A.string(split, "split", what=what, none=True)
     A.choice(track, "track", TRACKS, what=what)
     shuffle = A.boolean(shuffle, "shuffle", what=what)
-    seed = A.seed(seed, what=what, none=False)
+    seed, seed_given = source_seed(seed, what, draw=draw or shuffle)
     if splits is not None and not isinstance(splits, Mapping):
         raise A.WrongTypeError(f"{what}splits must be a mapping {{name: (start, stop)}} or None, "
                                f"got {splits!r} ({type(splits).__name__})")
-    return shuffle, seed
+    return shuffle, seed, seed_given
 
 
 def _transform(value, name: str, what: str):
     return A.optional_callable(value, name, what=what,
-                               example=f"tf_gulp.bzna.transforms.{_TRANSFORM_EXAMPLES[name]}")
+                               example=f"tf_gulp.transforms.{_TRANSFORM_EXAMPLES[name]}")
 
 
 _TRANSFORM_EXAMPLES = {"warp_transform": "RandomResizedCrop()",
@@ -165,8 +170,10 @@ class BenzinaSource(ShardsItself, dataset_ops.DatasetV2):
 
     def __init__(self, path: str, start: int, stop: int, track: str, shuffle: bool, seed: int,
                  epoch: int, crop: str, decode: bool, selection: Selection = (),
-                 counter: Optional[str] = None, split_per_entry: bool = True) -> None:
+                 counter: Optional[str] = None, split_per_entry: bool = True,
+                 seed_given: bool = True) -> None:
         self._args = (path, start, stop, track, shuffle, seed, epoch, crop, decode)
+        self._seed_given = bool(seed_given)
         self._split_per_entry = bool(split_per_entry)
         self._selection = tuple(selection)
         # Datasets derived by skip/take/shard share this counter, each selection counting its own
@@ -204,7 +211,8 @@ class BenzinaSource(ShardsItself, dataset_ops.DatasetV2):
 
     def _with(self, op: Tuple[int, ...]) -> "BenzinaSource":
         return BenzinaSource(*self._args, selection=self._selection + (op,),
-                             counter=self._counter, split_per_entry=self._split_per_entry)
+                             counter=self._counter, split_per_entry=self._split_per_entry,
+                             seed_given=self._seed_given)
 
     def skip(self, count, name=None) -> tf.data.Dataset:
         known = as_int(count)
@@ -220,11 +228,13 @@ class BenzinaSource(ShardsItself, dataset_ops.DatasetV2):
 
     def _own_shard(self, num_shards: int, index: int) -> tf.data.Dataset:
         check_shard(num_shards, index)
+        require_shared_seed("BenzinaDataset", bool(self._args[4]), self._seed_given)
         return self._with(("shard", num_shards, index))
 
 
 def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
-                   track: str = "bzna_input", *, shuffle: bool = False, seed: int = 0,
+                   track: str = "bzna_input", *, shuffle: bool = False,
+                   seed: Optional[int] = None,
                    epoch: int = 0, crop: str = "clean", decode: bool = True,
                    splits: Optional[Mapping[str, Sequence[int]]] = None,
                    split_per_entry: bool = True) -> "BenzinaSource":
@@ -237,7 +247,9 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
         table when tf_gulp wrote it, else the reference ImageNet ranges (see :func:`split_range`).
       track: "bzna_input" (the full image) or "bzna_thumb" (the thumbnail, longer side <= 512;
         decoded from the per-image MP4).
-      shuffle, seed, epoch: a full shuffle of the split, a pure function of (seed, epoch). Each
+      shuffle, seed, epoch: a full shuffle of the split, a pure function of (seed, epoch); the
+        seed defaults to a random one, as for the other sources (give one to shard a shuffled
+        dataset or to repeat a run). Each
         pass over the dataset (each iterator, ``repeat()`` pass or Keras epoch) is the next epoch,
         starting from `epoch`; iterator checkpoints restore it.
       crop: "clean" (the image without Benzina's padding) or "full" (the coded frame).
@@ -261,7 +273,8 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
     """
     what = "BenzinaDataset: "
     path = A.path(path, "path", what=what)
-    shuffle, seed = _check_common(what, split, track, shuffle, seed, splits)
+    shuffle, seed, seed_given = _check_common(what, split, track, shuffle, seed, splits,
+                                              draw=False)
     epoch = A.integer(epoch, "epoch", minimum=0, what=what)
     check_attr("TfGulp>DecodeHevc", "crop", crop, what=what)
     decode = A.boolean(decode, "decode", what=what)
@@ -275,7 +288,7 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
         raise tf.errors.InvalidArgumentError(None, None, str(e)) from None
     start, stop = split_range(path, split, splits)
     return BenzinaSource(path, start, stop, track, shuffle, seed, epoch, crop, decode,
-                         split_per_entry=split_per_entry)
+                         split_per_entry=split_per_entry, seed_given=seed_given)
 
 
 def ClassificationDataset(path, split: Optional[str] = None, track: str = "bzna_input",
@@ -304,7 +317,7 @@ def ImageNet(root: Union[str, os.PathLike], split: str = "train", **kwargs) -> t
 
 def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                batch_size: int = 256, *, split: Optional[str] = None, shuffle: bool = False,
-               seed: int = 0, epochs: Optional[int] = 1, start_epoch: int = 0,
+               seed: Optional[int] = None, epochs: Optional[int] = 1, start_epoch: int = 0,
                warp_transform=None, bias_transform=None, norm_transform=None,
                track: str = "bzna_input", drop_remainder: bool = False,
                splits: Optional[Mapping[str, Sequence[int]]] = None,
@@ -365,7 +378,8 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     path = absolute(A.path(path, "path", what=what))
     shape = A.output_shape(shape, what)
     batch_size = A.integer(batch_size, "batch_size", minimum=1, what=what)
-    shuffle, seed = _check_common(what, split, track, shuffle, seed, splits)
+    # The warps are random even without a shuffle: a seed of None is drawn.
+    shuffle, seed, _ = _check_common(what, split, track, shuffle, seed, splits, draw=True)
     epochs = A.optional_integer(epochs, "epochs", minimum=1, what=what)
     start_epoch = A.integer(start_epoch, "start_epoch", minimum=0, what=what)
     drop_remainder = A.boolean(drop_remainder, "drop_remainder", what=what)
@@ -464,6 +478,7 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     else:
         ds = ds.batch(batch_size, drop_remainder=drop_remainder)
     return ds.prefetch(tf.data.AUTOTUNE)
+
 
 
 def _fusable(warp_transform, bias_transform, norm_transform) -> bool:
