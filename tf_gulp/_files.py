@@ -215,9 +215,9 @@ def use_remote_paths_in_core(path: Union[str, bytes, os.PathLike]) -> None:
         return
     with _core_file_system_lock:
         if not _core_file_system_set:
-            from tf_gulp import _core
+            from tf_gulp._runtime_libs import import_core
 
-            _core.set_remote_file_system(_GFileSystem())
+            import_core().set_remote_file_system(_GFileSystem())
             _core_file_system_set = True
 
 

@@ -38,6 +38,7 @@ import simplejpeg
 
 from tf_gulp import _args as A
 from tf_gulp._files import PositionalReader, exists, is_remote, use_remote_paths_in_core
+from tf_gulp._durable import replace_durably
 from tf_gulp._output_errors import writing_output
 from tf_gulp.gulp.index import (DEFAULT_MAX_CLIP_BYTES, GulpDataError, _core, load_chunk_index,
                                 meta_dict)
@@ -249,15 +250,6 @@ def encode_frame(frame: Frame, quality: int = 90, subsampling: str = "444") -> b
     return simplejpeg.encode_jpeg(arr, quality=quality,
                                   colorspace="RGB" if channels == 3 else "RGBX",
                                   colorsubsampling=subsampling)
-
-
-def fsync_dir(path: str) -> None:
-    """fsync a directory so that renames/unlinks in it are durable."""
-    fd = os.open(path or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _unlink_quietly(path: str) -> None:
@@ -510,16 +502,12 @@ class GulpChunk:
         self.flush()
         fp, self._data_fp = self._data_fp, None
         fp.close()
-        data_dir = os.path.dirname(self.data_file_path)
-        meta_dir = os.path.dirname(self.meta_file_path)
         if self._data_to_publish:
             if os.path.lexists(self.meta_file_path):
                 # The chunk being replaced disappears before the new one appears.
                 os.unlink(self.meta_file_path)
-            os.replace(self.data_tmp_path, self.data_file_path)
-            fsync_dir(data_dir)
-        os.replace(self.meta_tmp_path, self.meta_file_path)
-        fsync_dir(meta_dir)
+            replace_durably(self.data_tmp_path, self.data_file_path)
+        replace_durably(self.meta_tmp_path, self.meta_file_path)
         self._reset_open_state()
 
     def _abort(self) -> None:
