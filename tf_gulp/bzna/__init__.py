@@ -15,14 +15,16 @@ See docs/benzina.md.
 """
 
 from tf_gulp._lazy import lazy_exports
-from tf_gulp.bzna.container import describe, read_container
-from tf_gulp.bzna.create import create_dataset
 
 __all__ = ["BenzinaDataset", "ClassificationDataset", "DataLoader", "ImageNet", "WarpOnDevice",
            "create_dataset", "describe", "read_container", "warp_on_device"]
 
-# Lazy: the datasets import TensorFlow, the writers do not.
+# Lazy: the datasets import TensorFlow, the reader and writer the C++ core; `tf-gulp bzna`'s
+# options (tf_gulp.bzna._x265) need neither.
 __getattr__, __dir__ = lazy_exports(__name__, {
+    "describe": "tf_gulp.bzna.container",
+    "read_container": "tf_gulp.bzna.container",
+    "create_dataset": "tf_gulp.bzna.create",
     **{name: "tf_gulp.bzna.dataset"
        for name in ("BenzinaDataset", "ClassificationDataset", "DataLoader", "ImageNet")},
     **{name: "tf_gulp.bzna.on_device" for name in ("WarpOnDevice", "warp_on_device")},

@@ -18,7 +18,7 @@ import struct
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from tf_gulp._runtime_libs import import_core
-from tf_gulp._files import use_remote_paths_in_core
+from tf_gulp._remote_core import use_remote_paths_in_core
 
 _core = import_core()  # tf_gulp._core, through its one accessor
 

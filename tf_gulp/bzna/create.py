@@ -37,7 +37,7 @@ import numpy as np
 
 from tf_gulp import _args as A
 from tf_gulp._runtime_libs import import_core
-from tf_gulp._x265 import X265_CRF_RANGE, X265_PRESETS
+from tf_gulp.bzna._x265 import X265_CRF_RANGE, X265_PRESETS
 from tf_gulp._durable import replace_durably, write_atomically
 from tf_gulp._output_errors import OutputError, writing_output
 from tf_gulp.bzna import container as C

@@ -20,8 +20,8 @@ from tensorflow.python.data.ops import dataset_ops
 from tf_gulp import _args as A
 from tf_gulp._runtime_libs import import_core
 from tf_gulp._files import absolute, check_regular_file
-from tf_gulp._sharding import as_int, check_shard, require_shared_seed
-from tf_gulp._source_dataset import ShardsItself, source_seed
+from tf_gulp._source_dataset import (ShardsItself, as_int, check_shard, require_shared_seed,
+                                     source_made, source_seed)
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
 from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index, bzna_epoch_order, read_file_range
@@ -172,6 +172,7 @@ class BenzinaSource(ShardsItself, dataset_ops.DatasetV2):
                  epoch: int, crop: str, decode: bool, selection: Selection = (),
                  counter: Optional[str] = None, split_per_entry: bool = True,
                  seed_given: bool = True) -> None:
+        source_made()
         self._args = (path, start, stop, track, shuffle, seed, epoch, crop, decode)
         self._seed_given = bool(seed_given)
         self._split_per_entry = bool(split_per_entry)

@@ -9,7 +9,7 @@ from typing import Any
 
 from tf_gulp._args import cli_int
 from tf_gulp._format import human_bytes
-from tf_gulp._x265 import X265_CRF_RANGE, X265_PRESETS
+from tf_gulp.bzna._x265 import X265_CRF_RANGE, X265_PRESETS
 from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
                                  positive_int, progress_wanted, usable_cpus)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Dict, List, Optional
 
-from tf_gulp._files import use_remote_paths_in_core
+from tf_gulp._remote_core import use_remote_paths_in_core
 from tf_gulp._runtime_libs import import_core as _core  # called where used: docs build without it
 
 __all__ = ["GulpDataError", "check_directory_index", "check_ingest_record", "load_chunk_index",

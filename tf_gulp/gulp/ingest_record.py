@@ -14,7 +14,8 @@ import json
 import os
 from typing import Any, Dict, Optional, Sequence
 
-from tf_gulp._files import join, loads_json, read_regular
+from tf_gulp._files import join, read_regular
+from tf_gulp._json import loads_json
 from tf_gulp._durable import write_atomically
 from tf_gulp.gulp.chunk import normalize_id
 from tf_gulp.gulp.index import check_ingest_record

@@ -21,7 +21,8 @@ import threading
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
-from tf_gulp._files import absolute, exists, isdir, join, loads_json, read_regular
+from tf_gulp._files import absolute, exists, isdir, join, read_regular
+from tf_gulp._json import loads_json
 from tf_gulp.gulp.index import load_label_map
 
 __all__ = ["LABEL2IDX", "LabelMapWarning", "label_map_differences", "note_label_map",
