@@ -161,3 +161,4 @@ def test_runs_in_a_graph_with_dynamic_sizes():
 
     np.testing.assert_allclose(f(tf.constant([375, 500]), tf.constant(5, tf.int64)),
                                t((375, 500), (224, 224), T.element_key(0, 0, 5)), rtol=1e-6)
+

@@ -60,7 +60,10 @@ __all__ = [
     "kernel_vector",
 ]
 
-# ImageNet's RGB mean (0.485, 0.456, 0.406) * 255 and 1 / (std (0.229, 0.224, 0.225) * 255).
+# ImageNet's RGB mean (0.485, 0.456, 0.406) * 255 and 1 / (std (0.229, 0.224, 0.225) * 255): the
+# one default of bias and norm, ConstantBiasTransform()'s and ConstantNormTransform()'s, which
+# tf_gulp.bzna.DataLoader uses when given none. The ops (similarity_warp, decode_*_warped) and
+# GulpDataset(shape=...) apply no normalization unless given bias= / norm=.
 IMAGENET_MEAN = (123.675, 116.28, 103.53)
 IMAGENET_NORM = (1.0 / 58.395, 1.0 / 57.12, 1.0 / 57.375)
 

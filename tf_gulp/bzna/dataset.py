@@ -331,9 +331,11 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     ``element_key(seed, epoch, index)``: results do not depend on thread timing, and epoch e is the
     same whether it is reached by one run or after a restart with ``start_epoch=e``.
 
-    Defaults: the whole image resized to `shape` (no crop), bias 0, norm 1. For ImageNet training:
-    ``warp_transform=RandomResizedCrop(), bias_transform=ConstantBiasTransform(),
-    norm_transform=ConstantNormTransform()``; for evaluation ``CenterResizedCrop()``.
+    Defaults: the whole image resized to `shape` (no crop), and ``ConstantBiasTransform()`` /
+    ``ConstantNormTransform()``: the one default of bias and norm, documented in
+    :mod:`tf_gulp.transforms` (ImageNet's normalization). For ImageNet training:
+    ``warp_transform=RandomResizedCrop()``; for evaluation ``CenterResizedCrop()``; for float
+    pixels on the 0-255 scale, ``ConstantBiasTransform(0.0)`` and ``ConstantNormTransform(1.0)``.
 
     On the CPU, when `warp_transform` is a :mod:`tf_gulp.transforms` SimilarityTransform family
     member or ConstantWarpTransform and bias / norm are constants (the defaults), decoding and
@@ -386,10 +388,11 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     drop_remainder = A.boolean(drop_remainder, "drop_remainder", what=what)
     warp_transform = (_transform(warp_transform, "warp_transform", what)
                       or T.SimilarityTransform(resize=True))
+    # The one default of bias and norm: the Constant*Transforms' (tf_gulp.transforms).
     bias_transform = (_transform(bias_transform, "bias_transform", what)
-                      or T.ConstantBiasTransform((0.0, 0.0, 0.0)))
+                      or T.ConstantBiasTransform())
     norm_transform = (_transform(norm_transform, "norm_transform", what)
-                      or T.ConstantNormTransform((1.0, 1.0, 1.0)))
+                      or T.ConstantNormTransform())
     if decode not in ("auto", "device", "host"):
         raise ValueError(f"{what}decode={decode!r}: expected 'auto', 'device' or 'host'")
     if decode == "device" and device is None:
