@@ -385,9 +385,21 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
   OP_REQUIRES_OK(ctx, tensorflow::data::ParseScalarArgument<tensorflow::tstring>(
                           ctx, kDirectory, &directory_arg));
   std::string directory(directory_arg);
-  auto index = std::make_shared<gulp::GulpDirectory>();
-  OP_REQUIRES_OK(ctx, ToTfStatus(gulp::LoadGulpDirectory(
-                          directory, options_.label_field, index.get())));
+  std::shared_ptr<EpochCounter> epochs;
+  OP_REQUIRES_OK(ctx, GetEpochs(ctx, &epochs));
+  // The index is parsed once per Python dataset: its re-creations (each iterator's, each
+  // pipeline's built on it) share the counter, and the parsed index with it.
+  const std::string index_key = absl::StrCat("gulp index ", directory.size(), ":", directory,
+                                             options_.label_field);
+  auto index = std::static_pointer_cast<const gulp::GulpDirectory>(
+      epochs->FindShared(index_key));
+  if (index == nullptr) {
+    auto parsed = std::make_shared<gulp::GulpDirectory>();
+    OP_REQUIRES_OK(ctx, ToTfStatus(gulp::LoadGulpDirectory(
+                            directory, options_.label_field, parsed.get())));
+    index = parsed;
+    epochs->SetShared(index_key, index);
+  }
   if (options_.label_field_required) {
     OP_REQUIRES_OK(ctx, ToTfStatus(gulp::RequireLabelField(*index, options_.label_field)));
   }
@@ -407,8 +419,6 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
   OP_REQUIRES_OK(ctx, ToTfStatus(gulp::BuildElements(
                           *index, options_.ids, have_labels ? &labels : nullptr,
                           !options_.label_field.empty(), &elements)));
-  std::shared_ptr<EpochCounter> epochs;
-  OP_REQUIRES_OK(ctx, GetEpochs(ctx, &epochs));
   *output = new Dataset(ctx, std::move(directory), options_, std::move(index),
                         std::move(elements), std::move(epochs));
 }
