@@ -405,84 +405,120 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
         on_device = decode == "device" or (decode == "auto" and device.startswith("/GPU")
                                            and not nvdec_unavailable_reason())
     start, stop = split_range(path, split, splits)
-
-    # Transforms the kernels can draw are drawn in C++ on every path (decode_hevc_warped on the
-    # CPU, similarity_transform_matrices for a warp on a device), so one seed gives one set of
-    # crops wherever the loader warps.
-    drawn_in_cpp = _fusable(warp_transform, bias_transform, norm_transform)
-    fused = device is None and drawn_in_cpp
-
-    @tf.autograph.experimental.do_not_convert
-    def one_epoch(epoch):
-        ds = _epoch(path, start, stop, track, shuffle, seed, epoch, "clean",
-                    not (fused or on_device), name_samples=on_device)
-        if fused:
-            # On the CPU: decode + warp in one op (decode_hevc_warped), the transform drawn in
-            # C++ from (seed, epoch, index); only what the crop samples is converted to RGB.
-            @tf.autograph.experimental.do_not_convert
-            def decode_warp(x):
-                what = tf.strings.join([path, ": sample ", tf.strings.as_string(x["index"])])
-                image = decode_hevc_warped(
-                    x["sample"], shape, warp_transform, seed=seed, epoch=epoch,
-                    elements=x["index"], dtype="float32", bias=bias_transform,
-                    norm=norm_transform, what=what, track=track)
-                return image, x["label"]
-
-            return ds.map(decode_warp, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-
-        @tf.autograph.experimental.do_not_convert
-        def warp(x):
-            key = T.element_key(seed, epoch, x["index"])
-            if on_device:  # decoded and warped in the step by WarpOnDevice: size from the MP4
-                size = hevc_sample_size(x["sample"], track=track, crop="clean", what=x["what"])
-            else:
-                size = tf.shape(x["image"], out_type=tf.int32)[:2]
-            if drawn_in_cpp:  # the matrix the CPU path's fused kernel draws: the same crops
-                matrix = similarity_transform_matrices(size, shape, warp_transform, seed=seed,
-                                                       epoch=epoch, elements=x["index"])
-            else:
-                matrix = warp_transform(size, shape, key)
-            if device is not None:  # warped (and, on_device, decoded) in the step by WarpOnDevice
-                params = {"size": size, "matrix": tf.convert_to_tensor(matrix, tf.float32),
-                          "bias": _per_channel(bias_transform(key)),
-                          "norm": _per_channel(norm_transform(key))}
-                if on_device:
-                    if drawn_in_cpp:  # the key decode_hevc_warped draws from (WarpOnDevice)
-                        params["key"] = tf.strings.as_string(tf.stack(
-                            [tf.constant(seed, tf.int64), tf.cast(epoch, tf.int64),
-                             tf.cast(x["index"], tf.int64)]))
-                    return {"sample": x["sample"], "what": x["what"], **params}, x["label"]
-                return {"image": x["image"], **params}, x["label"]
-            image = similarity_warp(x["image"], matrix, shape, bias_transform(key),
-                                    norm_transform(key))
-            return image, x["label"]
-
-        return ds.map(warp, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-
-    if epochs is None:
-        epochs_ds = tf.data.Dataset.counter(start_epoch)
-    else:
-        # Each pass over the loader (iterator, Keras epoch) covers the next `epochs` epochs.
-        epochs_ds = EpochDataset(path).flat_map(
-            lambda p: tf.data.Dataset.range(start_epoch + p * epochs,
-                                            start_epoch + (p + 1) * epochs))
-    # flat_map hides the count from tf.data (cardinality -2, and Keras then warns that the input
-    # ran out of data); it is known: every epoch reads the whole range. Stated, not asserted, as
-    # BenzinaSource does (a tf.data service worker yields only its splits).
-    if epochs is None:
-        if stop == start:  # an endless loader of empty epochs would never yield
-            raise ValueError(f"{what}{path}: the split [{start}, {stop}) is empty; with "
-                             f"epochs=None the loader would never yield a batch")
-        count = tf.data.INFINITE_CARDINALITY
-    else:
-        count = epochs * (stop - start)
-    ds = KnownCardinalityDataset(epochs_ds.flat_map(one_epoch), count)
-    if device is not None and not on_device:  # pictures of different sizes: padded, with sizes
+    plan = _LoaderPlan(path=path, shape=shape, track=track, shuffle=shuffle, seed=seed,
+                       warp=warp_transform, bias=bias_transform, norm=norm_transform,
+                       device=device, on_device=on_device)
+    epochs_ds, count = _epoch_numbers(what, path, start, stop, epochs, start_epoch)
+    ds = KnownCardinalityDataset(
+        epochs_ds.flat_map(tf.autograph.experimental.do_not_convert(
+            lambda epoch: plan.one_epoch(start, stop, epoch))), count)
+    if plan.padded:  # pictures of different sizes: padded, with their sizes
         ds = ds.padded_batch(batch_size, drop_remainder=drop_remainder)
     else:
         ds = ds.batch(batch_size, drop_remainder=drop_remainder)
     return ds.prefetch(tf.data.AUTOTUNE)
 
+
+class _LoaderPlan:
+    """What DataLoader does with each entry of an epoch, by where each step runs:
+
+    - **source**: the epoch's entries (:func:`_epoch`), decoded in tf.data unless decoding is
+      fused with the warp (``fused``) or moved to the device (``on_device``);
+    - **decode + warp placement**, one of three: ``fused`` (no device: ``decode_hevc_warped``,
+      decode and warp in one op, the transform drawn in C++), ``in tf.data`` (no device,
+      transforms only Python can draw: ``decode_hevc`` then ``similarity_warp``), or ``for the
+      device`` (a device: the warp, and with ``on_device`` the decoding, run in the step by
+      ``WarpOnDevice``; tf.data gives the inputs and each picture's matrix, bias and norm).
+
+    Transforms the kernels can draw (``drawn_in_cpp``) are drawn in C++ on every path
+    (``similarity_transform_matrices`` where the warp is not fused), so one seed gives one set of
+    crops wherever the loader warps."""
+
+    def __init__(self, *, path, shape, track, shuffle, seed, warp, bias, norm, device,
+                 on_device) -> None:
+        self.path, self.shape, self.track = path, shape, track
+        self.shuffle, self.seed = shuffle, seed
+        self.warp, self.bias, self.norm = warp, bias, norm
+        self.device, self.on_device = device, on_device
+        self.drawn_in_cpp = _fusable(warp, bias, norm)
+        self.fused = device is None and self.drawn_in_cpp
+        # Decoded on the host and warped on a device: pictures of different sizes in a batch.
+        self.padded = device is not None and not on_device
+
+    @tf.autograph.experimental.do_not_convert
+    def one_epoch(self, start: int, stop: int, epoch) -> tf.data.Dataset:
+        """The epoch's entries (the source), each mapped by the placement's step."""
+        ds = _epoch(self.path, start, stop, self.track, self.shuffle, self.seed, epoch, "clean",
+                    not (self.fused or self.on_device), name_samples=self.on_device)
+        if self.fused:
+            step = lambda x: self._decode_and_warp(x, epoch)  # noqa: E731
+        elif self.device is not None:
+            step = lambda x: self._inputs_for_device(x, epoch)  # noqa: E731
+        else:
+            step = lambda x: self._warp_in_tf_data(x, epoch)  # noqa: E731
+        return ds.map(tf.autograph.experimental.do_not_convert(step),
+                      num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+    def _decode_and_warp(self, x, epoch):
+        """Fused, on the CPU: decode + warp in one op, the transform drawn in C++ from (seed,
+        epoch, index); only what the crop samples is converted to RGB."""
+        what = tf.strings.join([self.path, ": sample ", tf.strings.as_string(x["index"])])
+        image = decode_hevc_warped(
+            x["sample"], self.shape, self.warp, seed=self.seed, epoch=epoch,
+            elements=x["index"], dtype="float32", bias=self.bias, norm=self.norm, what=what,
+            track=self.track)
+        return image, x["label"]
+
+    def _matrix(self, x, epoch, size):
+        if self.drawn_in_cpp:  # the matrix the CPU path's fused kernel draws: the same crops
+            return similarity_transform_matrices(size, self.shape, self.warp, seed=self.seed,
+                                                 epoch=epoch, elements=x["index"])
+        return self.warp(size, self.shape, T.element_key(self.seed, epoch, x["index"]))
+
+    def _warp_in_tf_data(self, x, epoch):
+        """Decoded in tf.data, warped there by ``similarity_warp``."""
+        key = T.element_key(self.seed, epoch, x["index"])
+        size = tf.shape(x["image"], out_type=tf.int32)[:2]
+        image = similarity_warp(x["image"], self._matrix(x, epoch, size), self.shape,
+                                self.bias(key), self.norm(key))
+        return image, x["label"]
+
+    def _inputs_for_device(self, x, epoch):
+        """What ``WarpOnDevice`` takes in the step: the picture (or, decoded there, its sample),
+        its size, matrix, bias and norm."""
+        key = T.element_key(self.seed, epoch, x["index"])
+        if self.on_device:  # decoded in the step: the size from the MP4 header
+            size = hevc_sample_size(x["sample"], track=self.track, crop="clean", what=x["what"])
+        else:
+            size = tf.shape(x["image"], out_type=tf.int32)[:2]
+        params = {"size": size,
+                  "matrix": tf.convert_to_tensor(self._matrix(x, epoch, size), tf.float32),
+                  "bias": _per_channel(self.bias(key)), "norm": _per_channel(self.norm(key))}
+        if not self.on_device:
+            return {"image": x["image"], **params}, x["label"]
+        if self.drawn_in_cpp:  # the key decode_hevc_warped draws from (WarpOnDevice)
+            params["key"] = tf.strings.as_string(tf.stack(
+                [tf.constant(self.seed, tf.int64), tf.cast(epoch, tf.int64),
+                 tf.cast(x["index"], tf.int64)]))
+        return {"sample": x["sample"], "what": x["what"], **params}, x["label"]
+
+
+def _epoch_numbers(what: str, path: str, start: int, stop: int, epochs: Optional[int],
+                   start_epoch: int) -> Tuple[tf.data.Dataset, int]:
+    """The epochs one pass over the loader covers, and the loader's count of entries."""
+    if epochs is None:
+        if stop == start:  # an endless loader of empty epochs would never yield
+            raise ValueError(f"{what}{path}: the split [{start}, {stop}) is empty; with "
+                             f"epochs=None the loader would never yield a batch")
+        return tf.data.Dataset.counter(start_epoch), tf.data.INFINITE_CARDINALITY
+    # Each pass over the loader (iterator, Keras epoch) covers the next `epochs` epochs.
+    # flat_map hides the count from tf.data (cardinality -2, and Keras then warns that the
+    # input ran out of data); it is known: every epoch reads the whole range. Stated, not
+    # asserted, as BenzinaSource does (a tf.data service worker yields only its splits).
+    epochs_ds = EpochDataset(path).flat_map(
+        lambda p: tf.data.Dataset.range(start_epoch + p * epochs,
+                                        start_epoch + (p + 1) * epochs))
+    return epochs_ds, epochs * (stop - start)
 
 
 def _fusable(warp_transform, bias_transform, norm_transform) -> bool:
