@@ -132,3 +132,9 @@ def test_the_allowlist_is_short_and_explained():
     assert check_skips.allowed_by("no io_uring").name == "io_uring blocked by the container"
     assert check_skips.allowed_by("Debian's ffmpeg/ffprobe not installed") is None
     assert check_skips.allowed_by("gulpio2 is the reference implementation") is None
+
+
+def test_docs_list_the_allowlist():
+    text = (REPO_ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
+    for entry in check_skips.ALLOWLIST:
+        assert f"| {entry.name} |" in text, entry.name
