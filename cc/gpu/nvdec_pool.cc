@@ -590,7 +590,9 @@ NvdecPool::~NvdecPool() { Shutdown(); }
 void NvdecPool::RaiseMaxSize(int width, int height) {
   for (auto [hint, value] : {std::make_pair(&max_hint_width_, width),
                              std::make_pair(&max_hint_height_, height)}) {
-    const unsigned v = value > 0 ? static_cast<unsigned>(value) : 0;
+    // Rounded up to whole 16x16 macroblocks: a sample entry's size is the
+    // picture's, the coded size NVDEC reports is a multiple of 8 or 16 above it.
+    const unsigned v = value > 0 ? (static_cast<unsigned>(value) + 15u) & ~15u : 0;
     unsigned seen = hint->load();
     while (v > seen && !hint->compare_exchange_weak(seen, v)) {
     }

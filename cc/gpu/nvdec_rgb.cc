@@ -1,5 +1,6 @@
 #include "cc/gpu/nvdec_rgb.h"
 
+#include <algorithm>
 #include <string>
 
 #include "cc/gpu/context_scope.h"
@@ -37,12 +38,20 @@ int NvdecRgbDecoder::pools() const {
   return static_cast<int>(pools_.size());
 }
 
+void NvdecRgbDecoder::RaiseMaxSize(int width, int height) {
+  std::lock_guard<std::mutex> lock(mu_);
+  max_width_ = std::max(max_width_, width);
+  max_height_ = std::max(max_height_, height);
+  for (auto& [context, pool] : pools_) pool->RaiseMaxSize(max_width_, max_height_);
+}
+
 Status NvdecRgbDecoder::PoolFor(CUcontext context, NvdecPool** pool) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pools_.find(context);
   if (it == pools_.end()) {
     std::unique_ptr<NvdecPool> created;
     TFG_RETURN_IF_ERROR(NvdecPool::Create(&cuda_, &nvdec_, context, options_, &created));
+    created->RaiseMaxSize(max_width_, max_height_);
     it = pools_.emplace(context, std::move(created)).first;
   }
   *pool = it->second.get();

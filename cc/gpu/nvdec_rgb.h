@@ -74,6 +74,12 @@ class NvdecRgbDecoder {
   // Pools created so far (one per GPU device used).
   int pools() const;
 
+  // The largest coded picture the caller is about to decode (a batch's):
+  // every pool's decoders are created at least this large from now on, so
+  // that smaller pictures reconfigure rather than recreate
+  // (NvdecPool::RaiseMaxSize). Only ever raises.
+  void RaiseMaxSize(int width, int height);
+
   // What the kernels that read a decoded picture share (decode_hevc's
   // conversion here, decode_hevc_warped's fused warp in nvdec_warp.cc): decodes
   // `data` on `stream` with the pool of the stream's GPU, calls `use` with the
@@ -104,6 +110,7 @@ class NvdecRgbDecoder {
   const NvdecPoolOptions options_;
   mutable std::mutex mu_;
   std::map<CUcontext, std::unique_ptr<NvdecPool>> pools_;
+  int max_width_ = 0, max_height_ = 0;  // RaiseMaxSize's, for pools made later
   std::map<CUcontext, CUmodule> modules_;  // modules live for the process
   std::map<std::pair<CUcontext, std::string>, CUfunction> kernels_;
 };
