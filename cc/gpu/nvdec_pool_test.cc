@@ -141,14 +141,17 @@ TEST(NvdecPoolTest, DecodeSurfacesFollowTheStreamsMinimum) {
   FakeNvdec fake;
   fake.min_decode_surfaces = 5;  // more than the pool's 2
   auto pool = MakePool(fake, 1, 2);
+  NvdecPicture first;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &first).ok());
+  ASSERT_GE(fake.Find("cuvidCreateDecoder(size=64x48, max=128x128, surfaces=5)"), 0)
+      << "the decoder has the stream's 5 surfaces, not the pool's 2";
+  ASSERT_TRUE(pool->Release(first, kStream).ok());
+  // Five pictures mapped at once, each in its own surface.
   std::vector<NvdecPicture> held(5);
   for (NvdecPicture& p : held) {
-    // Five pictures mapped at once: a decoder of 2 surfaces would wait forever
-    // (or the fake would note an overwrite).
     const Status s = DecodeSample(*pool, Sample(64, 48), &p);
     ASSERT_TRUE(s.ok()) << s.message();
   }
-  EXPECT_GE(fake.Find("cuvidCreateDecoder(size=64x48, max=128x128, surfaces=5)"), 0);
   EXPECT_EQ(Count(fake, "cuvidCreateDecoder"), 1);
   for (const NvdecPicture& p : held) ASSERT_TRUE(pool->Release(p, kStream).ok());
   pool.reset();
