@@ -437,8 +437,10 @@ int WarpPhase(const CheckDriver& d, const Args& a) {
     std::printf("%s\n", j.Str("error", s.message()).Text().c_str());
     return d.kernels.ok() ? 1 : 3;
   }
-  const StreamWarper warper(d.cuda, d.fatbin, d.fatbin_size);
-  NvdecRgbDecoder launcher(d.cuda, d.nvdec_api, d.fatbin, d.fatbin_size, NvdecPoolOptions());
+  // One loader for both launchers, as the op library shares KernelModules::Embedded.
+  KernelModules modules(d.cuda, d.fatbin, d.fatbin_size);
+  const StreamWarper warper(d.cuda, &modules);
+  NvdecRgbDecoder launcher(d.cuda, d.nvdec_api, &modules, NvdecPoolOptions());
   bool within = true;
   std::string checks;
   auto record = [&](const std::string& name, const Status& st, const Diff& diff) {
