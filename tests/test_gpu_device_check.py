@@ -163,6 +163,21 @@ def test_the_tree_the_device_tool_sends_is_under_64_mib():
     assert total < 64 * MIB, f"{total / MIB:.1f} MiB"
 
 
+def test_no_gpu_code_uploads_with_a_synchronous_pageable_copy():
+    """A pageable cuMemcpyHtoD returns once staged and runs on the NULL stream, which a
+    CU_STREAM_NON_BLOCKING stream (TensorFlow's, the device check's) does not wait for: uploads go
+    on the kernels' stream (cuMemcpyHtoDAsync; the ops use TensorFlow's device context copies)."""
+    sync_upload = re.compile(r"\bcuMemcpyHtoD(_v2)?\s*[(=;,]")
+    offenders = [str(p.relative_to(REPO_ROOT)) for p in sorted((REPO_ROOT / "cc" / "gpu").rglob("*"))
+                 if p.suffix in (".h", ".cc", ".cu") and sync_upload.search(p.read_text())]
+    offenders += [str(p.relative_to(REPO_ROOT)) for p in sorted((REPO_ROOT / "tf_gulp" / "ops").rglob("*gpu*"))
+                  if sync_upload.search(p.read_text())]
+    assert offenders == []
+    # The device check's driver table offers only the ordered copy.
+    check_driver = (REPO_ROOT / "cc/gpu/testing/check_driver.h").read_text()
+    assert "cuMemcpyHtoDAsync" in check_driver and not sync_upload.search(check_driver)
+
+
 def samples() -> list[tuple[str, int, int]]:
     rows = (DATA / "index.txt").read_text().split("\n")
     return [(f, int(w), int(h)) for f, w, h in (r.split() for r in rows if r)]

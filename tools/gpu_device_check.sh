@@ -183,7 +183,9 @@ else
   # ---- throughput, with the decoders' utilisation sampled beside it
   DMON_PID=""
   if [ -n "$SMI" ]; then
-    "$SMI" dmon -s u -d 1 >"$OUTDIR/dmon.txt" 2>&1 &
+    # Line-buffered where stdbuf exists: a block-buffered dmon killed at the end writes nothing.
+    LINEBUF=$(command -v stdbuf >/dev/null && echo "stdbuf -oL" || true)
+    $LINEBUF "$SMI" dmon -s u -d 1 >"$OUTDIR/dmon.txt" 2>&1 &
     DMON_PID=$!
   else
     echo "nvidia-smi not found: no dmon samples" >"$OUTDIR/dmon.txt"
