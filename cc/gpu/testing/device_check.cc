@@ -540,7 +540,7 @@ Status LoadData(const std::string& dir, Data* data) {
   return Status::Ok();
 }
 
-// decode_hevc_warped's plan for a proof sample: the clean picture at the top
+// decode_hevc_warped's plan for a data sample: the clean picture at the top
 // left, the carried matrix, float levels (bias 0, norm 1), bilinear chroma.
 WarpPlanner PlanFor(const Data& data, size_t i, CUdeviceptr dst) {
   return [&data, i, dst](int width, int height, RegionWarp* w, CUdeviceptr* out) {
@@ -652,7 +652,10 @@ Status Throughput(const CheckDriver& d, Device& dev, const Data& data,
                   CUdeviceptr d_out, double* per_s) {
   NvdecPoolOptions options;
   options.sessions = sessions;
-  NvdecRgbDecoder decoder(d.cuda, d.nvdec_api, d.fatbin, d.fatbin_size, options);
+  // Gone before the streams (its pools wait on events recorded there).
+  auto owned = std::make_unique<NvdecRgbDecoder>(d.cuda, d.nvdec_api, d.fatbin, d.fatbin_size,
+                                                 options);
+  NvdecRgbDecoder& decoder = *owned;
   int largest = 0;
   for (size_t i : pool) largest = std::max({largest, data.samples[i].width, data.samples[i].height});
   decoder.RaiseMaxSize(largest, largest);
@@ -697,6 +700,7 @@ Status Throughput(const CheckDriver& d, Device& dev, const Data& data,
   }
   for (auto& th : threads) th.join();
   *per_s = images / Seconds(start);
+  owned.reset();
   for (CUstream st : streams) d.cuStreamDestroy(st);
   for (const Status& st : results) TFG_RETURN_IF_ERROR(st);
   return Status::Ok();
