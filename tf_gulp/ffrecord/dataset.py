@@ -7,7 +7,7 @@ from typing import Optional, Tuple, Union
 import tensorflow as tf
 
 from tf_gulp import _args as A
-from tf_gulp._source_dataset import ShardedSourceDataset, graph_path, source_seed
+from tf_gulp._source_dataset import ShardedSourceDataset, first_epoch, graph_path, source_seed
 from tf_gulp.ffrecord.reader import PathArg, normalize_paths
 from tf_gulp.ops.ffrecord.ffrecord_ops import ffrecord_dataset_variant
 
@@ -52,6 +52,10 @@ class FFRecordDataset(ShardedSourceDataset):
         batches).
       io_engine: ``"auto"`` (io_uring when available, else pread), ``"io_uring"`` or ``"pread"``.
       direct_io: read with ``O_DIRECT``, bypassing the page cache (local files only).
+      epoch: the epoch of the first pass (default 0): a dataset made with ``epoch=3`` gives on its
+        first pass exactly the 4th pass of one made with ``epoch=0``, and reads nothing of the
+        three before; its next passes are epochs 4, 5, ... (how to resume ``model.fit``:
+        docs/checkpoint.md).
 
     ``shard(n, i)`` reads only that share of each epoch (see :meth:`shard`).
     ``skip(k)`` costs nothing (no record is read), so resuming at step ``s`` of an epoch (the
@@ -84,6 +88,7 @@ class FFRecordDataset(ShardedSourceDataset):
         queue_depth: Optional[int] = None,
         io_engine: str = "auto",
         direct_io: bool = False,
+        epoch: int = 0,
         _shard: Tuple[int, int] = (1, 0),
     ) -> None:
         what = "FFRecordDataset: "
@@ -99,10 +104,11 @@ class FFRecordDataset(ShardedSourceDataset):
         # io_engine's allowed values are the op's (checked by ffrecord_dataset_variant).
         queue_depth = A.optional_integer(queue_depth, "queue_depth", minimum=1, what=what)
         direct_io = A.boolean(direct_io, "direct_io", what=what)
+        epoch = first_epoch(epoch, what)
         shard_attrs = self._keep_arguments(dict(
             paths=paths, batch_size=batch_size, shuffle=shuffle, seed=seed, check_data=check_data,
             drop_remainder=drop_remainder, queue_depth=queue_depth, io_engine=io_engine,
-            direct_io=direct_io), seed_given, _shard)
+            direct_io=direct_io, epoch=epoch), seed_given, _shard)
         if isinstance(paths, tf.Tensor):  # e.g. inside interleave()
             path_arg = paths
         else:

@@ -8,7 +8,7 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import tensorflow as tf
 
 from tf_gulp import _args as A
-from tf_gulp._source_dataset import ShardedSourceDataset, graph_path, source_seed
+from tf_gulp._source_dataset import ShardedSourceDataset, first_epoch, graph_path, source_seed
 from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.index import DEFAULT_MAX_CLIP_BYTES
 from tf_gulp.ops.gulp.gulp_ops import FrameSpec, gulp_dataset_variant
@@ -153,6 +153,10 @@ class GulpDataset(ShardedSourceDataset):
       dct_scaling: with ``shape``: let the decoder scale by 1/2, 1/4, 1/8 where the output keeps
         its resolution (default; close to, not equal to, the full-size decode, see
         docs/gulp_dataset.md); False decodes the crop at full size.
+      epoch: the epoch of the first pass (default 0): a dataset made with ``epoch=3`` gives on its
+        first pass exactly the 4th pass of one made with ``epoch=0`` (order, frame offsets, crops),
+        and reads nothing of the three before; its next passes are epochs 4, 5, ... (how to
+        resume ``model.fit``: docs/checkpoint.md).
 
     Raises:
       tf.errors.NotFoundError: the directory, a chunk's data or index file, or an id is missing.
@@ -191,6 +195,7 @@ class GulpDataset(ShardedSourceDataset):
         bias=None,
         norm=None,
         dct_scaling: bool = True,
+        epoch: int = 0,
         _shard: Tuple[int, int] = (1, 0),
     ) -> None:
         what = "GulpDataset: "
@@ -211,13 +216,14 @@ class GulpDataset(ShardedSourceDataset):
         shuffle_chunk_window = A.integer(shuffle_chunk_window, "shuffle_chunk_window", what=what)
         max_clip_bytes = A.integer(max_clip_bytes, "max_clip_bytes", what=what)
         fused = _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode)
+        epoch = first_epoch(epoch, what)
         shard_attrs = self._keep_arguments(dict(
             directory=directory, decode=decode, colorspace=colorspace, frames=frames,
             num_frames=num_frames, training=training, shuffle=shuffle, seed=seed, ids=ids,
             label2idx=label2idx, label_field=label_field, scale=scale, dct_method=dct_method,
             shuffle_chunk_window=shuffle_chunk_window, max_clip_bytes=max_clip_bytes,
             shape=shape, warp=warp, dtype=dtype, bias=bias, norm=norm,
-            dct_scaling=dct_scaling), seed_given, _shard)
+            dct_scaling=dct_scaling, epoch=epoch), seed_given, _shard)
         path = graph_path(directory)  # a string tensor, e.g. inside interleave() over directories
         if label_field and not isinstance(path, tf.Tensor):
             # Train on A, validate on B: a LabelMapWarning when they number a class apart.

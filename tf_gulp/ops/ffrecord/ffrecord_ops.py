@@ -29,6 +29,7 @@ def ffrecord_dataset_variant(
     direct_io: bool,
     num_shards: int = 1,
     shard_index: int = 0,
+    first_epoch: int = 0,
 ) -> tf.Tensor:
     """Creates the variant tensor of an FFRecordDataset (see tf_gulp.FFRecordDataset).
 
@@ -51,5 +52,6 @@ def ffrecord_dataset_variant(
         direct_io=bool(direct_io),
         num_shards=int(num_shards),
         shard_index=int(shard_index),
+        first_epoch=int(first_epoch),
         epoch_counter=new_epoch_counter(),
     )

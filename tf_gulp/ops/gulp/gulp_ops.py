@@ -41,6 +41,7 @@ def gulp_dataset_variant(
     max_clip_bytes: int,
     num_shards: int = 1,
     shard_index: int = 0,
+    first_epoch: int = 0,
     **fused,
 ) -> tf.Tensor:
     """Creates the variant tensor of a GulpDataset (see tf_gulp.GulpDataset).
@@ -92,6 +93,7 @@ def gulp_dataset_variant(
         max_clip_bytes=int(max_clip_bytes),
         num_shards=int(num_shards),
         shard_index=int(shard_index),
+        first_epoch=int(first_epoch),
         epoch_counter=new_epoch_counter(),
         **fused,
         **label_args,
