@@ -110,11 +110,13 @@ class GulpDataset(ShardedSourceDataset):
       num_frames: sample this many frames in equal segments: at a random offset in each segment when
         ``training``, at the segment centres otherwise. Clips shorter than ``num_frames`` are looped.
       training: random segment offsets for ``num_frames``.
-      shuffle: shuffle: the chunk order is permuted and the items of ``shuffle_chunk_window``
-        consecutive chunks are permuted together. Each pass is a new epoch with a new order (and
-        new frame offsets): each iterator over this dataset, ``repeat()`` pass, Keras epoch, and
-        each call of an ``interleave`` function that makes it (counted per directory). A newly
-        constructed ``GulpDataset`` starts again at epoch 0.
+      shuffle: visit the items in a new pseudo-random order each epoch: a uniform permutation of
+        all items (the keyed permutation FFRecordDataset and Benzina use, O(1) per position), so a
+        batch mixes classes however the directory was written (ingest tools write chunks class by
+        class). Each pass is a new epoch with a new order (and new frame offsets and crops): each
+        iterator over this dataset, ``repeat()`` pass, Keras epoch, and each call of an
+        ``interleave`` function that makes it (counted per directory). A newly constructed
+        ``GulpDataset`` starts again at ``epoch``.
       seed: makes the shuffle and frame sampling reproducible: every decision is a function of
         (seed, epoch, element). An integer in [-2**63, 2**63 - 1] (the op's int64 attr; negative
         seeds are as good as positive ones). Default: a random seed.
@@ -132,7 +134,12 @@ class GulpDataset(ShardedSourceDataset):
         than decoding at full size and resizing.
       dct_method: ``"fast"`` (libjpeg-turbo's fast integer IDCT, as gulpio2 and
         ``tf.io.decode_jpeg`` use) or ``"accurate"``.
-      shuffle_chunk_window: how many chunks are mixed together when shuffling.
+      shuffle_chunk_window: None (default): ``shuffle`` is uniform. An integer n >= 1 opts in to
+        the chunk-window shuffle for slow storage: the chunk order is permuted and only the items
+        of n consecutive chunks are permuted together, so reads stay within n chunks at a time --
+        and a batch mixes only the classes of those n chunks (a directory written class by class,
+        100 classes of 6 chunks, batches of 16: about 4 distinct classes per batch at n = 4,
+        against about 15 uniform; docs/gulp_dataset.md).
       max_clip_bytes: the most bytes one element's ``frames`` may take: decoded (checked from the
         JPEG headers before anything is decoded or allocated), or as JPEG bytes with
         ``decode=False`` (checked before reading). Default 1 GiB. An element over it is an
@@ -187,7 +194,7 @@ class GulpDataset(ShardedSourceDataset):
         label_field: Optional[str] = "label",
         scale: int = 1,
         dct_method: str = "fast",
-        shuffle_chunk_window: int = 4,
+        shuffle_chunk_window: Optional[int] = None,
         max_clip_bytes: int = DEFAULT_MAX_CLIP_BYTES,
         shape: Optional[Tuple[int, int]] = None,
         warp=None,
@@ -211,9 +218,10 @@ class GulpDataset(ShardedSourceDataset):
         label2idx = _label_map(label2idx)
         label_field = A.string(label_field, "label_field", what=what, none=True)
         scale = A.integer(scale, "scale", what=what)  # its values: the kernel's (1, 2, 4 or 8)
-        # colorspace and dct_method's allowed values and these two minimums are the op's attrs,
-        # checked by gulp_dataset_variant.
-        shuffle_chunk_window = A.integer(shuffle_chunk_window, "shuffle_chunk_window", what=what)
+        # colorspace and dct_method's allowed values and max_clip_bytes' minimum are the op's
+        # attrs, checked by gulp_dataset_variant.
+        shuffle_chunk_window = A.optional_integer(shuffle_chunk_window, "shuffle_chunk_window",
+                                                  minimum=1, what=what)
         max_clip_bytes = A.integer(max_clip_bytes, "max_clip_bytes", what=what)
         fused = _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode)
         epoch = first_epoch(epoch, what)
@@ -244,7 +252,8 @@ class GulpDataset(ShardedSourceDataset):
             dct_method=dct_method,
             shuffle=shuffle,
             seed=seed,
-            shuffle_chunk_window=shuffle_chunk_window,
+            # The op's 0: the uniform shuffle.
+            shuffle_chunk_window=shuffle_chunk_window or 0,
             max_clip_bytes=int(max_clip_bytes),
             **shard_attrs,
             **fused,

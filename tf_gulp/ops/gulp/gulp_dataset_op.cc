@@ -13,6 +13,7 @@
 #include <atomic>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "cc/gulp/gulp_directory.h"
 #include "cc/io/file_cache.h"
 #include "cc/io/file_system.h"
+#include "cc/util/record_order.h"
 #include "cc/util/shard.h"
 #include "cc/util/stateless_random.h"
 #include "cc/warp/similarity_transform.h"
@@ -250,14 +252,22 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     // elements.
     int64_t read_ahead_units() const override { return 2 * threads_; }
 
-    void SetEpoch(int64_t epoch) override { order_ = dataset_->EpochOrder(epoch); }
+    void SetEpoch(int64_t epoch) override {
+      const Dataset& d = *dataset_;
+      if (d.options_.shuffle_chunk_window > 0) {
+        window_order_ = d.WindowOrder(epoch);
+      } else {
+        uniform_order_.emplace(static_cast<int64_t>(d.elements_.size()), d.options_.shuffle,
+                               static_cast<uint64_t>(d.options_.seed), epoch);
+      }
+    }
 
     void Read(int64_t epoch, int64_t first, int64_t count, bool alone,
               Produced* produced) override {
       // A clip read alone (a tf.data service split) has its frames decoded
       // in parallel; read ahead, one clip per thread. (Its output is sized by
       // the JPEG headers, known only here.)
-      *produced = ProduceElement(epoch, order_[first], alone ? threads_ : 1);
+      *produced = ProduceElement(epoch, Element(first), alone ? threads_ : 1);
     }
 
     absl::Status Output(Produced& produced, int64_t k,
@@ -268,6 +278,16 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     }
 
    private:
+    // The dataset's element at the iterator's position `p` of the epoch: the
+    // epoch's order at the shard's global position (the shards of an epoch
+    // are disjoint and cover it). The uniform order is the keyed permutation
+    // FFRecordDataset and Benzina use (cc/util/record_order.h), O(1) per
+    // position: nothing of the epoch is materialized.
+    int64_t Element(int64_t p) const {
+      if (!uniform_order_) return window_order_[p];
+      return (*uniform_order_)[dataset_->shard().Global(p)];
+    }
+
     // Reads and decodes element `element` (an index into the dataset's
     // elements) of `epoch`, decoding its frames on up to `decode_threads`
     // threads, through the core's element reader (cc/gulp/element_reader.h):
@@ -387,14 +407,18 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     tfg::FileCache files_;
     // Decoded clips' memory, recycled (see pooled_tensor.h).
     const std::shared_ptr<tfg::BufferPool> frame_buffers_;
-    // The epoch's order (SetEpoch).
-    std::vector<int64_t> order_;
+    // The epoch's order (SetEpoch): a keyed permutation of all items (the
+    // default), or with shuffle_chunk_window, the chunk-window order of this
+    // shard's positions, materialized.
+    std::optional<tfg::RecordOrder> uniform_order_;
+    std::vector<int64_t> window_order_;
   };
 
-  // The elements of `epoch`, in order: the whole epoch's order (the same on
-  // every worker for one seed), then only this shard's positions of it, so
-  // the shards of an epoch are disjoint and cover it.
-  std::vector<int64_t> EpochOrder(int64_t epoch) const {
+  // The chunk-window order (shuffle_chunk_window > 0): the elements of
+  // `epoch`, in order: the whole epoch's order (the same on every worker for
+  // one seed), then only this shard's positions of it, so the shards of an
+  // epoch are disjoint and cover it.
+  std::vector<int64_t> WindowOrder(int64_t epoch) const {
     std::vector<int64_t> order = gulp::EpochOrder(
         elements_, options_.shuffle, static_cast<uint64_t>(options_.seed), epoch,
         options_.shuffle_chunk_window);

@@ -41,7 +41,11 @@ struct GulpDatasetAttrs {
   std::string dct_method;
   bool shuffle = false;
   int64_t seed = 0;
-  int64_t shuffle_chunk_window = 4;
+  // 0: shuffle is a uniform permutation of all items (cc/util/record_order.h);
+  // n > 0: the chunk order is permuted and the items of n consecutive chunks
+  // are permuted together (cc/gulp/element_order.h: reads stay within a few
+  // chunks, batches mix only the classes of those chunks).
+  int64_t shuffle_chunk_window = 0;
   // The most bytes one element's frames may take (decoded, or as JPEG bytes
   // with decode=False); checked before reading and before decoding.
   int64_t max_clip_bytes = static_cast<int64_t>(::tfg::gulp::kDefaultMaxClipBytes);
@@ -76,7 +80,7 @@ struct GulpDatasetAttrs {
     visit("dct_method", "{'fast', 'accurate'} = 'fast'", a.dct_method);
     visit("shuffle", "bool = false", a.shuffle);
     visit("seed", "int = 0", a.seed);
-    visit("shuffle_chunk_window", "int >= 1 = 4", a.shuffle_chunk_window);
+    visit("shuffle_chunk_window", "int >= 0 = 0", a.shuffle_chunk_window);
     visit("max_clip_bytes", absl::StrCat("int >= 1 = ", ::tfg::gulp::kDefaultMaxClipBytes),
           a.max_clip_bytes);
     // The fused decode + warp (tf_gulp.GulpDataset's warp=, shape=, dtype=,
