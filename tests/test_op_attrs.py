@@ -27,7 +27,8 @@ THREE = FIXTURES / "three.ffr"
 
 # Every option of a fixed set of values, with the values it takes.
 ENUMS = {
-    (GULP, "frame_mode"): ("all", "slice", "indices", "segments"),
+    (GULP, "frame_mode"): ("all", "slice", "indices", "segments", "clips"),
+    (GULP, "crops"): ("none", "center", "three"),
     (GULP, "colorspace"): ("rgb", "gray"),
     (GULP, "dct_method"): ("fast", "accurate"),
     (FFRECORD, "io_engine"): ("auto", "io_uring", "pread"),
@@ -150,9 +151,10 @@ def _public_defaults(cls):
 @pytest.mark.parametrize("cls, op, exceptions", [
     # None for GulpDataset's ids (the op's []), num_frames (frame_mode "segments" only) and seed
     # (a random one); warp, bias and norm None are the op's [] (a transform object or numbers
-    # encoded as floats); shuffle_chunk_window None is the op's 0 (the uniform shuffle).
+    # encoded as floats); shuffle_chunk_window None is the op's 0 (the uniform shuffle); clip_len
+    # None is no clips (frame_mode "clips" only) and crops None the op's 'none'.
     (tf_gulp.GulpDataset, GULP, {"ids", "num_frames", "seed", "warp", "bias", "norm",
-                                 "shuffle_chunk_window"}),
+                                 "shuffle_chunk_window", "clip_len", "crops"}),
     # batch_size/queue_depth None is the op's 0; seed None is a random one.
     (tf_gulp.FFRecordDataset, FFRECORD, {"batch_size", "queue_depth", "seed"}),
 ])

@@ -109,7 +109,20 @@ class GulpDataset(ShardedSourceDataset):
         count from the end). Default: all frames.
       num_frames: sample this many frames in equal segments: at a random offset in each segment when
         ``training``, at the segment centres otherwise. Clips shorter than ``num_frames`` are looped.
-      training: random segment offsets for ``num_frames``.
+      clip_len, frame_interval, num_clips: dense clips, with mmaction2's ``SampleFrames``
+        semantics and names: ``num_clips`` clips of ``clip_len`` frames every ``frame_interval``
+        frames. ``training=True``: SampleFrames' train-mode clip offsets (a random offset in each
+        of ``num_clips`` equal spans of the video, drawn from (seed, epoch, element));
+        ``training=False``: its test-mode offsets (``num_clips`` offsets spread evenly over
+        ``[0, max(L - ((clip_len - 1) * frame_interval + 1), 0)]``, rounded half to even; one clip
+        at the middle one). Frames past the end of a short video loop. ``frames`` is
+        ``[T, H, W, C]`` for one clip with no ``crops``, else ``[V, T, H, W, C]``, V = clips x
+        crops, clip-major (docs/video.md).
+      crops: with ``clip_len`` and ``shape``, the spatial test views of each clip: ``"three"``
+        (mmaction2's ``ThreeCrop``: squares of the short side at the left or top, the right or
+        bottom and the centre, in that order) or ``"center"`` (the centre square), each resized to
+        ``shape``.
+      training: random segment offsets for ``num_frames``, random clip offsets for ``clip_len``.
       shuffle: visit the items in a new pseudo-random order each epoch: a uniform permutation of
         all items (the keyed permutation FFRecordDataset and Benzina use, O(1) per position), so a
         batch mixes classes however the directory was written (ingest tools write chunks class by
@@ -186,6 +199,10 @@ class GulpDataset(ShardedSourceDataset):
         colorspace: str = "rgb",
         frames: FrameSpec = None,
         num_frames: Optional[int] = None,
+        clip_len: Optional[int] = None,
+        frame_interval: int = 1,
+        num_clips: int = 1,
+        crops: Optional[str] = None,
         training: bool = False,
         shuffle: bool = False,
         seed: Optional[int] = None,
@@ -211,6 +228,15 @@ class GulpDataset(ShardedSourceDataset):
         decode = A.boolean(decode, "decode", what=what)
         frames = _frame_spec(frames)
         num_frames = A.optional_integer(num_frames, "num_frames", minimum=1, what=what)
+        clip_len = A.optional_integer(clip_len, "clip_len", minimum=1, what=what)
+        frame_interval = A.integer(frame_interval, "frame_interval", minimum=1, what=what)
+        num_clips = A.integer(num_clips, "num_clips", minimum=1, what=what)
+        crops = A.string(crops, "crops", what=what, none=True)
+        if crops is not None and shape is None:
+            raise ValueError(f"{what}crops={crops!r} (the test views) needs shape=(height, "
+                             f"width), the size each view is resized to")
+        if crops is not None and warp is not None:
+            raise ValueError(f"{what}crops={crops!r} and warp= both choose the crop: pass one")
         training = A.boolean(training, "training", what=what)
         shuffle = A.boolean(shuffle, "shuffle", what=what)
         seed, seed_given = source_seed(seed, what)
@@ -227,7 +253,8 @@ class GulpDataset(ShardedSourceDataset):
         epoch = first_epoch(epoch, what)
         shard_attrs = self._keep_arguments(dict(
             directory=directory, decode=decode, colorspace=colorspace, frames=frames,
-            num_frames=num_frames, training=training, shuffle=shuffle, seed=seed, ids=ids,
+            num_frames=num_frames, clip_len=clip_len, frame_interval=frame_interval,
+            num_clips=num_clips, crops=crops, training=training, shuffle=shuffle, seed=seed, ids=ids,
             label2idx=label2idx, label_field=label_field, scale=scale, dct_method=dct_method,
             shuffle_chunk_window=shuffle_chunk_window, max_clip_bytes=max_clip_bytes,
             shape=shape, warp=warp, dtype=dtype, bias=bias, norm=norm,
@@ -245,6 +272,10 @@ class GulpDataset(ShardedSourceDataset):
             label2idx=label2idx,
             frames=frames,
             num_frames=num_frames,
+            clip_len=clip_len,
+            frame_interval=frame_interval,
+            num_clips=num_clips,
+            crops=crops,
             training=training,
             decode=decode,
             colorspace=colorspace,
@@ -259,20 +290,25 @@ class GulpDataset(ShardedSourceDataset):
             **fused,
         )
         num_selected: Optional[int] = None
+        views: list = []  # [V] when frames are [V, T, ...]
         if num_frames is not None:
             num_selected = int(num_frames)
+        elif clip_len is not None:
+            num_selected = int(clip_len)
+            if num_clips > 1 or crops is not None:
+                views = [num_clips * (3 if crops == "three" else 1)]
         elif frames is not None and not isinstance(frames, slice):
             num_selected = len(list(frames))
         if shape is not None:
             frame_spec = tf.TensorSpec(
-                [num_selected, fused["output_height"], fused["output_width"],
-                 _CHANNELS[colorspace]], tf.float32 if dtype == "float32" else tf.uint8)
+                views + [num_selected, fused["output_height"], fused["output_width"],
+                         _CHANNELS[colorspace]], tf.float32 if dtype == "float32" else tf.uint8)
         elif decode:
             frame_spec = tf.TensorSpec(
-                [num_selected, None, None, _CHANNELS[colorspace]], tf.uint8
+                views + [num_selected, None, None, _CHANNELS[colorspace]], tf.uint8
             )
         else:
-            frame_spec = tf.TensorSpec([num_selected], tf.string)
+            frame_spec = tf.TensorSpec(views + [num_selected], tf.string)
         self._element_spec = {
             "frames": frame_spec,
             "id": tf.TensorSpec([], tf.string),

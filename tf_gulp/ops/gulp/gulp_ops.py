@@ -31,6 +31,10 @@ def gulp_dataset_variant(
     frames: FrameSpec,
     num_frames: Optional[int],
     training: bool,
+    clip_len: Optional[int] = None,
+    frame_interval: int = 1,
+    num_clips: int = 1,
+    crops: Optional[str] = None,
     decode: bool,
     colorspace: str,
     scale: int,
@@ -55,10 +59,21 @@ def gulp_dataset_variant(
                         ("shuffle_chunk_window", int(shuffle_chunk_window)),
                         ("max_clip_bytes", int(max_clip_bytes))):
         check_attr(OP_NAME, attr, value)
-    if frames is not None and num_frames is not None:
-        raise ValueError("pass either frames= (a slice or indices) or num_frames=, not both")
+    chosen = [name for name, value in (("frames", frames), ("num_frames", num_frames),
+                                       ("clip_len", clip_len)) if value is not None]
+    if len(chosen) > 1:
+        raise ValueError(f"pass one of frames= (a slice or indices), num_frames= (TSN segments) "
+                         f"or clip_len= (dense clips), not {' and '.join(chosen)}")
+    if clip_len is None and (frame_interval != 1 or num_clips != 1 or crops is not None):
+        raise ValueError("frame_interval=, num_clips= and crops= sample clips: they need "
+                         "clip_len=")
     frame_args = dict(frame_mode="all")
-    if num_frames is not None:
+    if clip_len is not None:
+        check_attr(OP_NAME, "crops", "none" if crops is None else crops)
+        frame_args = dict(frame_mode="clips", clip_len=int(clip_len),
+                          frame_interval=int(frame_interval), num_clips=int(num_clips),
+                          crops="none" if crops is None else crops)
+    elif num_frames is not None:
         frame_args = dict(frame_mode="segments", num_frames=int(num_frames))
     elif isinstance(frames, slice):
         frame_args = dict(
