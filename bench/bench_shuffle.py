@@ -17,8 +17,10 @@ before each timed run: ``echo 3 > /proc/sys/vm/drop_caches`` where that is permi
 host or a privileged container), else ``posix_fadvise(DONTNEED)`` on every chunk file (which
 evicts only this data's clean pages); the JSON records which (``cold_method``).
 
-Rounds interleave the two readers (the order alternates each round); the JSON holds every run and
-the medians; the ratio uniform / window is of the medians (items per second). Mixing: the mean
+Each is timed decoding the clips (what training reads) and reading only (``decode=False``: the
+JPEG bytes, where the order's effect on I/O shows). Rounds interleave the two readers (the order
+alternates each round); the JSON holds every run and the medians; the ratio uniform / window is
+of the medians (items per second). Mixing: the mean
 number of distinct labels per batch over ``--mixing-epochs`` epochs of each shuffle, and what a
 uniform draw gives in theory.
 
@@ -66,13 +68,14 @@ class ClassByClassAdapter(AbstractDatasetAdapter):
 
     def iter_data(self, slice_element: Optional[slice] = None) -> Iterator[Dict[str, Any]]:
         for i in range(len(self))[slice_element or slice(None)]:
-            yield {"id": f"video_{i:05d}", "meta": {"label": f"class{i // self.per_class:03d}"},
+            yield {"id": f"video_{i:05d}", "meta": {"label": i // self.per_class},
                    "frames": synthetic_video(i, self.frames, self.height, self.width)}
 
 
 def build(args: argparse.Namespace) -> str:
     params = {k: getattr(args, k) for k in ("classes", "chunks_per_class", "videos_per_chunk",
                                              "frames", "height", "width")}
+    params["version"] = 2  # integer labels
     name = "shuffle_" + "_".join(f"{v}" for v in params.values())
     path = os.path.join(args.workdir, name)
     marker = os.path.join(path, "bench_params.json")
@@ -134,10 +137,11 @@ def dataset(path: str, mode: str, seed: int, decode: bool = True):
                                shuffle_chunk_window=window)
 
 
-def timed(path: str, mode: str, batch: int, seed: int) -> float:
-    """Items per second of one pass, decoded, batched and prefetched."""
+def timed(path: str, mode: str, batch: int, seed: int, decode: bool = True) -> float:
+    """Items per second of one pass, decoded (or only read: ``decode=False``), batched and
+    prefetched."""
     import tensorflow as tf
-    ds = dataset(path, mode, seed).map(lambda e: (e["frames"], e["label"]))
+    ds = dataset(path, mode, seed, decode=decode).map(lambda e: (e["frames"], e["label"]))
     ds = ds.batch(batch).prefetch(tf.data.AUTOTUNE)
     items = 0
     start = time.perf_counter()
@@ -188,16 +192,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     method = args.cold_method
     if method == "auto":
         method = "drop_caches" if drop_caches_works() else "fadvise"
-    runs: Dict[str, Dict[str, List[float]]] = {c: {"uniform": [], "window": []}
-                                               for c in ("warm", "cold")}
+    # Decoded clips (what training reads), and the JPEG bytes only (decode=False: the reads alone,
+    # where the order's effect on I/O shows).
+    runs: Dict[str, Dict[str, List[float]]] = {
+        c: {m: [] for m in ("uniform", "window", "uniform_read", "window_read")}
+        for c in ("warm", "cold")}
     for mode in ("uniform", "window"):  # untimed: traces, opens, and the index parsed once
         timed(path, mode, args.batch, seed=99)
     for r in range(args.rounds):
         order = ("uniform", "window") if r % 2 == 0 else ("window", "uniform")
         for cache in ("warm", "cold"):
-            for mode in order:
-                make_warm(path) if cache == "warm" else make_cold(path, method)
-                runs[cache][mode].append(timed(path, mode, args.batch, seed=r))
+            for decode in (True, False):
+                for mode in order:
+                    make_warm(path) if cache == "warm" else make_cold(path, method)
+                    runs[cache][mode + ("" if decode else "_read")].append(
+                        timed(path, mode, args.batch, seed=r, decode=decode))
         print(f"round {r}: " + ", ".join(f"{c} {m} {runs[c][m][-1]:.0f} items/s"
                                          for c in runs for m in runs[c]), flush=True)
     medians = {c: {m: statistics.median(v) for m, v in runs[c].items()} for c in runs}
@@ -214,8 +223,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                     "written": "class by class (one class per chunk)"},
         "batch": args.batch, "window": WINDOW, "rounds": args.rounds, "cold_method": method,
         "items_per_second": runs, "median_items_per_second": medians,
-        "ratio_uniform_over_window": {c: medians[c]["uniform"] / medians[c]["window"]
-                                      for c in medians},
+        "ratio_uniform_over_window": {
+            c + suffix: medians[c]["uniform" + suffix] / medians[c]["window" + suffix]
+            for c in medians for suffix in ("", "_read")},
         "distinct_classes_per_batch": dict(
             mixing, uniform_theory=uniform_expectation(args.classes, per_class, args.batch)),
     }
