@@ -2,8 +2,8 @@
 (issue 32 §5): the random choices are functions of (seed, epoch, element) and every recipe's
 epoch reaches its kernel without the user wiring it. One test per recipe: GulpDataset's fused
 warp (docs/video.md, docs/images.md), its TSN segments and dense clips (docs/video.md),
-FFRecordDataset.decode_jpeg_warped (docs/ffrecord.md) and the Benzina DataLoader
-(docs/benzina.md)."""
+FFRecordDataset.decode_jpeg_warped (docs/ffrecord.md), the Benzina DataLoader and BenzinaDataset +
+decode_hevc_warped (docs/benzina.md)."""
 
 from __future__ import annotations
 
@@ -127,3 +127,24 @@ def test_benzina_loader_crops_change_each_epoch_unshuffled(tmp_path):
     batches = [x.numpy() for x, _ in loader]
     assert len(batches) == 2
     assert_each_element_changes([list(batches[0]), list(batches[1])], "Benzina DataLoader")
+
+
+def test_benzina_dataset_hevc_recipe_crops_change_each_epoch_unshuffled(tmp_path):
+    # docs/benzina.md: BenzinaDataset(decode=False) + decode_hevc_warped keyed by the element's
+    # epoch and index.
+    from tf_gulp import transforms as T
+    from tf_gulp.bzna import BenzinaDataset, create_dataset
+    from tf_gulp.ops import decode_hevc_warped
+
+    rng = np.random.default_rng(1)
+    folder = tmp_path / "src" / "train" / "ant"
+    folder.mkdir(parents=True)
+    for i in range(3):
+        (folder / f"{i}.jpg").write_bytes(simplejpeg.encode_jpeg(
+            rng.integers(0, 255, (48, 64, 3), dtype=np.uint8), quality=90))
+    create_dataset(str(tmp_path / "src"), str(tmp_path / "d.bzna"), preset="ultrafast",
+                   workers=1, progress=False)
+    ds = BenzinaDataset(str(tmp_path / "d.bzna"), decode=False).map(lambda x: decode_hevc_warped(
+        x["sample"], (16, 16), T.RandomResizedCrop(), seed=1, epoch=x["epoch"],
+        elements=x["index"]))
+    assert_each_element_changes(two_epochs(ds), "BenzinaDataset + decode_hevc_warped")
