@@ -151,8 +151,8 @@ class GulpDataset(ShardedSourceDataset):
         the chunk-window shuffle for slow storage: the chunk order is permuted and only the items
         of n consecutive chunks are permuted together, so reads stay within n chunks at a time --
         and a batch mixes only the classes of those n chunks (a directory written class by class,
-        100 classes of 6 chunks, batches of 16: about 4 distinct classes per batch at n = 4,
-        against about 15 uniform; docs/gulp_dataset.md).
+        40 classes of 3 chunks, batches of 16: 3.9 distinct classes per batch at n = 4, against
+        13.5 uniform; docs/benchmarks.md).
       max_clip_bytes: the most bytes one element's ``frames`` may take: decoded (checked from the
         JPEG headers before anything is decoded or allocated), or as JPEG bytes with
         ``decode=False`` (checked before reading). Default 1 GiB. An element over it is an
