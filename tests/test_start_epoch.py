@@ -82,3 +82,17 @@ def test_bad_epoch_is_refused_naming_it(data, bad, error):
         gulp(data["gulp"], epoch=bad)
     with pytest.raises(error, match="epoch"):
         tf_gulp.FFRecordDataset(data["ffr"], epoch=bad)
+
+
+def test_tf_data_service_gives_the_same_elements(data, service):
+    # Dynamic sharding hands out [epoch, index] splits: the dispatcher's epochs start at epoch=
+    # too, and each element (order position, frame offsets, crop) is the one a local pass makes.
+    def by_id(ds):
+        return {e["id"]: e["frames"].tobytes() for e in ds.as_numpy_iterator()}
+
+    local = by_id(gulp(data["gulp"], epoch=3))
+    distributed = gulp(data["gulp"], epoch=3).apply(tf.data.experimental.service.distribute(
+        processing_mode=tf.data.experimental.service.ShardingPolicy.DYNAMIC,
+        service=service.target, job_name="start_epoch"))
+    assert by_id(distributed) == local
+    assert local != by_id(gulp(data["gulp"]))  # epoch 3's offsets and crops, not epoch 0's
