@@ -151,7 +151,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     report: Dict[str, Any] = {"benchmark": "index_open", "date": run_info.now(),
                               "command": run_info.command(argv), "machine": run_info.machine(),
-                              "peer": "gulpio2.GulpDirectory", "results": []}
+                              "peer": "gulpio2.GulpDirectory", "rounds": args.runs,
+                              "results": []}
     for items in args.items:
         path = make_directory(os.path.join(args.data, str(items)), items)
         row = measure(path, items, args.runs)

