@@ -314,8 +314,9 @@ def test_tf_gulp_info_on_a_bzna_file_points_at_bzna_info(tmp_path):
     path.write_bytes(C.ftyp() + C.box(b"mdat", b"\0" * 8))
     code, out, err = run_cli("info", path)
     assert code == 2 and "Traceback" not in err, (code, err)
-    assert err.strip() == (f"tf-gulp info: error: {path} is a Benzina (.bzna) file, not a gulp "
-                           f"directory: tf-gulp bzna info {path} describes it")
+    assert err.strip() == (f"tf-gulp info: error: {path} is a Benzina (.bzna) dataset, not a gulp "
+                           "directory: read it with tf_gulp.BenzinaDataset (tf-gulp bzna info "
+                           f"{path} describes it)")
     assert "tf-gulp check" not in err
 
 

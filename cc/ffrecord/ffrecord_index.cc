@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cc/io/file_system.h"
+#include "cc/io/format_sniffer.h"
 #include "cc/util/crc32.h"
 
 namespace tfg {
@@ -216,7 +217,10 @@ Status ExpandPaths(const std::vector<std::string>& paths, std::vector<std::strin
       }
       found.push_back(child_path);
     }
-    if (found.empty()) return NotFoundError(path, ": directory holds no .ffr files");
+    if (found.empty()) {
+      return ExplainOpenFailure(NotFoundError(path, ": directory holds no .ffr files"), path,
+                                DataReader::kFFRecord);
+    }
     std::sort(found.begin(), found.end());
     files->insert(files->end(), found.begin(), found.end());
   }

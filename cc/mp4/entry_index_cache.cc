@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "cc/io/file_system.h"
+#include "cc/io/format_sniffer.h"
 #include "cc/io/random_access_file.h"
 
 namespace tfg {
@@ -32,7 +33,8 @@ Status EntryIndexCache::Get(const std::string& path, std::shared_ptr<const Entry
   std::unique_ptr<RandomAccessFile> file;
   TFG_RETURN_IF_ERROR(RandomAccessFile::Open(path, &file));
   auto read = std::make_shared<EntryIndex>();
-  TFG_RETURN_IF_ERROR(ReadEntryIndex(*file, read.get()));
+  TFG_RETURN_IF_ERROR(
+      ExplainOpenFailure(ReadEntryIndex(*file, read.get()), path, DataReader::kBenzina));
   std::lock_guard<std::mutex> lock(mu_);
   ++reads_;
   // Cached under the size and time seen before the read: if the file changed

@@ -35,6 +35,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tf_gulp._progress import progress_bar
 from tf_gulp import _args as A
 from tf_gulp import _core
 from tf_gulp._x265 import X265_CRF_RANGE, X265_PRESETS
@@ -307,9 +308,7 @@ def _create(source: str, output: str, *, crf: int, preset: str, workers: Optiona
     workers = workers or os.cpu_count() or 1
     bar = None
     if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(jobs), unit="img", desc="bzna create")
+        bar = progress_bar(True, total=len(jobs), unit="img", desc="bzna create")
     if workers == 1:
         for job in jobs:
             _encode_one(job)

@@ -38,8 +38,8 @@ import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
 import simplejpeg
-from tqdm import tqdm
 
+from tf_gulp._progress import progress_bar
 from tf_gulp._files import PositionalReader, exists, isdir
 from tf_gulp.gulp.chunk import GulpDataError, pread_exact
 from tf_gulp.gulp.index import _core, check_directory_index
@@ -200,8 +200,8 @@ def check_directory(path: str, decode: bool = False, num_workers: int = 1,
     if not isdir(path):
         raise NotADirectoryError(f"{path}: not a directory")
     report = CheckReport(path, decoded=decode)
-    with tqdm(unit="B", unit_scale=True, unit_divisor=1024, desc="check", disable=not progress,
-              delay=1.0, dynamic_ncols=True) as bar:
+    with progress_bar(progress, unit="B", unit_scale=True, unit_divisor=1024, desc="check",
+                      delay=1.0, dynamic_ncols=True) as bar:
         found = check_directory_index(path, label_field, progress=bar.update)
         chunks = found["chunks"]
         for p in found["problems"]:

@@ -22,6 +22,7 @@
 
 #include "cc/io/file_system.h"
 #include "cc/io/random_access_file.h"
+#include "cc/io/format_sniffer.h"
 #include "cc/mp4/bzna_container.h"
 #include "cc/mp4/mp4_reader.h"
 #include "tf_gulp/pybind/status.h"
@@ -126,7 +127,10 @@ PyMovie ReadFile(const std::string& path) {
     py::gil_scoped_release release;
     std::unique_ptr<tfg::RandomAccessFile> file;
     status = tfg::RandomAccessFile::Open(path, &file);
-    if (status.ok()) status = mp4::ReadMovie(*file, &movie);
+    if (status.ok()) {
+      status = tfg::ExplainOpenFailure(mp4::ReadMovie(*file, &movie), path,
+                                       tfg::DataReader::kBenzina);
+    }
   }
   ThrowIfError(status);
   return PyMovie(std::move(movie));

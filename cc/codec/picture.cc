@@ -1,0 +1,170 @@
+#include "cc/codec/picture.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "cc/codec/png_decoder.h"
+#include "cc/warp/fixed_point_warp.h"
+#include "cc/warp/similarity_warp.h"
+
+namespace tfg {
+namespace picture {
+namespace {
+
+Status Unsupported(Kind kind) {
+  if (kind == Kind::kUnknown) {
+    return DataLossError("not a JPEG or PNG picture (its first bytes match no picture format)");
+  }
+  return InvalidArgumentError(
+      "a ", KindName(kind),
+      " picture: tf_gulp's decoders read JPEG and PNG; convert it first (e.g. with PIL: "
+      "Image.open(f).convert(\"RGB\").save(g, \"PNG\"))");
+}
+
+// Averages each s x s box of `src` (h x w x c) into `dst` (the ceil-divided size).
+void BoxDownscale(const uint8_t* src, int h, int w, int c, int s, uint8_t* dst) {
+  const int oh = (h + s - 1) / s, ow = (w + s - 1) / s;
+  for (int oy = 0; oy < oh; ++oy) {
+    const int y0 = oy * s, y1 = std::min(h, y0 + s);
+    for (int ox = 0; ox < ow; ++ox) {
+      const int x0 = ox * s, x1 = std::min(w, x0 + s);
+      const int n = (y1 - y0) * (x1 - x0);
+      for (int ch = 0; ch < c; ++ch) {
+        int sum = 0;
+        for (int y = y0; y < y1; ++y) {
+          for (int x = x0; x < x1; ++x) sum += src[(static_cast<size_t>(y) * w + x) * c + ch];
+        }
+        dst[(static_cast<size_t>(oy) * ow + ox) * c + ch] = static_cast<uint8_t>((sum + n / 2) / n);
+      }
+    }
+  }
+}
+
+// The whole PNG, decoded into a per-thread buffer that is reused.
+Status DecodePngWhole(const uint8_t* data, size_t size, int channels, int* width, int* height,
+                      std::vector<uint8_t>** pixels) {
+  thread_local std::vector<uint8_t> buffer;
+  png::Header header;
+  TFG_RETURN_IF_ERROR(png::ReadHeader(data, size, &header));
+  buffer.resize(static_cast<size_t>(header.width) * header.height * channels);
+  TFG_RETURN_IF_ERROR(png::Decode(data, size, channels, buffer.data()));
+  *width = header.width;
+  *height = header.height;
+  *pixels = &buffer;
+  return Status::Ok();
+}
+
+template <typename Out>
+Status DecodeWarpedImpl(const uint8_t* data, size_t size, const jpeg::DecodeOptions& options,
+                        const jpeg::ImageInfo& info, const double matrix[9],
+                        const jpeg::WarpTarget& target, Out* dst) {
+  const Kind kind = Sniff(data, size);
+  if (kind == Kind::kJpeg) {
+    return jpeg::DecodeWarped(data, size, options, info, matrix, target, dst);
+  }
+  if (kind != Kind::kPng) return Unsupported(kind);
+  const int channels = jpeg::Channels(options.color_space);
+  int width = 0, height = 0;
+  std::vector<uint8_t>* pixels = nullptr;
+  TFG_RETURN_IF_ERROR(DecodePngWhole(data, size, channels, &width, &height, &pixels));
+  warp::WarpGeometry g;
+  g.in_height = height;
+  g.in_width = width;
+  g.channels = channels;
+  g.out_height = target.out_height;
+  g.out_width = target.out_width;
+  if (warp::CanWarpAffine(g, matrix)) {
+    if constexpr (std::is_same<Out, float>::value) {
+      warp::WarpAffine(g, pixels->data(), matrix, target.bias, target.norm, target.oob_color,
+                       dst);
+    } else {
+      warp::WarpAffine(g, pixels->data(), matrix, target.oob_color, dst);
+    }
+    return Status::Ok();
+  }
+  float mf[9];
+  for (int i = 0; i < 9; ++i) mf[i] = static_cast<float>(matrix[i]);
+  if constexpr (std::is_same<Out, float>::value) {
+    warp::WarpRows(g, pixels->data(), mf, target.bias, target.norm, target.oob_color, 0,
+                   g.out_height, dst);
+  } else {
+    warp::WarpRows(g, pixels->data(), mf, target.oob_color, 0, g.out_height, dst);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Kind Sniff(const uint8_t* data, size_t size) {
+  if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) return Kind::kJpeg;
+  if (png::IsPng(data, size)) return Kind::kPng;
+  if (size >= 4 && std::memcmp(data, "GIF8", 4) == 0) return Kind::kGif;
+  if (size >= 2 && data[0] == 'B' && data[1] == 'M') return Kind::kBmp;
+  return Kind::kUnknown;
+}
+
+const char* KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kJpeg: return "JPEG";
+    case Kind::kPng: return "PNG";
+    case Kind::kGif: return "GIF";
+    case Kind::kBmp: return "BMP";
+    case Kind::kUnknown: break;
+  }
+  return "unknown";
+}
+
+Status ReadHeader(const uint8_t* data, size_t size, jpeg::ImageInfo* info) {
+  const Kind kind = Sniff(data, size);
+  // A damaged JPEG whose SOI survived is still read as a JPEG (its error is
+  // libjpeg's); bytes that start like nothing are too, for the same message.
+  if (kind == Kind::kJpeg || kind == Kind::kUnknown) return jpeg::ReadHeader(data, size, info);
+  if (kind != Kind::kPng) return Unsupported(kind);
+  png::Header header;
+  TFG_RETURN_IF_ERROR(png::ReadHeader(data, size, &header));
+  info->width = header.width;
+  info->height = header.height;
+  info->gray = header.gray;
+  info->cmyk = false;
+  return Status::Ok();
+}
+
+Status Decode(const uint8_t* data, size_t size, const jpeg::DecodeOptions& options, int width,
+              int height, uint8_t* dst) {
+  const Kind kind = Sniff(data, size);
+  if (kind == Kind::kJpeg || kind == Kind::kUnknown) {
+    return jpeg::Decode(data, size, options, width, height, dst);
+  }
+  if (kind != Kind::kPng) return Unsupported(kind);
+  const int channels = jpeg::Channels(options.color_space);
+  const int s = options.scale_denominator;
+  png::Header header;
+  TFG_RETURN_IF_ERROR(png::ReadHeader(data, size, &header));
+  if ((header.width + s - 1) / s != width || (header.height + s - 1) / s != height) {
+    return InvalidArgumentError("PNG of ", header.width, "x", header.height, " at 1/", s,
+                                " is not the ", width, "x", height, " asked for");
+  }
+  if (s == 1) return png::Decode(data, size, channels, dst);
+  int w = 0, h = 0;
+  std::vector<uint8_t>* pixels = nullptr;
+  TFG_RETURN_IF_ERROR(DecodePngWhole(data, size, channels, &w, &h, &pixels));
+  BoxDownscale(pixels->data(), h, w, channels, s, dst);
+  return Status::Ok();
+}
+
+Status DecodeWarped(const uint8_t* data, size_t size, const jpeg::DecodeOptions& options,
+                    const jpeg::ImageInfo& info, const double matrix[9],
+                    const jpeg::WarpTarget& target, float* dst) {
+  return DecodeWarpedImpl(data, size, options, info, matrix, target, dst);
+}
+
+Status DecodeWarped(const uint8_t* data, size_t size, const jpeg::DecodeOptions& options,
+                    const jpeg::ImageInfo& info, const double matrix[9],
+                    const jpeg::WarpTarget& target, uint8_t* dst) {
+  return DecodeWarpedImpl(data, size, options, info, matrix, target, dst);
+}
+
+}  // namespace picture
+}  // namespace tfg
