@@ -299,13 +299,16 @@ def _create(source: str, output: str, *, crf: int, preset: str, workers: Optiona
             return _summary(entries, classes, output)
         if not same:  # another conversion's leftovers: start over
             shutil.rmtree(parts_dir)
+    parts = [os.path.join(parts_dir, f"{i:09d}.mp4") for i in range(len(entries))]
+    check_free_space(entries, parts, output, crf)
     with writing_output(parts_dir):
         os.makedirs(parts_dir, exist_ok=True)
     write_atomically(manifest_path, json.dumps(manifest).encode("utf-8"))
 
-    parts = [os.path.join(parts_dir, f"{i:09d}.mp4") for i in range(len(entries))]
     jobs = [(i, e.path, e.name, e.target, parts[i], crf, preset) for i, e in enumerate(entries)]
-    workers = workers or os.cpu_count() or 1
+    # One single-threaded x265 per usable core: a one-frame stream gains nothing from frame
+    # threads, and a process per core beats one encoder's wavefront threads (docs/benchmarks.md).
+    workers = workers or usable_cores()
     bar = None
     if progress:
         bar = progress_bar(True, total=len(jobs), unit="img", desc="bzna create")
@@ -322,6 +325,64 @@ def _create(source: str, output: str, *, crf: int, preset: str, workers: Optiona
     if bar:
         bar.close()
     return _assemble(entries, classes, parts, output, parts_dir)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, e.g. a container's CPU set)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+# Upper bounds of a per-image MP4's bytes per pixel of its picture (thumbnail, headers and label
+# included), by crf, from bench/bench_bzna_size.py on scikit-image's photos (docs/benchmarks.md);
+# between two crfs the smaller crf's bound holds.
+_BYTES_PER_PIXEL = ((10, 1.0), (14, 0.7), (18, 0.45), (22, 0.3), (26, 0.2), (51, 0.15))
+
+
+def estimated_bytes_per_pixel(crf: int) -> float:
+    """An upper estimate of a .bzna's bytes per pixel at `crf` (photos; see _BYTES_PER_PIXEL)."""
+    bound = _BYTES_PER_PIXEL[0][1]
+    for at, value in _BYTES_PER_PIXEL:
+        if crf >= at:
+            bound = value
+    return bound
+
+
+def check_free_space(entries: Sequence[Entry], parts: Sequence[str], output: str,
+                     crf: int) -> None:
+    """Refuse to start when the disk cannot hold the parts still to encode plus the container
+    (about as large as all the parts): a run needs about twice the output's size while it runs.
+    The parts already encoded count at their size, the others at the estimate for their pixels.
+    Raises OutputError (ENOSPC) saying how much is needed and how much is free."""
+    import errno
+
+    from PIL import Image
+
+    done, todo = 0, 0.0
+    for entry, part in zip(entries, parts):
+        if os.path.exists(part):
+            done += os.path.getsize(part)
+            continue
+        try:
+            with Image.open(entry.path) as im:  # the header only
+                w, h = im.size
+        except (OSError, ValueError):
+            continue  # the encoder reports an unreadable image
+        todo += w * h * estimated_bytes_per_pixel(crf)
+    container = done + todo
+    needed = int(todo + container)
+    folder = os.path.dirname(os.path.abspath(output))
+    free = shutil.disk_usage(folder).free
+    if needed > free:
+        from tf_gulp._format import human_bytes
+
+        raise OutputError(errno.ENOSPC, os.strerror(errno.ENOSPC), output,
+                          f"it needs about {human_bytes(needed)} free in {folder} (the images still "
+                          f"to encode, about {human_bytes(todo)}, then the container, about "
+                          f"{human_bytes(container)}), and {human_bytes(free)} is free; it stopped "
+                          "before encoding anything")
 
 
 def _assemble(entries: Sequence[Entry], classes: Sequence[str], parts: Sequence[str],
