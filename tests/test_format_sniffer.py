@@ -46,7 +46,7 @@ MP4 = (b"\0\0\0\x18ftypisom\0\0\x02\0isomiso2" + b"\0\0\0\x10mdat" + b"\0" * 8)
 def make(kind: str, root) -> str:
     path = os.path.join(str(root), kind)
     if kind == "gulp":
-        make_gulp_dir(path, 2, 2, 16, 16)
+        make_gulp_dir(path, 2, 2, 16, 16, videos_per_chunk=1)
     elif kind in ("ffrecord", "ffrecord_folder"):
         target = path + ".ffr" if kind == "ffrecord" else os.path.join(path, "part_0.ffr")
         if kind == "ffrecord_folder":

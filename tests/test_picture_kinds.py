@@ -55,7 +55,7 @@ def write_gulp(path, pictures: dict) -> None:
     for name, picture in pictures.items():
         pad = (4 - len(picture) % 4) % 4
         meta[name] = {"frame_info": [[len(data), pad, len(picture) + pad]],
-                      "meta_data": [{"id": name, "label": name}]}
+                      "meta_data": [{"id": name, "label": 0}]}
         data += picture + b"\0" * pad
     with open(os.path.join(path, "data_0.gulp"), "wb") as f:
         f.write(data)

@@ -36,14 +36,12 @@ def register(subparsers: Any) -> None:
 def _other_format(path: str) -> Optional[str]:
     """What `path` is and what reads it when it is not a gulp directory but something the format
     sniffer (cc/io/format_sniffer.h, the one every reader asks) recognizes, else None."""
-    from tf_gulp._core import sniff_path
+    from tf_gulp._format_sniffer import wrong_reader_message
 
-    name, advice = sniff_path(os.fspath(path))
-    if not advice or name == "a gulp directory":
-        return None
-    if name.startswith("a Benzina"):
-        advice += f" (tf-gulp bzna info {path} describes it)"
-    return f"{path} is {name}, not a gulp directory: {advice}"
+    message = wrong_reader_message(path, "a gulp directory", "a gulp directory")
+    if message is not None and " is a Benzina " in message:
+        message += f" (tf-gulp bzna info {path} describes it)"
+    return message
 
 
 def run(args: argparse.Namespace) -> int:

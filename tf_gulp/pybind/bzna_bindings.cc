@@ -127,9 +127,10 @@ PyMovie ReadFile(const std::string& path) {
     py::gil_scoped_release release;
     std::unique_ptr<tfg::RandomAccessFile> file;
     status = tfg::RandomAccessFile::Open(path, &file);
-    if (status.ok()) {
-      status = tfg::ExplainOpenFailure(mp4::ReadMovie(*file, &movie), path,
-                                       tfg::DataReader::kBenzina);
+    if (status.ok()) status = mp4::ReadMovie(*file, &movie);
+    // A folder or a file of another format: what it is and what reads it.
+    if (status.code() != tfg::StatusCode::kNotFound) {
+      status = tfg::ExplainOpenFailure(status, path, tfg::DataReader::kBenzina);
     }
   }
   ThrowIfError(status);
