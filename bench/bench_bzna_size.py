@@ -40,17 +40,20 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import run_info  # noqa: E402  bench/run_info.py
 
-PHOTOS = ["astronaut", "chelsea", "coffee", "hubble_deep_field", "immunohistochemistry",
-          "motorcycle_left", "retina", "rocket", "camera"]
+# The photographs among the files scikit-image's wheel ships in skimage/data.
+PHOTOS = ["astronaut.png", "chelsea.png", "coffee.png", "hubble_deep_field.jpg", "ihc.png",
+          "motorcycle_left.png", "retina.jpg", "rocket.jpg", "camera.png"]
 
 
 def photos(max_side: int):
-    import skimage.data
+    import skimage
     from PIL import Image
 
+    folder = os.path.join(os.path.dirname(skimage.__file__), "data")
     out = {}
-    for name in PHOTOS:
-        rgb = getattr(skimage.data, name)()
+    for file in PHOTOS:
+        name = file.rsplit(".", 1)[0]
+        rgb = np.asarray(Image.open(os.path.join(folder, file)))
         if rgb.ndim == 2:
             rgb = np.stack([rgb] * 3, axis=-1)
         rgb = rgb[..., :3].astype(np.uint8)
@@ -91,15 +94,18 @@ def jpeg_rows(pics, subsampling: str):
 
 def bzna_rows(pics, crf: int, preset: str):
     import tensorflow as tf
-    from tf_gulp.bzna.create import encode_hevc, image_mp4
+    from tf_gulp import _core
+    from tf_gulp.bzna.create import image_mp4
     from tf_gulp.ops import decode_hevc
 
     rows = []
     for name, rgb in pics.items():
         mp4 = image_mp4(rgb, 0, name + ".png", crf, preset)
-        _hvcc, picture = encode_hevc(rgb, crf, preset)
+        # The full picture's sample: the first HEVC track (bzna_input; the thumbnail's follows).
+        full = [t for t in _core.parse_mp4(mp4, name).tracks if t["hvcc"] is not None][0]
+        picture = int(full["sizes"][0])
         back = decode_hevc(tf.constant(mp4)).numpy()
-        rows.append({"photo": name, "bytes": len(mp4), "picture_bytes": len(picture),
+        rows.append({"photo": name, "bytes": len(mp4), "picture_bytes": picture,
                      "mse": mse(rgb, back), "pixels": rgb.shape[0] * rgb.shape[1]})
     return rows
 
@@ -114,17 +120,14 @@ def summary(rows):
                            "psnr_db": psnr(r["mse"])} for r in rows]}
 
 
-def _encode_one(args):
-    from tf_gulp.bzna.create import encode_hevc
-
-    rgb, crf, preset = args
-    encode_hevc(rgb, crf, preset)
-
-
-def _encode_wavefront(rgb, crf, preset, pools):
-    """One picture with x265's wavefront threads over `pools` cores (not create_dataset's way)."""
+def _encode_frame(rgb, crf, preset, pools):
+    """The full picture of one image as create_dataset encodes it (padded to multiples of 512,
+    yuvj420p, one frame), by an x265 with `pools` wavefront threads (create_dataset: 1)."""
     import av
+    from tf_gulp.bzna.create import FRAME_MULTIPLE, _round_up, pad_to
 
+    rgb = np.ascontiguousarray(pad_to(rgb, _round_up(rgb.shape[0], FRAME_MULTIPLE),
+                                      _round_up(rgb.shape[1], FRAME_MULTIPLE)))
     h, w = rgb.shape[:2]
     buf = io.BytesIO()
     with av.open(buf, "w", format="mp4") as out:
@@ -137,6 +140,10 @@ def _encode_wavefront(rgb, crf, preset, pools):
         for packet in list(stream.encode(frame)) + list(stream.encode(None)):
             packet.dts = packet.pts
             out.mux(packet)
+
+
+def _encode_one(args):
+    _encode_frame(*args, 1)
 
 
 def speed(pics, crf, presets, n_images, rounds):
@@ -155,7 +162,7 @@ def speed(pics, crf, presets, n_images, rounds):
                 per_core.append(n_images / (time.perf_counter() - t))
                 t = time.perf_counter()
                 for im in images:
-                    _encode_wavefront(im, crf, preset, cores)
+                    _encode_frame(im, crf, preset, cores)
                 wave.append(n_images / (time.perf_counter() - t))
             a, b = statistics.median(per_core), statistics.median(wave)
             out["presets"][preset] = {

@@ -254,9 +254,9 @@ def test_a_tfrecord_file_given_as_ffrecord_is_named(tmp_path, records):
 
     path = tmp_path / "x.ffr"
     path.write_bytes(tfrecord_bytes(records))
-    expected = (f"{path}: not an FFRecord file: it looks like a TFRecord file (it starts with a "
-                "record length and its masked CRC-32C, TFRecord's framing); read it with "
-                "tf.data.TFRecordDataset")
+    expected = (f"{path} is a TFRecord file, not an FFRecord file or a folder of .ffr files: "
+                "read it with tf.data.TFRecordDataset (JPEG bytes in its examples decode fused "
+                "with tf_gulp.ops.decode_jpeg_warped)")
     with pytest.raises(ValueError) as e:
         FileReader(path)
     assert str(e.value) == expected

@@ -11,6 +11,7 @@ this checks is that their input pipelines run and feed Keras)."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 
@@ -21,7 +22,8 @@ import tensorflow as tf
 from PIL import Image
 
 import bzna_reference_testing as R
-from gulp_testing import make_gulp_dir
+from gulp_testing import SyntheticAdapter, synthetic_frame, video_id
+from tf_gulp.gulp import GulpIngestor
 from ingest_testing import make_video_folder
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -65,8 +67,7 @@ def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("docs") / "data"
     root.mkdir()
     for name in ("kinetics_gulp", "something_gulp", "gulp_a", "gulp_b", "gulp"):
-        make_gulp_dir(root / name, num_videos=4, frames_per_video=16, height=16, width=16,
-                      videos_per_chunk=2)
+        make_mixed_gulp_dir(root / name)
     make_video_folder(root / "ucf101", {"a": 1, "b": 1}, num_frames=6)
     rng = np.random.default_rng(0)
     images = root / "images"
@@ -90,6 +91,24 @@ def data(tmp_path_factory):
             for i, t in enumerate(targets)]
     R.write_container(str(root / "mydata.bzna"), mp4s, targets, [f"{i}.jpg" for i in range(4)])
     return {"root": str(root), "items": items}
+
+
+class MixedSizeAdapter(SyntheticAdapter):
+    """Videos of different frame sizes (as real clips are), one of them grayscale."""
+
+    SIZES = [(16, 16), (20, 28), (12, 22), (18, 14)]
+
+    def iter_data(self, slice_element=None):
+        for i in range(len(self))[slice_element or slice(None)]:
+            h, w = self.SIZES[i % len(self.SIZES)]
+            frames = [synthetic_frame(i, j, h, w, gray=i == 3) for j in range(self.frame_counts[i])]
+            yield {"id": video_id(i), "meta": self.meta(i), "frames": frames}
+
+
+def make_mixed_gulp_dir(path) -> None:
+    adapter = MixedSizeAdapter([16] * 4, 16, 16)
+    GulpIngestor(adapter, str(path), 2, num_workers=1, progress=False)()
+    (path / "label2idx.json").write_text(json.dumps(adapter.label2idx))
 
 
 def realistic_picture(i: int, rng) -> bytes:

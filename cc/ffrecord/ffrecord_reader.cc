@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "cc/io/file_system.h"
-#include "cc/io/format_sniffer.h"
 #include "cc/util/crc32.h"
 
 namespace tfg {
@@ -64,8 +63,7 @@ Status FFRecordReader::Open(const std::vector<std::string>& files, const ReaderO
     TFG_RETURN_IF_ERROR(RandomAccessFile::Open(path, &file));
     FileIndex index;
     bool legacy = false;
-    TFG_RETURN_IF_ERROR(ExplainOpenFailure(
-        ReadFileIndex(*file, options.check_data, &index, &legacy), path, DataReader::kFFRecord));
+    TFG_RETURN_IF_ERROR(ReadFileIndex(*file, options.check_data, &index, &legacy));
     if (legacy && options.check_data) {
       r->warnings_.push_back(path +
                              ": old FFRecord file without a metadata checksum (meta_crc == 0): "

@@ -258,8 +258,10 @@ Status CheckReaderFits(const std::string& path, DataReader reader) {
 
 Status ExplainOpenFailure(const Status& failure, const std::string& path, DataReader reader) {
   if (failure.ok()) return failure;
+  // The reader's own error code (DataLoss for bytes that did not parse, NotFound for a folder
+  // without its files...), the sniffer's message.
   const Status fits = CheckReaderFits(path, reader);
-  return fits.ok() ? failure : fits;
+  return fits.ok() ? failure : Status(failure.code(), fits.message());
 }
 
 }  // namespace tfg

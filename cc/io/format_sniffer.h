@@ -58,9 +58,9 @@ const char* DataFormatAdvice(DataFormat format);
 // "<path> is <format name>, not <what reader reads>: <advice>".
 Status CheckReaderFits(const std::string& path, DataReader reader);
 
-// For a reader that failed to open `path` with `failure`: the sniffer's error
-// when `path` is another format (what it is and what reads it), else
-// `failure`. Readers call it on their error paths only, so a good file costs
+// For a reader that failed to open `path` with `failure`: `failure`'s code
+// with the sniffer's message when `path` is another format (what it is and
+// what reads it), else `failure`. Readers call it on their error paths only, so a good file costs
 // no sniffing.
 Status ExplainOpenFailure(const Status& failure, const std::string& path, DataReader reader);
 
