@@ -3,7 +3,7 @@
 source for Benzina's per-image MP4s (x265, yuvj420p) at crf values around the default, against the
 same photos as JPEG quality 90 (what `tf-gulp ingest` writes into a gulp directory: 4:4:4; and
 4:2:0, the chroma of ImageNet's JPEGs and of the HEVC pictures), at the same resolution. Also the
-encoder's speed: images/s and images/s per core of `tf_gulp.bzna.create_dataset`'s scheme (one
+encoder's speed at the default crf: images/s and images/s per core of `tf_gulp.bzna.create_dataset`'s scheme (one
 single-threaded x265 per core, `pools=1:frame-threads=1`) at several presets, against one x265
 using every core for one picture at a time (`pools=N`: wavefront threads; frame threads cannot help
 a one-frame stream).
@@ -204,7 +204,11 @@ def main(argv=None) -> int:
             result[f"bytes_ratio_bzna_crf{match}_over_{key}"] = (
                 result["bzna"][str(match)]["bytes_per_image"] / j["bytes_per_image"])
         print(f"  crf matching its PSNR: {match}", flush=True)
-    result["encode_speed"] = speed(pics, 10, args.speed_presets, args.speed_images, args.rounds)
+    from tf_gulp._x265 import DEFAULT_CRF
+
+    result["encode_speed"] = speed(pics, DEFAULT_CRF, args.speed_presets, args.speed_images,
+                                   args.rounds)
+    result["encode_speed"]["crf"] = DEFAULT_CRF
     print(json.dumps(result["encode_speed"], indent=1), flush=True)
     os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
     with open(args.output, "w", encoding="utf-8") as f:

@@ -5,7 +5,8 @@
     create_dataset("list.txt", "out.bzna")                             # "path label [split]" lines
 
 Each image becomes a per-image MP4 the way Benzina's converter makes it: x265 (through PyAV),
-`yuvj420p` full range, crf 10, `hvc1` sample entry with `hvcC`, the picture padded right/bottom to
+`yuvj420p` full range, crf `DEFAULT_CRF` (28; the reference's 10 is `crf="reference"`, see
+docs/benzina.md for what each costs), `hvc1` sample entry with `hvcC`, the picture padded right/bottom to
 a multiple of 512 by repeating edge pixels, `tkhd` and `clap` giving the clean (unpadded) size, a
 thumbnail (longer side <= 512, padded into a 512x512 frame; none when the image already fits), and
 the target (int64 LE) and file name inside; tracks `bzna_input`, `bzna_fname`, `bzna_target`,
@@ -38,7 +39,7 @@ import numpy as np
 from tf_gulp._progress import progress_bar
 from tf_gulp import _args as A
 from tf_gulp import _core
-from tf_gulp._x265 import X265_CRF_RANGE, X265_PRESETS
+from tf_gulp._x265 import DEFAULT_CRF, REFERENCE_CRF, X265_CRF_RANGE, X265_PRESETS
 from tf_gulp._output_errors import OutputError, write_atomically, writing_output
 from tf_gulp.bzna import container as C
 
@@ -237,10 +238,15 @@ def _encode_one(args) -> Tuple[int, str]:
     return index, part
 
 
-def create_dataset(source: str, output: str, *, crf: int = 10, preset: str = "medium",
+def create_dataset(source: str, output: str, *, crf: int = DEFAULT_CRF, preset: str = "medium",
                    workers: Optional[int] = None, progress: bool = True,
                    overwrite: bool = False) -> Dict[str, object]:
     """Converts an image folder or list file (see the module doc) into `output` (.bzna).
+
+    `crf`: x265's constant rate factor, or ``"reference"`` for the reference toolchain's 10
+    (:data:`REFERENCE_CRF`: about 3.7x the bytes of the default for 2.3 dB more PSNR, measured in
+    docs/benchmarks.md). `workers`: parallel single-threaded encoders (default: every usable core).
+    The free space is checked before anything is encoded.
 
     Returns a summary: entries, splits, classes, bytes. Re-running after an interruption reuses the
     images already encoded; an existing `output` is an error unless `overwrite` (or unless the
@@ -254,6 +260,8 @@ def create_dataset(source: str, output: str, *, crf: int = 10, preset: str = "me
     what = "create_dataset: "
     source = A.path(source, "source", what=what)
     output = A.path(output, "output", what=what)
+    if crf == "reference":
+        crf = REFERENCE_CRF
     crf = A.integer(crf, "crf", minimum=X265_CRF_RANGE[0], maximum=X265_CRF_RANGE[1], what=what)
     A.choice(preset, "preset", X265_PRESETS, what=what)
     workers = A.optional_integer(workers, "workers", minimum=1, what=what)
@@ -335,10 +343,13 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-# Upper bounds of a per-image MP4's bytes per pixel of its picture (thumbnail, headers and label
-# included), by crf, from bench/bench_bzna_size.py on scikit-image's photos (docs/benchmarks.md);
-# between two crfs the smaller crf's bound holds.
-_BYTES_PER_PIXEL = ((10, 1.0), (14, 0.7), (18, 0.45), (22, 0.3), (26, 0.2), (51, 0.15))
+# Upper estimates of a per-image MP4's bytes per pixel of its picture (thumbnail, headers, label
+# and name included), by crf: the most of any photo in bench/bench_bzna_size.py's run
+# (bench/results/bzna_size.json: 1.30 at crf 10, 0.84 at 18, 0.37 at 28) plus a quarter. A crf
+# between two rows takes the smaller crf's row (fewer bytes at a larger crf); below 10, unmeasured,
+# a generous bound.
+_BYTES_PER_PIXEL = ((0, 4.0), (10, 1.6), (14, 1.35), (18, 1.05), (22, 0.8), (24, 0.7), (26, 0.6),
+                    (28, 0.5))
 
 
 def estimated_bytes_per_pixel(crf: int) -> float:

@@ -125,8 +125,16 @@ def _decode_frames(data_path: str, data_name: str,
                 problems.append(Problem("error", data_name, str(e), key, index, offset))
                 continue
             if data[:2] != b"\xff\xd8":
-                problems.append(Problem("error", data_name, "not a JPEG (no FF D8 start of "
-                                        "image marker)", key, index, offset))
+                # Not a JPEG: a PNG frame decodes as GulpDataset decodes it (cc/codec/picture);
+                # anything else is refused with the dataset's own reason.
+                try:
+                    height, width = _core().gulp_decode_frame(bytes(data))
+                except ValueError as e:
+                    problems.append(Problem("error", data_name, f"cannot decode the frame, not a "
+                                            f"JPEG ({e})", key, index, offset))
+                    continue
+                seen[(offset, size)] = (height, width)
+                _same_size(problems, sizes, data_name, key, index, offset, height, width)
                 continue
             try:
                 height, width, _colorspace, _sub = simplejpeg.decode_jpeg_header(data)
