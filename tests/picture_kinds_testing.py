@@ -1,7 +1,7 @@
-"""Pictures of every kind tf.io.decode_image reads as JPEG or PNG, made here (PIL, simplejpeg,
+"""Pictures of every kind tf.io.decode_image reads as JPEG, PNG or BMP, made here (PIL, simplejpeg,
 TensorFlow's PNG encoder): what real image datasets hold among their RGB JPEGs (CMYK and YCCK
 JPEGs, grayscale, progressive, restart markers, every chroma subsampling, PNG of every colour type
-and bit depth). Odd sizes, so no picture is a whole number of iMCUs."""
+and bit depth, uncompressed BMPs). Odd sizes, so no picture is a whole number of iMCUs."""
 
 from __future__ import annotations
 
@@ -65,6 +65,9 @@ KINDS: Dict[str, Callable[[int], bytes]] = {
     "png_16bit_rgb": lambda s: _png16(s, 3),
     "png_16bit_rgba": lambda s: _png16(s, 4),
     "png_interlaced": lambda s: _interlaced_png(s),
+    "bmp_rgb": lambda s: _pil(smooth_rgb(s), "RGB", "BMP"),
+    "bmp_rgba": lambda s: _pil(smooth_rgb(s, channels=4), "RGBA", "BMP"),
+    "bmp_gray": lambda s: _pil(smooth_rgb(s)[..., 0], "L", "BMP"),
 }
 
 

@@ -1,7 +1,7 @@
 """Every reader opened on another format names what the path holds and what reads it (issue 34):
 gulp directories, FFRecord files and folders, Benzina containers, TFRecord and ArrayRecord files,
 folders of videos or images and single video or image files, each opened with GulpDataset,
-FFRecordDataset, BenzinaDataset and `tf-gulp info`. One sniffer (cc/io/format_sniffer.h) answers
+FFRecordDataset, BenzinaDataset, `tf-gulp info` and `tf-gulp check`. One sniffer (cc/io/format_sniffer.h) answers
 for all of them, also as tf_gulp._core.sniff_path."""
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ FORMATS = {
 }
 # Which format each reader reads (the pairs below skip these).
 READS = {"GulpDataset": {"gulp"}, "FFRecordDataset": {"ffrecord", "ffrecord_folder"},
-         "BenzinaDataset": {"bzna"}, "tf-gulp info": {"gulp"}}
+         "BenzinaDataset": {"bzna"}, "tf-gulp info": {"gulp"}, "tf-gulp check": {"gulp"}}
 READER_WANTS = {"GulpDataset": "not a gulp directory", "FFRecordDataset": "not an FFRecord file",
-                "BenzinaDataset": "not a Benzina (.bzna) file", "tf-gulp info": "not a gulp directory"}
+                "BenzinaDataset": "not a Benzina (.bzna) file", "tf-gulp info": "not a gulp directory",
+                "tf-gulp check": "not a gulp directory"}
 
 JPEG = simplejpeg.encode_jpeg(np.zeros((16, 16, 3), np.uint8), 90)
 MP4 = (b"\0\0\0\x18ftypisom\0\0\x02\0isomiso2" + b"\0\0\0\x10mdat" + b"\0" * 8)
@@ -103,10 +104,10 @@ def test_sniffer_names_each_format(paths, kind):
 
 def open_with(reader: str, path: str) -> str:
     """The error `reader` gives on `path` (the test fails if it gives none)."""
-    if reader == "tf-gulp info":
-        code, _out, err = run_cli("info", path)
-        assert code == 2 and "Traceback" not in err, (code, err)
-        return err
+    if reader.startswith("tf-gulp "):
+        code, out, err = run_cli(reader.split()[1], path)
+        assert code in (1, 2) and "Traceback" not in err, (code, err)
+        return out + err
     make_ds = {"GulpDataset": tf_gulp.GulpDataset, "FFRecordDataset": tf_gulp.FFRecordDataset,
                "BenzinaDataset": tf_gulp.BenzinaDataset}[reader]
     with pytest.raises((tf.errors.OpError, ValueError, OSError)) as e:

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cc/codec/bmp_decoder.h"
 #include "cc/codec/png_decoder.h"
 #include "cc/warp/fixed_point_warp.h"
 #include "cc/warp/similarity_warp.h"
@@ -15,11 +16,11 @@ namespace {
 
 Status Unsupported(Kind kind) {
   if (kind == Kind::kUnknown) {
-    return DataLossError("not a JPEG or PNG picture (its first bytes match no picture format)");
+    return DataLossError("not a JPEG, PNG or BMP picture (its first bytes match no picture format)");
   }
   return InvalidArgumentError(
       "a ", KindName(kind),
-      " picture: tf_gulp's decoders read JPEG and PNG; convert it first (e.g. with PIL: "
+      " picture: tf_gulp's decoders read JPEG, PNG and BMP; convert it first (e.g. with PIL: "
       "Image.open(f).convert(\"RGB\").save(g, \"PNG\"))");
 }
 
@@ -42,16 +43,36 @@ void BoxDownscale(const uint8_t* src, int h, int w, int c, int s, uint8_t* dst) 
   }
 }
 
-// The whole PNG, decoded into a per-thread buffer that is reused.
-Status DecodePngWhole(const uint8_t* data, size_t size, int channels, int* width, int* height,
-                      std::vector<uint8_t>** pixels) {
+// The header of a picture decoded whole (PNG, BMP).
+Status WholeHeader(Kind kind, const uint8_t* data, size_t size, int* width, int* height,
+                   bool* gray) {
+  if (kind == Kind::kPng) {
+    png::Header h;
+    TFG_RETURN_IF_ERROR(png::ReadHeader(data, size, &h));
+    *width = h.width, *height = h.height, *gray = h.gray;
+    return Status::Ok();
+  }
+  bmp::Header h;
+  TFG_RETURN_IF_ERROR(bmp::ReadHeader(data, size, &h));
+  *width = h.width, *height = h.height, *gray = h.gray;
+  return Status::Ok();
+}
+
+Status WholeDecode(Kind kind, const uint8_t* data, size_t size, int channels, uint8_t* dst) {
+  return kind == Kind::kPng ? png::Decode(data, size, channels, dst)
+                            : bmp::Decode(data, size, channels, dst);
+}
+
+bool DecodedWhole(Kind kind) { return kind == Kind::kPng || kind == Kind::kBmp; }
+
+// The whole PNG or BMP, decoded into a per-thread buffer that is reused.
+Status DecodeWholeBuffer(Kind kind, const uint8_t* data, size_t size, int channels, int* width,
+                         int* height, std::vector<uint8_t>** pixels) {
   thread_local std::vector<uint8_t> buffer;
-  png::Header header;
-  TFG_RETURN_IF_ERROR(png::ReadHeader(data, size, &header));
-  buffer.resize(static_cast<size_t>(header.width) * header.height * channels);
-  TFG_RETURN_IF_ERROR(png::Decode(data, size, channels, buffer.data()));
-  *width = header.width;
-  *height = header.height;
+  bool gray = false;
+  TFG_RETURN_IF_ERROR(WholeHeader(kind, data, size, width, height, &gray));
+  buffer.resize(static_cast<size_t>(*width) * *height * channels);
+  TFG_RETURN_IF_ERROR(WholeDecode(kind, data, size, channels, buffer.data()));
   *pixels = &buffer;
   return Status::Ok();
 }
@@ -64,11 +85,11 @@ Status DecodeWarpedImpl(const uint8_t* data, size_t size, const jpeg::DecodeOpti
   if (kind == Kind::kJpeg) {
     return jpeg::DecodeWarped(data, size, options, info, matrix, target, dst);
   }
-  if (kind != Kind::kPng) return Unsupported(kind);
+  if (!DecodedWhole(kind)) return Unsupported(kind);
   const int channels = jpeg::Channels(options.color_space);
   int width = 0, height = 0;
   std::vector<uint8_t>* pixels = nullptr;
-  TFG_RETURN_IF_ERROR(DecodePngWhole(data, size, channels, &width, &height, &pixels));
+  TFG_RETURN_IF_ERROR(DecodeWholeBuffer(kind, data, size, channels, &width, &height, &pixels));
   warp::WarpGeometry g;
   g.in_height = height;
   g.in_width = width;
@@ -101,7 +122,7 @@ Kind Sniff(const uint8_t* data, size_t size) {
   if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) return Kind::kJpeg;
   if (png::IsPng(data, size)) return Kind::kPng;
   if (size >= 4 && std::memcmp(data, "GIF8", 4) == 0) return Kind::kGif;
-  if (size >= 2 && data[0] == 'B' && data[1] == 'M') return Kind::kBmp;
+  if (bmp::IsBmp(data, size)) return Kind::kBmp;
   return Kind::kUnknown;
 }
 
@@ -121,14 +142,9 @@ Status ReadHeader(const uint8_t* data, size_t size, jpeg::ImageInfo* info) {
   // A damaged JPEG whose SOI survived is still read as a JPEG (its error is
   // libjpeg's); bytes that start like nothing are too, for the same message.
   if (kind == Kind::kJpeg || kind == Kind::kUnknown) return jpeg::ReadHeader(data, size, info);
-  if (kind != Kind::kPng) return Unsupported(kind);
-  png::Header header;
-  TFG_RETURN_IF_ERROR(png::ReadHeader(data, size, &header));
-  info->width = header.width;
-  info->height = header.height;
-  info->gray = header.gray;
+  if (!DecodedWhole(kind)) return Unsupported(kind);
   info->cmyk = false;
-  return Status::Ok();
+  return WholeHeader(kind, data, size, &info->width, &info->height, &info->gray);
 }
 
 Status Decode(const uint8_t* data, size_t size, const jpeg::DecodeOptions& options, int width,
@@ -137,19 +153,19 @@ Status Decode(const uint8_t* data, size_t size, const jpeg::DecodeOptions& optio
   if (kind == Kind::kJpeg || kind == Kind::kUnknown) {
     return jpeg::Decode(data, size, options, width, height, dst);
   }
-  if (kind != Kind::kPng) return Unsupported(kind);
+  if (!DecodedWhole(kind)) return Unsupported(kind);
   const int channels = jpeg::Channels(options.color_space);
   const int s = options.scale_denominator;
-  png::Header header;
-  TFG_RETURN_IF_ERROR(png::ReadHeader(data, size, &header));
-  if ((header.width + s - 1) / s != width || (header.height + s - 1) / s != height) {
-    return InvalidArgumentError("PNG of ", header.width, "x", header.height, " at 1/", s,
-                                " is not the ", width, "x", height, " asked for");
-  }
-  if (s == 1) return png::Decode(data, size, channels, dst);
   int w = 0, h = 0;
+  bool gray = false;
+  TFG_RETURN_IF_ERROR(WholeHeader(kind, data, size, &w, &h, &gray));
+  if ((w + s - 1) / s != width || (h + s - 1) / s != height) {
+    return InvalidArgumentError(KindName(kind), " of ", w, "x", h, " at 1/", s, " is not the ",
+                                width, "x", height, " asked for");
+  }
+  if (s == 1) return WholeDecode(kind, data, size, channels, dst);
   std::vector<uint8_t>* pixels = nullptr;
-  TFG_RETURN_IF_ERROR(DecodePngWhole(data, size, channels, &w, &h, &pixels));
+  TFG_RETURN_IF_ERROR(DecodeWholeBuffer(kind, data, size, channels, &w, &h, &pixels));
   BoxDownscale(pixels->data(), h, w, channels, s, dst);
   return Status::Ok();
 }

@@ -206,7 +206,11 @@ def check_directory(path: str, decode: bool = False, num_workers: int = 1,
     if not exists(path):
         raise FileNotFoundError(f"{path}: no such directory")
     if not isdir(path):
-        raise NotADirectoryError(f"{path}: not a directory")
+        from tf_gulp._format_sniffer import wrong_reader_message
+
+        # Another format (an FFRecord or .bzna file, a video...): what it is and what reads it.
+        raise NotADirectoryError(wrong_reader_message(path, "a gulp directory", "a gulp directory")
+                                 or f"{path}: not a directory")
     report = CheckReport(path, decoded=decode)
     with progress_bar(progress, unit="B", unit_scale=True, unit_divisor=1024, desc="check",
                       delay=1.0, dynamic_ncols=True) as bar:
