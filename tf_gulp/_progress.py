@@ -25,8 +25,10 @@ def tqdm_disable(progress: bool) -> Optional[bool]:
     return False if _forced else None
 
 
-def progress_bar(progress: bool, **kwargs: Any) -> Any:
-    """A tqdm bar (to stderr) shown only when ``progress`` and stderr is a terminal."""
+def progress_bar(progress: bool, always: bool = False, **kwargs: Any) -> Any:
+    """A tqdm bar (to stderr) shown only when ``progress`` and stderr is a terminal; ``always``
+    draws it anyway, for a bar asked for by name where the default is none (``dump(...,
+    verbose=True)``, as the reference draws it)."""
     from tqdm import tqdm
 
-    return tqdm(disable=tqdm_disable(progress), **kwargs)
+    return tqdm(disable=False if (progress and always) else tqdm_disable(progress), **kwargs)

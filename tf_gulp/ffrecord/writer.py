@@ -229,7 +229,9 @@ def _write_parts(records: Sequence[Any], paths: List[str], out: str, n: int, nfi
     lock = threading.Lock()
     bar = None
     if progress:
-        bar = progress_bar(True, total=n, unit="rec", desc=f"dump {os.path.basename(out) or out}")
+        # Asked for by name (the default is silent, as the reference's): drawn like the reference's.
+        bar = progress_bar(True, always=True, total=n, unit="rec",
+                           desc=f"dump {os.path.basename(out) or out}")
     stop = threading.Event()
 
     def write_part(k: int) -> None:
