@@ -1,7 +1,7 @@
-"""Pictures of every kind tf.io.decode_image reads as JPEG, PNG or BMP, made here (PIL, simplejpeg,
+"""Pictures of every kind tf.io.decode_image reads, made here (PIL, simplejpeg,
 TensorFlow's PNG encoder): what real image datasets hold among their RGB JPEGs (CMYK and YCCK
 JPEGs, grayscale, progressive, restart markers, every chroma subsampling, PNG of every colour type
-and bit depth, uncompressed BMPs). Odd sizes, so no picture is a whole number of iMCUs."""
+and bit depth, uncompressed BMPs, GIFs: interlaced, transparent, animated). Odd sizes, so no picture is a whole number of iMCUs."""
 
 from __future__ import annotations
 
@@ -68,7 +68,18 @@ KINDS: Dict[str, Callable[[int], bytes]] = {
     "bmp_rgb": lambda s: _pil(smooth_rgb(s), "RGB", "BMP"),
     "bmp_rgba": lambda s: _pil(smooth_rgb(s, channels=4), "RGBA", "BMP"),
     "bmp_gray": lambda s: _pil(smooth_rgb(s)[..., 0], "L", "BMP"),
+    "gif_interlaced": lambda s: _pil(smooth_rgb(s), "RGB", "GIF"),  # PIL interlaces by default
+    "gif_plain": lambda s: _pil(smooth_rgb(s), "RGB", "GIF", interlace=False),
+    "gif_transparent": lambda s: _gif(s, transparency=3),
+    "gif_animated": lambda s: _gif(s, save_all=True, append_images=[
+        Image.fromarray(smooth_rgb(s + 1))]),
 }
+
+
+def _gif(seed: int, **kwargs) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(smooth_rgb(seed)).quantize(16).save(buf, "GIF", **kwargs)
+    return buf.getvalue()
 
 
 def _palette_png(seed: int) -> bytes:
@@ -104,5 +115,5 @@ def _interlaced_png(seed: int) -> bytes:
 
 
 def reference(data: bytes) -> np.ndarray:
-    """What TensorFlow decodes: tf.io.decode_image(channels=3), uint8."""
+    """What TensorFlow decodes: tf.io.decode_image(channels=3), uint8 (a GIF's first frame)."""
     return tf.io.decode_image(data, channels=3, expand_animations=False).numpy()

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cc/codec/bmp_decoder.h"
+#include "cc/codec/gif_decoder.h"
 #include "cc/codec/png_decoder.h"
 #include "cc/warp/fixed_point_warp.h"
 #include "cc/warp/similarity_warp.h"
@@ -16,11 +17,11 @@ namespace {
 
 Status Unsupported(Kind kind) {
   if (kind == Kind::kUnknown) {
-    return DataLossError("not a JPEG, PNG or BMP picture (its first bytes match no picture format)");
+    return DataLossError("not a JPEG, PNG, BMP or GIF picture (its first bytes match no picture format)");
   }
   return InvalidArgumentError(
       "a ", KindName(kind),
-      " picture: tf_gulp's decoders read JPEG, PNG and BMP; convert it first (e.g. with PIL: "
+      " picture: tf_gulp's decoders read JPEG, PNG, BMP and GIF; convert it first (e.g. with PIL: "
       "Image.open(f).convert(\"RGB\").save(g, \"PNG\"))");
 }
 
@@ -43,13 +44,19 @@ void BoxDownscale(const uint8_t* src, int h, int w, int c, int s, uint8_t* dst) 
   }
 }
 
-// The header of a picture decoded whole (PNG, BMP).
+// The header of a picture decoded whole (PNG, BMP, GIF).
 Status WholeHeader(Kind kind, const uint8_t* data, size_t size, int* width, int* height,
                    bool* gray) {
   if (kind == Kind::kPng) {
     png::Header h;
     TFG_RETURN_IF_ERROR(png::ReadHeader(data, size, &h));
     *width = h.width, *height = h.height, *gray = h.gray;
+    return Status::Ok();
+  }
+  if (kind == Kind::kGif) {
+    gif::Header h;
+    TFG_RETURN_IF_ERROR(gif::ReadHeader(data, size, &h));
+    *width = h.width, *height = h.height, *gray = false;
     return Status::Ok();
   }
   bmp::Header h;
@@ -59,13 +66,16 @@ Status WholeHeader(Kind kind, const uint8_t* data, size_t size, int* width, int*
 }
 
 Status WholeDecode(Kind kind, const uint8_t* data, size_t size, int channels, uint8_t* dst) {
-  return kind == Kind::kPng ? png::Decode(data, size, channels, dst)
-                            : bmp::Decode(data, size, channels, dst);
+  if (kind == Kind::kPng) return png::Decode(data, size, channels, dst);
+  if (kind == Kind::kGif) return gif::Decode(data, size, channels, dst);
+  return bmp::Decode(data, size, channels, dst);
 }
 
-bool DecodedWhole(Kind kind) { return kind == Kind::kPng || kind == Kind::kBmp; }
+bool DecodedWhole(Kind kind) {
+  return kind == Kind::kPng || kind == Kind::kBmp || kind == Kind::kGif;
+}
 
-// The whole PNG or BMP, decoded into a per-thread buffer that is reused.
+// The whole PNG, BMP or GIF (its first frame), decoded into a per-thread buffer that is reused.
 Status DecodeWholeBuffer(Kind kind, const uint8_t* data, size_t size, int channels, int* width,
                          int* height, std::vector<uint8_t>** pixels) {
   thread_local std::vector<uint8_t> buffer;
@@ -121,7 +131,7 @@ Status DecodeWarpedImpl(const uint8_t* data, size_t size, const jpeg::DecodeOpti
 Kind Sniff(const uint8_t* data, size_t size) {
   if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) return Kind::kJpeg;
   if (png::IsPng(data, size)) return Kind::kPng;
-  if (size >= 4 && std::memcmp(data, "GIF8", 4) == 0) return Kind::kGif;
+  if (gif::IsGif(data, size)) return Kind::kGif;
   if (bmp::IsBmp(data, size)) return Kind::kBmp;
   return Kind::kUnknown;
 }

@@ -1,15 +1,16 @@
 // Any picture a frame or a record may hold, by its bytes: JPEG (jpeg_decoder.h,
-// jpeg_warp.h), PNG (png_decoder.h) or BMP (bmp_decoder.h), sniffed from the first bytes as
+// jpeg_warp.h), PNG (png_decoder.h), BMP (bmp_decoder.h) or GIF (its first
+// frame, gif_decoder.h), sniffed from the first bytes as
 // tf.io.decode_image sniffs them, so a PNG named .jpg (ImageNet has one) or a
 // CMYK JPEG decodes wherever a JPEG does. The same entry points as
 // jpeg_decoder.h / jpeg_warp.h: the gulp readers and the fused-decode op call
 // these, never a codec directly.
 //
-// A PNG or BMP has no DCT to scale: decoded at 1/s it is the whole picture
-// averaged over s x s boxes (the last row and column over what is left), the
-// size jpeg::ScaledSize gives; warped, it is decoded whole and then warped
-// (the crop saves nothing but the warp). GIF, which tf.io.decode_image also
-// reads (its first frame), is refused by name with what to do.
+// A PNG, BMP or GIF has no DCT to scale: decoded at 1/s it is the whole
+// picture averaged over s x s boxes (the last row and column over what is
+// left), the size jpeg::ScaledSize gives; warped, it is decoded whole and then
+// warped (the crop saves nothing but the warp). Anything else (WebP, TIFF...)
+// is refused with what to do.
 #ifndef TF_GULP_CC_CODEC_PICTURE_H_
 #define TF_GULP_CC_CODEC_PICTURE_H_
 
@@ -23,13 +24,14 @@
 namespace tfg {
 namespace picture {
 
-enum class Kind { kJpeg, kPng, kGif, kBmp, kUnknown };
+enum class Kind { kJpeg, kPng, kGif, kBmp, kUnknown };  // kUnknown: also WebP, TIFF...
 
 // The picture format `data` starts with.
 Kind Sniff(const uint8_t* data, size_t size);
 const char* KindName(Kind kind);
 
-// The header of a JPEG, PNG or BMP (size, gray), with each codec's size limits.
+// The header of a JPEG, PNG, BMP or GIF (size, gray), with each codec's size
+// limits.
 Status ReadHeader(const uint8_t* data, size_t size, jpeg::ImageInfo* info);
 
 // jpeg::Decode for any picture ReadHeader reads.

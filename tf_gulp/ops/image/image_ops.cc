@@ -116,7 +116,7 @@ REGISTER_OP("TfGulp>DecodeJpegWarped")
       return FusedWarpShape(c, colorspace == "gray" ? 1 : 3);
     })
     .Doc(R"doc(
-Decodes a batch of JPEG (or PNG, BMP) strings fused with a similarity warp (see
+Decodes a batch of JPEG (or PNG, BMP, GIF) strings fused with a similarity warp (see
 tf_gulp.ops.decode_jpeg_warped).
 )doc");
 

@@ -35,12 +35,12 @@ def decode_jpeg_warped(
     transform samples it (the iMCU columns around the crop, the rows down to its bottom, at the
     DCT scale 1/2, 1/4, 1/8 that keeps the output's resolution) and warped straight into the output.
 
-    Every picture ``tf.io.decode_image(..., channels=3)`` reads as JPEG, PNG or BMP decodes here
+    Every picture ``tf.io.decode_image(..., channels=3)`` reads (JPEG, PNG, BMP, GIF) decodes here
     to the same pixels (then warped): RGB, grayscale, CMYK and YCCK JPEGs (Adobe-inverted or not),
     baseline or progressive, any chroma subsampling, restart markers; PNG of every colour type and
     bit depth (alpha dropped, 16-bit to 8-bit, palette expanded). A PNG is decoded whole, then
-    warped; so is a BMP (uncompressed, 8/24/32-bit, as ``tf.io.decode_bmp`` reads). GIF is refused
-    with an error saying so.
+    warped; so are a BMP (uncompressed, 8/24/32-bit, as ``tf.io.decode_bmp`` reads) and a GIF (its
+    first frame, as ``tf.io.decode_image(expand_animations=False)``). Other formats are refused.
 
     What ``tf.io.decode_and_crop_jpeg`` + ``tf.image.resize`` + a flip + a normalization do, in one
     pass, with the transforms of :mod:`tf_gulp.transforms` drawn in C++ from
