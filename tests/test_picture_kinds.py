@@ -120,3 +120,14 @@ def test_gulp_frame_errors_name_item_and_frame(tmp_path):
     write_gulp(tmp_path / "g", {"ok": KINDS["png_rgb"](5), "bad": KINDS["png_rgb"](5)[:-40]})
     with pytest.raises(tf.errors.DataLossError, match=r"id 'bad' frame 0 .*corrupt PNG"):
         list(tf_gulp.GulpDataset(str(tmp_path / "g")))
+
+
+def test_ffrecord_errors_name_the_file_and_the_record(tmp_path):
+    path = str(tmp_path / "pictures.ffr")
+    good = KINDS["jpeg_rgb_420"](6)
+    with FileWriter(path, 3) as w:
+        for record in (good, good[:len(good) // 2], good):
+            w.write_one(record)
+    ds = tf_gulp.FFRecordDataset(path, batch_size=3).decode_jpeg_warped(OUT)
+    with pytest.raises(tf.errors.DataLossError, match=rf"{path} record 1: corrupt JPEG"):
+        next(iter(ds))

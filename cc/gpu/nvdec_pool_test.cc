@@ -378,8 +378,17 @@ TEST(NvdecPoolTest, ADecodeWaitingForTheCallersPictureEndsAtShutdown) {
   NvdecPicture held;
   ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &held).ok());
   NvdecPicture p;
+  const int parsed = Count(fake, "cuvidParseVideoData");
   auto waiting = std::async(std::launch::async, [&] { return DecodeSample(*pool, Sample(64, 48), &p); });
-  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  // Shut down once the decode is parsing its picture (its surface is held, so it then waits):
+  // waited for as a state, with a generous limit, not for a time.
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Count(fake, "cuvidParseVideoData") == parsed &&
+         std::chrono::steady_clock::now() < limit) {
+    std::this_thread::yield();
+  }
+  ASSERT_GT(Count(fake, "cuvidParseVideoData"), parsed) << "the second decode never started";
+  EXPECT_EQ(waiting.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
   EXPECT_TRUE(pool->Shutdown().ok());
   const Status s = waiting.get();
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);

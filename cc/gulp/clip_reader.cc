@@ -200,7 +200,7 @@ namespace {
 
 template <typename Out>
 Status DecodeClipWarpedImpl(const ClipBytes& clip, const jpeg::DecodeOptions& options,
-                            const ClipShape& shape, const double matrix[9],
+                            const ClipShape& shape, const FrameMatrices& matrices,
                             const jpeg::WarpTarget& target, const std::string& data_path,
                             const std::string& id, const Scheduler& schedule,
                             int max_parallelism, Out* dst) {
@@ -215,7 +215,7 @@ Status DecodeClipWarpedImpl(const ClipBytes& clip, const jpeg::DecodeOptions& op
                 const ClipBytes::Span& span = clip.frames[k];
                 statuses[k] = WithContext(
                     picture::DecodeWarped(clip.buffer.data() + span.begin, span.length,
-                                       options, info, matrix, target,
+                                          options, info, matrices.For(k), target,
                                        dst + k * frame_values),
                     data_path, id, span.frame, span.file_offset);
               });
@@ -226,20 +226,20 @@ Status DecodeClipWarpedImpl(const ClipBytes& clip, const jpeg::DecodeOptions& op
 }  // namespace
 
 Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
-                        const ClipShape& shape, const double matrix[9],
+                        const ClipShape& shape, const FrameMatrices& matrices,
                         const jpeg::WarpTarget& target, const std::string& data_path,
                         const std::string& id, const Scheduler& schedule,
                         int max_parallelism, float* dst) {
-  return DecodeClipWarpedImpl(clip, options, shape, matrix, target, data_path, id, schedule,
+  return DecodeClipWarpedImpl(clip, options, shape, matrices, target, data_path, id, schedule,
                               max_parallelism, dst);
 }
 
 Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
-                        const ClipShape& shape, const double matrix[9],
+                        const ClipShape& shape, const FrameMatrices& matrices,
                         const jpeg::WarpTarget& target, const std::string& data_path,
                         const std::string& id, const Scheduler& schedule,
                         int max_parallelism, uint8_t* dst) {
-  return DecodeClipWarpedImpl(clip, options, shape, matrix, target, data_path, id, schedule,
+  return DecodeClipWarpedImpl(clip, options, shape, matrices, target, data_path, id, schedule,
                               max_parallelism, dst);
 }
 

@@ -60,17 +60,17 @@ Status ElementReader::Decode(const gulp::ClipShape& shape, const Scheduler& sche
                     max_parallelism, dst);
 }
 
-Status ElementReader::DecodeWarped(const gulp::ClipShape& shape, const double matrix[9],
+Status ElementReader::DecodeWarped(const gulp::ClipShape& shape, const FrameMatrices& matrices,
                                    const jpeg::WarpTarget& target, const Scheduler& schedule,
                                    int max_parallelism, float* dst) const {
-  return DecodeClipWarped(clip_, options_.decode_options, shape, matrix, target, data_path_,
+  return DecodeClipWarped(clip_, options_.decode_options, shape, matrices, target, data_path_,
                           item_->id, schedule, max_parallelism, dst);
 }
 
-Status ElementReader::DecodeWarped(const gulp::ClipShape& shape, const double matrix[9],
+Status ElementReader::DecodeWarped(const gulp::ClipShape& shape, const FrameMatrices& matrices,
                                    const jpeg::WarpTarget& target, const Scheduler& schedule,
                                    int max_parallelism, uint8_t* dst) const {
-  return DecodeClipWarped(clip_, options_.decode_options, shape, matrix, target, data_path_,
+  return DecodeClipWarped(clip_, options_.decode_options, shape, matrices, target, data_path_,
                           item_->id, schedule, max_parallelism, dst);
 }
 
