@@ -20,6 +20,7 @@ from tensorflow.python.data.ops import dataset_ops
 from tf_gulp import _args as A
 from tf_gulp._runtime_libs import import_core
 from tf_gulp._files import absolute, check_regular_file
+from tf_gulp._format_sniffer import wrong_reader_message
 from tf_gulp._source_dataset import (ShardsItself, as_int, check_shard, require_shared_seed,
                                      source_made, source_seed)
 from tf_gulp.bzna import container
@@ -291,8 +292,9 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
         check_regular_file(path)
     except FileNotFoundError:
         raise tf.errors.NotFoundError(None, None, f"{path}: no such file") from None
-    except ValueError as e:
-        raise tf.errors.InvalidArgumentError(None, None, str(e)) from None
+    except ValueError as e:  # a folder, a device...: what it is when the sniffer knows it
+        other = wrong_reader_message(path, "a Benzina (.bzna) file", "a Benzina (.bzna) dataset")
+        raise tf.errors.InvalidArgumentError(None, None, other or str(e)) from None
     start, stop = split_range(path, split, splits)
     return BenzinaSource(path, start, stop, track, shuffle, seed, epoch, crop, decode,
                          split_per_entry=split_per_entry, seed_given=seed_given)

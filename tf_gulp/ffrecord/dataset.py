@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from typing import Optional, Sequence, Tuple, Union
 
 import tensorflow as tf
@@ -175,12 +177,19 @@ class FFRecordDataset(ShardedSourceDataset):
             keyed = type(self)(**dict(self._args, keys=True), _shard=self._shard)
             keyed._seed_given = self._seed_given
         seed = self._args["seed"]
+        paths = self._args["paths"]
+        # A damaged picture's error names its record: "<paths> record <index>" (the index over
+        # the files in name order, as FFRecordDataset numbers them).
+        where = (os.fspath(paths) if isinstance(paths, (str, os.PathLike)) else
+                 ", ".join(os.fspath(p) for p in paths) if isinstance(paths, (list, tuple))
+                 else "FFRecord")
 
         def decode(e):
+            names = tf.strings.join([where + " record ", tf.strings.as_string(e["index"])])
             return decode_jpeg_warped(e["record"], shape, warp, seed=seed, epoch=e["epoch"],
                                       elements=e["index"], dtype=dtype, bias=bias, norm=norm,
                                       dct_scaling=dct_scaling, colorspace=colorspace,
-                                      dct_method=dct_method)
+                                      dct_method=dct_method, names=names)
 
         return keyed.map(decode, num_parallel_calls=num_parallel_calls,
                          deterministic=deterministic)

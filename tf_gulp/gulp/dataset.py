@@ -11,6 +11,7 @@ from tf_gulp import _args as A
 from tf_gulp._source_dataset import ShardedSourceDataset, first_epoch, graph_path, source_seed
 from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.index import DEFAULT_MAX_CLIP_BYTES
+from tf_gulp.gulp.ingest_record import warn_if_unfinished
 from tf_gulp.ops.gulp.gulp_ops import FrameSpec, gulp_dataset_variant
 from tf_gulp.transforms import kernel_warp_attrs
 
@@ -260,6 +261,9 @@ class GulpDataset(ShardedSourceDataset):
             shape=shape, warp=warp, dtype=dtype, bias=bias, norm=norm,
             dct_scaling=dct_scaling, epoch=epoch), seed_given, _shard)
         path = graph_path(directory)  # a string tensor, e.g. inside interleave() over directories
+        if not isinstance(path, tf.Tensor) and os.path.isdir(path):
+            # Read while its ingest runs (or after it stopped): say how much is missing.
+            warn_if_unfinished(path)
         if label_field and not isinstance(path, tf.Tensor):
             # Train on A, validate on B: a LabelMapWarning when they number a class apart.
             note_label_map(path, label2idx)
