@@ -134,6 +134,7 @@ def measure(path: str, items: int, runs: int) -> Dict[str, Any]:
         o["open_s"] / p["open_s"] for o, p in zip(ours, peer))
     result["rss_ratio_median"] = statistics.median(
         o["rss_bytes"] / p["rss_bytes"] for o, p in zip(ours, peer) if p["rss_bytes"] > 0)
+    result["all_rounds"] = [{"tf_gulp": o, "gulpio2": p} for o, p in zip(ours, peer)]
     return result
 
 
