@@ -116,9 +116,12 @@ def _warnings_of(make):
     return [str(w.message) for w in caught if issubclass(w.category, LabelMapWarning)]
 
 
-def test_gulp_datasets_of_directories_that_disagree_warn_naming_both(tmp_path):
+def test_gulp_datasets_of_directories_that_disagree_warn_naming_both(tmp_path, monkeypatch):
     import tf_gulp
-    from tf_gulp.gulp import read_label2idx
+    from tf_gulp.gulp import label_maps, read_label2idx
+    # The registry is per process: directories other tests read must not count here.
+    monkeypatch.setattr(label_maps, "_seen", {})
+    monkeypatch.setattr(label_maps, "_warned", set())
     train, val = make_splits(tmp_path, "image-folder")
     ingest("image-folder", train, tmp_path / "train_g")
     ingest("image-folder", val, tmp_path / "alone_g")

@@ -379,9 +379,11 @@ class _Bar:
 
 
 def test_check_and_info_progress_bars(good, monkeypatch):
+    import tqdm
+
     from tf_gulp.gulp import check, info
-    monkeypatch.setattr(check, "tqdm", _Bar)
-    monkeypatch.setattr(info, "tqdm", _Bar)
+    # tf_gulp._progress makes every bar (tqdm, imported when a bar is made).
+    monkeypatch.setattr(tqdm, "tqdm", _Bar)
     g = pathlib.Path(good)
     _Bar.made.clear()
     check.check_directory(good, decode=True, progress=True)
@@ -391,8 +393,9 @@ def test_check_and_info_progress_bars(good, monkeypatch):
     # check: bytes read (indexes, and data files when decoding), shown only after a second.
     total = sum(p.stat().st_size for p in g.glob("*_[0-9]*.g*"))
     assert decode_bar.total == decode_bar.done == total
-    assert decode_bar.kwargs["disable"] is False and decode_bar.kwargs["delay"] == 1.0
+    # disable=None: tqdm draws the bar only when stderr is a terminal (tf_gulp._progress).
+    assert decode_bar.kwargs["disable"] is None and decode_bar.kwargs["delay"] == 1.0
     assert quiet_bar.kwargs["disable"] is True
     assert quiet_bar.done == sum(p.stat().st_size for p in g.glob("meta_*.gmeta"))
     # info: items.
-    assert info_bar.kwargs["total"] == info_bar.done == 4 and info_bar.kwargs["disable"] is False
+    assert info_bar.kwargs["total"] == info_bar.done == 4 and info_bar.kwargs["disable"] is None
