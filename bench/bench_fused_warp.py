@@ -76,7 +76,7 @@ def fused_reader(gulp_dir: str, clip_frames: int, out: int, dct_scaling: bool = 
     from tf_gulp.transforms import RandomResizedCrop
 
     ds = tf_gulp.GulpDataset(gulp_dir, num_frames=clip_frames, training=True, seed=SEED,
-                             warp=RandomResizedCrop(SCALE, RATIO), shape=(out, out),
+                             warp=RandomResizedCrop(scale=SCALE, ratio=RATIO), shape=(out, out),
                              dct_scaling=dct_scaling).prefetch(tf.data.AUTOTUNE)
 
     def read() -> int:

@@ -98,16 +98,31 @@ def _hw(size, name: str) -> Tuple[tf.Tensor, tf.Tensor]:
     return size[0], size[1]
 
 
-def _pair(value: Pair, name: str, symmetric: bool = False) -> Tuple[float, float]:
-    """A scalar v means (-v, v) when `symmetric`, else (v, v); a pair is taken as is."""
-    if isinstance(value, (int, float)):
+def _pair(value: Pair, name: str, symmetric: bool = False, owner: str = "") -> Tuple[float, float]:
+    """A scalar v means (-v, v) when `symmetric`, else (v, v); a pair is taken as is. `owner`
+    (the transform's class name) begins the messages."""
+    what = f"{owner}: " if owner else ""
+    number = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+    if not number and (isinstance(value, (str, bytes, bool)) or not hasattr(value, "__len__")):
+        raise TypeError(f"{what}{name} must be a number or a (low, high) pair, got {value!r}")
+    if number:
         return (-float(value), float(value)) if symmetric else (float(value), float(value))
     value = tuple(float(v) for v in value)
     if len(value) != 2:
-        raise ValueError(f"{name} must be a number or a pair, got {value!r}")
+        raise ValueError(f"{what}{name} must be a number or a (low, high) pair, got {value!r}")
     if value[0] > value[1]:
-        raise ValueError(f"{name} must be (low, high) with low <= high, got {value!r}")
+        raise ValueError(f"{what}{name} must be (low, high) with low <= high, got {value!r}: "
+                         f"write it as ({value[1]!r}, {value[0]!r})")
     return value
+
+
+def _check_transform_instance(value, name: str, what: str = "") -> None:
+    """A transform class where an instance belongs (``warp=RandomResizedCrop``) is a TypeError
+    naming the fix; Python would otherwise call the class as the transform, or complain about
+    ``self``."""
+    if isinstance(value, type):
+        raise TypeError(f"{what}{name}={value.__name__} is the class; pass an instance: "
+                        f"{name}={value.__name__}()")
 
 
 def compute_affine_matrix(in_hw, out_hw, crop_hw=None, crop_center=(0.0, 0.0), degrees=0.0,
@@ -194,12 +209,16 @@ class SimilarityTransform:
                  degrees: Pair = 0.0, translate: Pair = (0.0, 0.0), flip_h: float = 0.0,
                  flip_v: float = 0.0, resize: bool = False, keep_ratio: bool = False,
                  random_crop: bool = False):
-        self.scale = _pair(scale, "scale")
-        if self.scale[0] <= 0:
-            raise ValueError(f"scale must be positive, got {self.scale}")
-        self.ratio = None if ratio is None else _pair(ratio, "ratio")
+        owner = type(self).__name__
+        self.scale = _pair(scale, "scale", owner=owner)
+        if not 0.0 < self.scale[0] <= self.scale[1] <= 1.0:
+            raise ValueError(f"{owner}: scale is the crop's area as a fraction of the input's, "
+                             f"(low, high) within (0, 1]; got {self.scale!r} (e.g. scale=(0.08, "
+                             f"1.0); the output size is the dataset's shape=)")
+        self.ratio = None if ratio is None else _pair(ratio, "ratio", owner=owner)
         if self.ratio is not None and self.ratio[0] <= 0:
-            raise ValueError(f"ratio must be positive, got {self.ratio}")
+            raise ValueError(f"{owner}: ratio is the crop's width / height, (low, high) with "
+                             f"low > 0; got {self.ratio!r} (e.g. ratio=(3 / 4, 4 / 3))")
         self.degrees = _pair(degrees, "degrees", symmetric=True)
         if isinstance(translate, (int, float)):
             translate = (float(translate), float(translate))
@@ -270,10 +289,25 @@ class SimilarityTransform:
 
 class RandomResizedCrop(SimilarityTransform):
     """The ImageNet training crop: area (0.08, 1), aspect ratio (3/4, 4/3), random place, resized
-    to the output; optional horizontal flip probability (default 0.5)."""
+    to the output; optional horizontal flip probability (default 0.5).
 
-    def __init__(self, scale: Pair = (0.08, 1.0), ratio: Pair = (3.0 / 4.0, 4.0 / 3.0),
-                 flip_h: float = 0.5):
+    Unlike torchvision's ``RandomResizedCrop(size, scale, ratio)``, the output size is not an
+    argument: it is the dataset's or op's ``shape=`` (one crop spec serves any output size), so
+    ``RandomResizedCrop(112)`` is a TypeError rather than ``scale=(112, 112)``. The arguments are
+    keyword-only for the same reason."""
+
+    def __init__(self, *size, scale: Pair = (0.08, 1.0), ratio: Pair = (3.0 / 4.0, 4.0 / 3.0),
+                 flip_h: float = 0.5, **kwargs):
+        if size or "size" in kwargs:
+            given = size[0] if size else kwargs["size"]
+            raise TypeError(
+                f"RandomResizedCrop({given!r}): the output size is not an argument of the "
+                f"transform (torchvision's first argument); give it to the dataset or op as "
+                f"shape=, e.g. GulpDataset(..., warp=RandomResizedCrop(), shape=(112, 112)) "
+                f"(scale= is the crop's area fraction, e.g. scale=(0.08, 1.0))")
+        if kwargs:
+            raise TypeError(f"RandomResizedCrop: unexpected argument(s) {sorted(kwargs)}; it "
+                            f"takes scale=, ratio= and flip_h=")
         super().__init__(scale=scale, ratio=ratio, flip_h=flip_h, resize=True, random_crop=True)
 
 
@@ -282,9 +316,16 @@ class CenterResizedCrop(SimilarityTransform):
     input, resized to the output keeping the aspect ratio. Deterministic."""
 
     def __init__(self, crop_fraction: float = 224.0 / 256.0):
+        if isinstance(crop_fraction, (bool, str, bytes)) or not isinstance(
+                crop_fraction, (int, float, np.number)):
+            raise TypeError(f"CenterResizedCrop: crop_fraction is the central fraction of each "
+                            f"side, a number in (0, 1], got {crop_fraction!r}; the output size "
+                            f"is the dataset's shape=")
         k = float(crop_fraction)
-        if not 0.0 < k:
-            raise ValueError(f"crop_fraction must be positive, got {crop_fraction!r}")
+        if not 0.0 < k <= 1.0:
+            raise ValueError(f"CenterResizedCrop: crop_fraction is the central fraction of each "
+                             f"side, in (0, 1] (e.g. 224 / 256), got {crop_fraction!r}; the "
+                             f"output size is the dataset's shape=")
         super().__init__(scale=(k * k, k * k), resize=True, keep_ratio=True)
 
 
@@ -345,6 +386,7 @@ def kernel_transform(warp) -> List[float]:
     :class:`ConstantWarpTransform`. Other callables run only in a map (``similarity_warp``)."""
     if warp is None:
         return []
+    _check_transform_instance(warp, "warp")
     params = getattr(warp, "_kernel_params", None)
     if params is None:
         raise TypeError(f"warp must be None or a tf_gulp.transforms transform (SimilarityTransform, "
@@ -367,6 +409,7 @@ def kernel_vector(value, name: str) -> List[float]:
     ConstantBiasTransform / ConstantNormTransform."""
     if value is None:
         return []
+    _check_transform_instance(value, name)
     if isinstance(value, _ConstantVector):
         return value._kernel_params()
     if callable(value):

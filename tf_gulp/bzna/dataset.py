@@ -62,6 +62,7 @@ def _check_common(what: str, split, track: str, shuffle, seed, splits) -> Tuple[
 
 
 def _transform(value, name: str, what: str):
+    T._check_transform_instance(value, name, what)  # pylint: disable=protected-access
     return A.optional_callable(value, name, what=what,
                                example=f"tf_gulp.bzna.transforms.{_TRANSFORM_EXAMPLES[name]}")
 
