@@ -148,9 +148,9 @@ def _public_defaults(cls):
 
 @pytest.mark.parametrize("cls, op, exceptions", [
     # None for GulpDataset's ids (the op's []), num_frames (frame_mode "segments" only) and seed
-    # (a random one); warp, bias and norm None are the op's [] (a transform object or numbers
-    # encoded as floats).
-    (tf_gulp.GulpDataset, GULP, {"ids", "num_frames", "seed", "warp", "bias", "norm"}),
+    # (a random one); warp, bias, norm and color None are the op's [] (transform objects or
+    # numbers encoded as floats).
+    (tf_gulp.GulpDataset, GULP, {"ids", "num_frames", "seed", "warp", "bias", "norm", "color"}),
     # batch_size/queue_depth None is the op's 0; seed None is a random one.
     (tf_gulp.FFRecordDataset, FFRECORD, {"batch_size", "queue_depth", "seed"}),
 ])

@@ -8,6 +8,7 @@ import pytest
 
 import tf_gulp
 from tf_gulp import transforms as T
+from tf_gulp.bzna import DataLoader
 from tf_gulp.ops import decode_jpeg_warped
 
 
@@ -65,4 +66,4 @@ def test_a_class_instead_of_an_instance(tmp_path):
     with pytest.raises(TypeError, match=r"warp=CenterResizedCrop\(\)"):
         tf_gulp.GulpDataset(str(tmp_path), warp=T.CenterResizedCrop, shape=(8, 8))
     with pytest.raises(TypeError, match=r"warp_transform=RandomResizedCrop\(\)"):
-        tf_gulp.bzna.DataLoader(str(tmp_path / "x.bzna"), warp_transform=T.RandomResizedCrop)
+        DataLoader(str(tmp_path / "x.bzna"), warp_transform=T.RandomResizedCrop)

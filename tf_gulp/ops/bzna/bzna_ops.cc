@@ -139,6 +139,9 @@ REGISTER_OP("TfGulp>DecodeHevcWarped")
     .Attr("output_width: int >= 1")
     .Attr("bias: list(float) = []")
     .Attr("norm: list(float) = []")
+    // Colour augmentation after the warp, before bias and norm (tf_gulp.transforms'
+    // ColorJitter / RandomGrayscale encoding, cc/warp/color_transform.h).
+    .Attr("color: list(float) = []")
     .Attr("track: string = 'bzna_input'")
     .Attr("crop: {'clean', 'full'} = 'clean'")
     .Attr("chroma_upsampling: {'bilinear', 'nearest'} = 'bilinear'")

@@ -36,6 +36,12 @@ struct DecodeHevcWarpedAttrs {
     FusedWarpAttrs warp;
     TF_RETURN_IF_ERROR(sample.Read(ctx, "decode_hevc_warped"));
     TF_RETURN_IF_ERROR(warp.Read(ctx, "decode_hevc_warped", 3));
+    if (!warp.color.empty()) {
+      // The NV12 warp kernels (cc/gpu) have no colour stage yet.
+      return absl::UnimplementedError(
+          "decode_hevc_warped: color= (ColorJitter, RandomGrayscale) runs only in the CPU "
+          "kernel; place the op on the CPU (tf.data does) or leave color out on a GPU");
+    }
     track = sample.track;
     clean = sample.clean;
     chroma = sample.chroma;

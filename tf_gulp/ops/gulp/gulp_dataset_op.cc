@@ -28,6 +28,7 @@
 #include "cc/io/file_system.h"
 #include "cc/util/shard.h"
 #include "cc/util/stateless_random.h"
+#include "cc/warp/color_transform.h"
 #include "cc/warp/similarity_transform.h"
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/partial_tensor_shape.h"
@@ -67,6 +68,7 @@ constexpr size_t kOpenFiles = 16;
 struct Options : GulpDatasetAttrs {
   bool fused() const { return output_height > 0; }
   tfg::warp::TransformSpec transform;
+  tfg::warp::ColorSpec color_spec;
   // bias, norm and the out-of-bounds colour, one value per channel.
   std::vector<float> channel_bias, channel_norm, oob_color;
 
@@ -128,6 +130,7 @@ absl::Status ParseOptions(Options* o) {
           "itself (turn it off with dct_scaling=False)");
     }
     TFG_TF_RETURN_IF_ERROR(tfg::warp::ParseTransformSpec(o->warp, &o->transform));
+    TFG_TF_RETURN_IF_ERROR(tfg::warp::ParseColorSpec(o->color, &o->color_spec));
     const size_t channels = tfg::jpeg::Channels(d.color_space);
     auto per_channel = [&](const std::vector<float>& v, float fallback, const char* name,
                            std::vector<float>* out) -> absl::Status {
@@ -146,8 +149,8 @@ absl::Status ParseOptions(Options* o) {
     TF_RETURN_IF_ERROR(per_channel(o->bias, 0.f, "bias", &o->channel_bias));
     TF_RETURN_IF_ERROR(per_channel(o->norm, 1.f, "norm", &o->channel_norm));
     o->oob_color.assign(channels, 0.f);
-  } else if (!o->warp.empty() || !o->bias.empty() || !o->norm.empty()) {
-    return absl::InvalidArgumentError("warp, bias and norm need shape=(height, width)");
+  } else if (!o->warp.empty() || !o->bias.empty() || !o->norm.empty() || !o->color.empty()) {
+    return absl::InvalidArgumentError("warp, color, bias and norm need shape=(height, width)");
   }
   if (o->label_names.size() != o->label_values.size()) {
     return absl::InvalidArgumentError("label_names and label_values differ in length");
@@ -373,6 +376,9 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
       target.bias = o.channel_bias.data();
       target.norm = o.channel_norm.data();
       target.oob_color = o.oob_color.data();
+      // One colour draw per clip: every frame gets the same steps.
+      const tfg::warp::ColorDraw color = tfg::warp::DrawColor(o.color_spec, key);
+      target.color = &color;
       if (frames->dtype() == tensorflow::DT_FLOAT) {
         return ToTfStatus(reader.DecodeWarped(shape, matrix, target, runner, decode_threads,
                                               frames->flat<float>().data()));

@@ -51,6 +51,8 @@ struct GulpDatasetAttrs {
   int64_t output_height = 0, output_width = 0;
   std::string output_dtype;
   std::vector<float> bias, norm;
+  // Colour transforms after the warp, one draw per clip (color_transform.h).
+  std::vector<float> color;
   bool dct_scaling = true;
   // Dataset.shard's and the epoch counter's (source_attrs.h).
   SourceAttrs source;
@@ -87,6 +89,7 @@ struct GulpDatasetAttrs {
     visit("output_dtype", "{'uint8', 'float32'} = 'uint8'", a.output_dtype);
     visit("bias", "list(float) = []", a.bias);
     visit("norm", "list(float) = []", a.norm);
+    visit("color", "list(float) = []", a.color);
     visit("dct_scaling", "bool = true", a.dct_scaling);
     SourceAttrs::ForEachAttr(a.source, visit);
   }

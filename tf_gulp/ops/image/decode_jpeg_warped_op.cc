@@ -49,6 +49,8 @@ class DecodeJpegWarpedOp : public ::tensorflow::OpKernel {
     tfg::jpeg::WarpTarget target;
     attrs_.FillTarget(&target);
     target.dct_scaling = dct_scaling_;
+    const tfg::warp::ColorDraw color = picture.Color();
+    target.color = &color;
     return picture.Write([&](auto* out) {
       return tfg::jpeg::DecodeWarped(data, jpeg.size(), options_, info, m, target, out);
     });

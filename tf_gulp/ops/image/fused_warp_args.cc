@@ -53,11 +53,18 @@ void WarpTransformAttrs::Matrix(uint64_t seed, uint64_t epoch, int64_t element,
                              in_height, in_width, height, width, m);
 }
 
+tfg::warp::ColorDraw FusedWarpAttrs::Color(uint64_t seed, uint64_t epoch,
+                                           int64_t element) const {
+  return tfg::warp::DrawColor(color, tfg::HashKey({seed, epoch, static_cast<uint64_t>(element)}));
+}
+
 absl::Status FusedWarpAttrs::Read(::tensorflow::OpKernelConstruction* ctx, const char* op,
                                   int output_channels) {
   TF_RETURN_IF_ERROR(WarpTransformAttrs::Read(ctx));
   ::tensorflow::DataType dtype;
-  std::vector<float> bias_attr, norm_attr;
+  std::vector<float> bias_attr, norm_attr, color_attr;
+  TF_RETURN_IF_ERROR(ctx->GetAttr("color", &color_attr));
+  TF_RETURN_IF_ERROR(ToTfStatus(tfg::warp::ParseColorSpec(color_attr, &color)));
   TF_RETURN_IF_ERROR(ctx->GetAttr("output_type", &dtype));
   TF_RETURN_IF_ERROR(ctx->GetAttr("bias", &bias_attr));
   TF_RETURN_IF_ERROR(ctx->GetAttr("norm", &norm_attr));

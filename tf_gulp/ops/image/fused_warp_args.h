@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "cc/util/status.h"
+#include "cc/warp/color_transform.h"
 #include "cc/warp/similarity_transform.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
@@ -42,11 +43,15 @@ struct WarpTransformAttrs {
 };
 
 // The fused ops' attrs: the transform's, plus output_type, bias and norm (one
-// value for every channel, or one per channel).
+// value for every channel, or one per channel) and the colour transforms.
 struct FusedWarpAttrs : WarpTransformAttrs {
   int channels = 3;
   bool float_output = false;
   std::vector<float> bias, norm, oob_color;  // one per channel each
+  tfg::warp::ColorSpec color;
+
+  // The colour steps of `element`, drawn from the key its matrix is drawn from.
+  tfg::warp::ColorDraw Color(uint64_t seed, uint64_t epoch, int64_t element) const;
 
   // `op` begins the messages ("decode_jpeg_warped"); `channels`: the output's.
   absl::Status Read(::tensorflow::OpKernelConstruction* ctx, const char* op, int channels);
@@ -74,6 +79,8 @@ struct FusedWarpPicture {
   void Matrix(int64_t in_height, int64_t in_width, double m[9]) const {
     attrs->Matrix(seed, epoch, element, in_height, in_width, m);
   }
+
+  tfg::warp::ColorDraw Color() const { return attrs->Color(seed, epoch, element); }
 
   // write(float*) or write(uint8_t*) with the picture's place in the output,
   // as output_type says.

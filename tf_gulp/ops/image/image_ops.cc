@@ -104,6 +104,9 @@ REGISTER_OP("TfGulp>DecodeJpegWarped")
     .Attr("output_width: int >= 1")
     .Attr("bias: list(float) = []")
     .Attr("norm: list(float) = []")
+    // Colour augmentation after the warp, before bias and norm (tf_gulp.transforms'
+    // ColorJitter / RandomGrayscale encoding, cc/warp/color_transform.h).
+    .Attr("color: list(float) = []")
     .Attr("dct_scaling: bool = true")
     .Attr("colorspace: {'rgb', 'gray'} = 'rgb'")
     .Attr("dct_method: {'fast', 'accurate'} = 'fast'")

@@ -28,6 +28,7 @@ def decode_jpeg_warped(
     dct_scaling: bool = True,
     colorspace: str = "rgb",
     dct_method: str = "fast",
+    color=None,
     name: Optional[str] = None,
 ) -> tf.Tensor:
     """Decodes JPEG strings fused with a warp: each picture is decoded only as far as its
@@ -59,6 +60,9 @@ def decode_jpeg_warped(
       dct_scaling: allow decoding at 1/2, 1/4, 1/8 where the output keeps its resolution.
       colorspace: ``"rgb"`` or ``"gray"``.
       dct_method: ``"fast"`` or ``"accurate"`` IDCT.
+      color: :class:`tf_gulp.transforms.ColorJitter` / ``RandomGrayscale`` (or a list of them),
+        drawn per picture from ``(seed, epoch, element)`` and applied after the warp, before bias
+        and norm (:func:`tf_gulp.transforms.color_draws` gives the draws).
 
     Returns:
       ``[B, height, width, C]`` (or ``[height, width, C]`` for one picture) of ``dtype``.
@@ -71,7 +75,8 @@ def decode_jpeg_warped(
 
     check_attr(OP_NAME, "colorspace", colorspace, what="decode_jpeg_warped: ")
     check_attr(OP_NAME, "dct_method", dct_method, what="decode_jpeg_warped: ")
-    warp_attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what="decode_jpeg_warped: ")
+    warp_attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what="decode_jpeg_warped: ",
+                                   color=color)
     with tf.name_scope(name or "decode_jpeg_warped"):
         contents = tf.convert_to_tensor(contents, tf.string)
         single = contents.shape.rank == 0
