@@ -22,6 +22,7 @@ from tf_gulp import _core
 from tf_gulp._files import absolute, check_regular_file
 from tf_gulp._sharding import as_int, check_shard
 from tf_gulp._source_dataset import ShardsItself
+from tf_gulp.class_folders import ClassTable
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
 from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index, bzna_epoch_order, read_file_range
@@ -159,15 +160,18 @@ def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: in
             .map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True))
 
 
-class BenzinaSource(ShardsItself, dataset_ops.DatasetV2):
+class BenzinaSource(ClassTable, ShardsItself, dataset_ops.DatasetV2):
     """What :func:`BenzinaDataset` returns: a ``tf.data.Dataset`` whose cardinality is known and
     whose ``skip``, ``take`` and ``shard`` (with Python integer arguments) select positions of each
-    epoch's order before anything is read, so what they drop is never read nor decoded."""
+    epoch's order before anything is read, so what they drop is never read nor decoded.
+    ``class_names`` / ``num_classes`` come from the file's split table (None without one)."""
 
     def __init__(self, path: str, start: int, stop: int, track: str, shuffle: bool, seed: int,
                  epoch: int, crop: str, decode: bool, selection: Selection = (),
-                 counter: Optional[str] = None, split_per_entry: bool = True) -> None:
+                 counter: Optional[str] = None, split_per_entry: bool = True,
+                 class_names: Optional[Sequence[str]] = None) -> None:
         self._args = (path, start, stop, track, shuffle, seed, epoch, crop, decode)
+        self._class_names = None if class_names is None else tuple(class_names)
         self._split_per_entry = bool(split_per_entry)
         self._selection = tuple(selection)
         # Datasets derived by skip/take/shard share this counter, each selection counting its own
@@ -205,7 +209,8 @@ class BenzinaSource(ShardsItself, dataset_ops.DatasetV2):
 
     def _with(self, op: Tuple[int, ...]) -> "BenzinaSource":
         return BenzinaSource(*self._args, selection=self._selection + (op,),
-                             counter=self._counter, split_per_entry=self._split_per_entry)
+                             counter=self._counter, split_per_entry=self._split_per_entry,
+                             class_names=self._class_names)
 
     def skip(self, count, name=None) -> tf.data.Dataset:
         known = as_int(count)
@@ -274,9 +279,12 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
         raise tf.errors.NotFoundError(None, None, f"{path}: no such file") from None
     except ValueError as e:
         raise tf.errors.InvalidArgumentError(None, None, str(e)) from None
-    start, stop = split_range(path, split, splits)
+    file = _container(path)  # read once: the split's range and the class names
+    start, stop = file.split_range(split, splits)
+    classes = (file.metadata or {}).get("classes")
     return BenzinaSource(path, start, stop, track, shuffle, seed, epoch, crop, decode,
-                         split_per_entry=split_per_entry)
+                         split_per_entry=split_per_entry,
+                         class_names=[str(c) for c in classes] if classes else None)
 
 
 def ClassificationDataset(path, split: Optional[str] = None, track: str = "bzna_input",
@@ -309,7 +317,8 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                warp_transform=None, bias_transform=None, norm_transform=None,
                track: str = "bzna_input", drop_remainder: bool = False,
                splits: Optional[Mapping[str, Sequence[int]]] = None,
-               device: Optional[str] = None, decode: str = "host") -> tf.data.Dataset:
+               device: Optional[str] = None, decode: str = "host",
+               color_transform=None) -> tf.data.Dataset:
     """Batches ready for ``model.fit``: ``(float32 [B, H, W, 3], int64 [B])``.
 
     Each image is decoded (``decode_hevc``) and warped to `shape` = (height, width) by
@@ -328,6 +337,11 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     ``(seed, epoch, index)`` (another random stream than the Python transforms': the same seed gives
     other random crops than ``tf_gulp`` versions before it; docs/benzina.md) and converts to RGB only
     the rectangle the crop samples. Other callables run as above.
+
+    `color_transform` (a :class:`tf_gulp.transforms.ColorJitter` / ``RandomGrayscale``, or a list
+    of them) colours each image after the warp and before bias and norm, drawn in C++ from
+    ``(seed, epoch, index)``; it needs the fused CPU path (``device=None`` and transforms the
+    kernel can draw), else it is a ValueError.
 
     `split` and `splits` as in :func:`BenzinaDataset`; labels are -1 for entries without a
     target. Unlike the reference loader, every batch is a new tensor (a batch is never overwritten
@@ -394,6 +408,12 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     # crops wherever the loader warps.
     drawn_in_cpp = _fusable(warp_transform, bias_transform, norm_transform)
     fused = device is None and drawn_in_cpp
+    T.kernel_color(color_transform, what)  # checked here, before any graph is built
+    if color_transform is not None and not fused:
+        raise ValueError(f"{what}color_transform runs in decode_hevc_warped's CPU kernel only: "
+                         f"it needs device=None and a warp / bias / norm the kernel can draw "
+                         f"(tf_gulp.transforms' SimilarityTransform family, constant bias and "
+                         f"norm)")
 
     @tf.autograph.experimental.do_not_convert
     def one_epoch(epoch):
@@ -408,7 +428,7 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                 image = decode_hevc_warped(
                     x["sample"], shape, warp_transform, seed=seed, epoch=epoch,
                     elements=x["index"], dtype="float32", bias=bias_transform,
-                    norm=norm_transform, what=what, track=track)
+                    norm=norm_transform, what=what, track=track, color=color_transform)
                 return image, x["label"]
 
             return ds.map(decode_warp, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from typing import Optional, Tuple, Union
 
 import tensorflow as tf
 
 from tf_gulp import _args as A
 from tf_gulp._source_dataset import ShardedSourceDataset, graph_path, source_seed
+from tf_gulp.class_folders import ClassTable, names_by_index, read_label_table
 from tf_gulp.ffrecord.reader import PathArg, normalize_paths
 from tf_gulp.ops.ffrecord.ffrecord_ops import ffrecord_dataset_variant
 
 __all__ = ["FFRecordDataset"]
 
 
-class FFRecordDataset(ShardedSourceDataset):
+class FFRecordDataset(ClassTable, ShardedSourceDataset):
     """The records of FFRecord files as a `tf.data.Dataset` of strings.
 
     Without ``batch_size`` each element is one record (a string scalar); with it, each element is a
@@ -52,6 +54,10 @@ class FFRecordDataset(ShardedSourceDataset):
         batches).
       io_engine: ``"auto"`` (io_uring when available, else pread), ``"io_uring"`` or ``"pread"``.
       direct_io: read with ``O_DIRECT``, bypassing the page cache (local files only).
+
+    ``class_names`` / ``num_classes``: from a ``label2idx.json`` in the directory given, or
+    next to the files (the image recipe writes one, docs/ffrecord.md); None where there is none.
+    Files whose folders hold different tables are a ValueError (their labels would disagree).
 
     ``shard(n, i)`` reads only that share of each epoch (see :meth:`shard`).
     ``skip(k)`` costs nothing (no record is read), so resuming at step ``s`` of an epoch (the
@@ -106,7 +112,9 @@ class FFRecordDataset(ShardedSourceDataset):
         if isinstance(paths, tf.Tensor):  # e.g. inside interleave()
             path_arg = paths
         else:
-            path_arg = [graph_path(p) for p in normalize_paths(paths, "paths", what)]
+            given = normalize_paths(paths, "paths", what)
+            path_arg = [graph_path(p) for p in given]
+            self._class_names = _class_names(given, what)
         variant = ffrecord_dataset_variant(
             path_arg,
             batch_size=batch_size or 0,
@@ -124,3 +132,24 @@ class FFRecordDataset(ShardedSourceDataset):
         else:
             self._element_spec = tf.TensorSpec([batch_size if drop_remainder else None], tf.string)
         super().__init__(variant)
+
+
+def _class_names(paths, what: str):
+    """The class names of the label table(s) next to `paths` (a directory's own, else each
+    file's folder's); None without one; ValueError when two folders' tables differ."""
+    tables = {}
+    for p in paths:
+        p = os.fspath(p)
+        folder = p if tf.io.gfile.isdir(p) else os.path.dirname(p) or "."
+        if folder not in tables:
+            tables[folder] = read_label_table(folder)
+    found = {folder: t for folder, t in tables.items() if t}
+    if not found:
+        return None
+    (first, table), *rest = found.items()
+    for folder, other in rest:
+        if other != table:
+            raise ValueError(f"{what}{first}/label2idx.json and {folder}/label2idx.json number "
+                             f"the classes differently; the labels of their files would "
+                             f"disagree (write one table for all of them)")
+    return tuple(names_by_index(table))

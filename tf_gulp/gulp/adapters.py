@@ -36,11 +36,13 @@ that cannot be decoded raises :class:`InputError` naming it.
 from __future__ import annotations
 
 import abc
+import collections
 import csv
 import json
 import os
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from tf_gulp.class_folders import class_folder_names, extension_of, warn_empty_classes
 from tf_gulp.gulp.label_maps import label_map_differences, read_class_list
 from tf_gulp.gulp.video import (FrameOptions, InputError, decode_video, load_frame_folder,
                                 load_image, natural_key)
@@ -208,9 +210,12 @@ class MediaAdapter(AbstractDatasetAdapter):
             self.class_file = os.path.abspath(os.fspath(class_file))
         self._base_label2idx = dict(label2idx or {})
         self.label2idx: Dict[str, int] = {}
+        # {extension: count} of the input files the scan left out (tf_gulp.class_folders).
+        self.ignored: Dict[str, int] = {}
 
-    def _finish(self, source: str) -> None:
-        """Check ids are unique and build :attr:`label2idx` (call at the end of ``__init__``)."""
+    def _finish(self, source: str, classes: Sequence[str] = ()) -> None:
+        """Check ids are unique and build :attr:`label2idx` (call at the end of ``__init__``);
+        ``classes`` are numbered even when no item has them (class folders left empty)."""
         seen: Dict[str, int] = {}
         for i, item in enumerate(self.items):
             first = seen.setdefault(item["id"], i)
@@ -224,8 +229,16 @@ class MediaAdapter(AbstractDatasetAdapter):
                 are = "classes are" if len(unknown) > 1 else "class is"
                 raise ValueError(f"{source}: {len(unknown)} {are} not in {self.class_file} "
                                  f"(first: {unknown[0]!r})")
+        if not self.class_file:
+            string_labels += list(classes)
         if string_labels or self._base_label2idx:
             self.label2idx = label_indices(string_labels, self._base_label2idx)
+
+    def ignored_files(self) -> Dict[str, int]:
+        """``{extension: count}`` of the input files this adapter left out (other extensions,
+        files directly in a class folders' root, hidden files); what every ingest's summary
+        reports (:func:`tf_gulp.class_folders.ignored_summary`)."""
+        return dict(self.ignored)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -306,19 +319,27 @@ class _FolderAdapter(MediaAdapter):
         default = self._default_extensions()
         self.extensions = _normalize_extensions(extensions, default)
         self._default_extensions_used = extensions is None
+        ignored: Dict[str, int] = collections.Counter()
         for rel in _walk_files(self.root):
-            if "/" not in rel:
-                continue  # files directly in root belong to no class
-            if not _wanted(os.path.basename(rel), self.extensions):
+            # Files directly in root belong to no class; hidden files and other extensions are
+            # not taken: all counted for the ingest's summary.
+            if "/" not in rel or not _wanted(os.path.basename(rel), self.extensions):
+                ignored[extension_of(rel)] += 1
                 continue
             label = rel.split("/", 1)[0]
             self.items.append({"id": rel, "kind": self.kind,
                                "path": os.path.join(self.root, rel), "label": label})
+        self.ignored = dict(sorted(ignored.items()))
         if not self.items:
             raise ValueError(f"{root}: no {self.kind} files in class folders "
                              f"({root}/<class>/<file>, extensions "
                              f"{', '.join(self.extensions) if self.extensions else 'any'})")
-        self._finish(root)
+        # Keras's numbering: every class folder, sorted, an empty one keeping its index.
+        classes = class_folder_names(self.root)
+        self._finish(root, classes)
+        taken = {item["label"] for item in self.items}
+        warn_empty_classes(root, [c for c in classes if c not in taken and c in self.label2idx],
+                           self.label2idx, f"{self.name}: ")
 
     def _default_extensions(self) -> Sequence[str]:
         return IMAGE_EXTENSIONS
