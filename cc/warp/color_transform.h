@@ -82,24 +82,24 @@ struct ColorDraw {
 ColorDraw DrawColor(const ColorSpec& spec, uint64_t key);
 
 // Applies `draw` in place to one picture of `pixels` pixels x `channels`
-// (1 or 3, interleaved) levels in [0, 255]; the results stay unrounded.
+// (1 or 3, interleaved) levels in [0, 255]; the results stay unrounded. (The
+// steps run on a per-thread planar copy: one float array per channel.)
 void ApplyColor(const ColorDraw& draw, int64_t pixels, int channels, float* values);
 
 // The fused kernels' output stage with colour: `levels` (one picture of
-// warped levels, `pixels` x `channels`) is coloured by `draw` in place and
-// then written to `dst` as (v - bias) * norm (float) or rounded and clamped
-// (uint8). `levels` may be `dst` for float output.
-void ColorOutput(const ColorDraw& draw, int64_t pixels, int channels, float* levels,
+// warped levels, `pixels` x `channels`, interleaved) coloured by `draw` and
+// written to `dst` as (v - bias) * norm (float) or rounded and clamped
+// (uint8). `levels` may be `dst`.
+void ColorOutput(const ColorDraw& draw, int64_t pixels, int channels, const float* levels,
                  const float* bias, const float* norm, float* dst);
-void ColorOutput(const ColorDraw& draw, int64_t pixels, int channels, float* levels,
-                 const float* bias, const float* norm, uint8_t* dst);
+void ColorOutput(const ColorDraw& draw, int64_t pixels, int channels, const uint8_t* levels,
+                 uint8_t* dst);
 
 // The fused kernels' output stage. `warp(bias, norm, out)` warps one picture
 // into `out` (float: (level - bias) * norm; uint8: levels). Without colour
 // (`draw` null or empty) it writes `dst` directly; with colour it writes
-// levels (bias 0, norm 1, into `dst` for float output, into `dst` then a
-// per-thread float copy for uint8), which ColorOutput colours and writes to
-// `dst`.
+// levels (float: bias 0, norm 1) into `dst`, which ColorOutput colours, biases
+// and normalizes in place.
 template <typename Out, typename Warp>
 Status WarpWithColor(const ColorDraw* draw, int64_t pixels, int channels, const float* bias,
                      const float* norm, Out* dst, Warp&& warp) {
@@ -112,9 +112,7 @@ Status WarpWithColor(const ColorDraw* draw, int64_t pixels, int channels, const 
   } else {
     Status status = warp(bias, norm, dst);
     if (!status.ok()) return status;
-    thread_local std::vector<float> levels;
-    levels.assign(dst, dst + pixels * channels);
-    ColorOutput(*draw, pixels, channels, levels.data(), bias, norm, dst);
+    ColorOutput(*draw, pixels, channels, dst, dst);
   }
   return Status::Ok();
 }

@@ -99,6 +99,43 @@ TEST(ColorTransformTest, PixelMath) {
   EXPECT_FLOAT_EQ(v[3], 0);
 }
 
+// torchvision's _rgb2hsv / _hsv2rgb as written there (sectors, floor), for
+// the vectorized hue step to be compared with, on odd pixel counts (the tail).
+void ReferenceHue(float f, float* px) {
+  const float r = px[0], g = px[1], b = px[2];
+  const float maxc = std::max(r, std::max(g, b)), minc = std::min(r, std::min(g, b));
+  const float cr = maxc - minc;
+  const bool eq = cr == 0;
+  const float s = cr / (eq ? 1.f : maxc);
+  const float d = eq ? 1.f : cr;
+  const float rc = (maxc - r) / d, gc = (maxc - g) / d, bc = (maxc - b) / d;
+  float h = maxc == r ? bc - gc : maxc == g ? 2 + rc - bc : 4 + gc - rc;
+  h = std::fmod(h / 6 + 1, 1.f);
+  h = h + f - std::floor(h + f);
+  const float i = std::floor(h * 6), fr = h * 6 - i;
+  const float p = maxc * (1 - s), q = maxc * (1 - s * fr), t = maxc * (1 - s * (1 - fr));
+  const float v = maxc;
+  const float table[6][3] = {{v, t, p}, {q, v, p}, {p, v, t}, {p, q, v}, {t, p, v}, {v, p, q}};
+  const int k = static_cast<int>(i) % 6;
+  for (int c = 0; c < 3; ++c) px[c] = table[k][c];
+}
+
+TEST(ColorTransformTest, HueMatchesTheSectorFormulas) {
+  for (int n : {1, 5, 257}) {
+    for (float f : {-0.5f, -0.13f, 0.f, 0.2f, 0.5f}) {
+      std::vector<float> v(3 * n), want;
+      for (int i = 0; i < 3 * n; ++i) v[i] = static_cast<float>((i * 97 + n * 13) % 256);
+      for (int i = 0; i < 3; ++i) v[i] = 77;  // a gray pixel
+      want = v;
+      for (int i = 0; i < n; ++i) ReferenceHue(f, want.data() + 3 * i);
+      ColorDraw d;
+      d.steps[d.count++] = {ColorStep::Op::kHue, f};
+      ApplyColor(d, n, 3, v.data());
+      for (int i = 0; i < 3 * n; ++i) ASSERT_NEAR(v[i], want[i], 0.01f) << n << " " << f << " " << i;
+    }
+  }
+}
+
 TEST(ColorTransformTest, ContrastUsesTheMeanOfThePictureBeforeIt) {
   // Brightness 0.5 then contrast 0: every value is the mean gray of the darkened picture.
   ColorDraw d;
@@ -124,13 +161,12 @@ TEST(ColorTransformTest, OneChannelKeepsOnlyBrightnessAndContrast) {
 TEST(ColorTransformTest, OutputStageRoundsOrNormalizes) {
   ColorDraw d;
   d.steps[d.count++] = {ColorStep::Op::kBrightness, 0.5f};
-  std::vector<float> levels = {101, 51, 3};
-  std::vector<uint8_t> u8(3);
-  ColorOutput(d, 1, 3, levels.data(), nullptr, nullptr, u8.data());
+  std::vector<uint8_t> u8 = {101, 51, 3};
+  ColorOutput(d, 1, 3, u8.data(), u8.data());
   EXPECT_EQ(u8[0], 51);  // 50.5 rounds up
   EXPECT_EQ(u8[1], 26);
   EXPECT_EQ(u8[2], 2);
-  levels = {100, 50, 4};
+  std::vector<float> levels = {100, 50, 4};
   const float bias[3] = {10, 0, 0}, norm[3] = {2, 1, 1};
   ColorOutput(d, 1, 3, levels.data(), bias, norm, levels.data());
   EXPECT_FLOAT_EQ(levels[0], 80);
