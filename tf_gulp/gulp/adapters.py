@@ -366,7 +366,12 @@ class ImageFolderAdapter(_FolderAdapter):
         class_file: fixes the classes' numbering: a gulp directory (e.g. the training split's,
             so that this split numbers classes the same way), a ``label2idx.json``, or a class
             list (see :func:`~tf_gulp.gulp.read_class_list`). A class folder it lacks is an
-            error. Without it the classes found are numbered in sorted order.
+            error. Without it the class folders are numbered as Keras's
+            ``image_dataset_from_directory`` numbers them (:mod:`tf_gulp.class_folders`: sorted
+            names; a folder with no file taken keeps its index, with an ``EmptyClassWarning``).
+
+    :meth:`ignored_files` counts, by extension, the files left out (other extensions, files
+    directly in ``root``, hidden files).
     """
 
     name = "image-folder"
