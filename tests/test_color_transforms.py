@@ -178,3 +178,16 @@ def test_color_arguments_are_checked(gulp):
         tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), color=T.RandomResizedCrop())
     with pytest.raises(ValueError, match="color= needs shape="):
         tf_gulp.GulpDataset(gulp["path"], color=JITTER)
+
+
+def test_shard_and_skip_keep_each_elements_draw(gulp):
+    kwargs = dict(shape=(16, 16), warp=T.RandomResizedCrop(), seed=3, color=BOTH)
+    whole = [e["frames"].numpy() for e in tf_gulp.GulpDataset(gulp["path"], **kwargs)]
+    shard = [e["frames"].numpy()
+             for e in tf_gulp.GulpDataset(gulp["path"], **kwargs).shard(2, 1)]
+    skipped = [e["frames"].numpy() for e in tf_gulp.GulpDataset(gulp["path"], **kwargs).skip(4)]
+    for got, want in zip(shard, whole[1::2]):
+        np.testing.assert_array_equal(got, want)
+    for got, want in zip(skipped, whole[4:]):
+        np.testing.assert_array_equal(got, want)
+    assert len(shard) == 3 and len(skipped) == 2
