@@ -191,3 +191,23 @@ def test_shard_and_skip_keep_each_elements_draw(gulp):
     for got, want in zip(skipped, whole[4:]):
         np.testing.assert_array_equal(got, want)
     assert len(shard) == 3 and len(skipped) == 2
+
+
+def test_benzina_data_loader_cpu_path(tmp_path):
+    from tf_gulp.bzna import DataLoader, create_dataset
+
+    rng = np.random.default_rng(5)
+    for k in range(3):
+        (tmp_path / "img" / f"c{k}").mkdir(parents=True)
+        (tmp_path / "img" / f"c{k}" / "0.jpg").write_bytes(
+            simplejpeg.encode_jpeg(smooth_image(rng, 40 + 8 * k, 56), quality=95))
+    path = str(tmp_path / "x.bzna")
+    create_dataset(str(tmp_path / "img"), path, preset="ultrafast", workers=1, progress=False)
+    kw = dict(shape=(24, 24), batch_size=3, seed=2, warp_transform=T.RandomResizedCrop())
+    plain = next(iter(DataLoader(path, **kw)))[0].numpy()
+    colored = next(iter(DataLoader(path, color_transform=JITTER, **kw)))[0].numpy()
+    for k in range(3):  # no shuffle: entry k is batch position k
+        assert_colored(np.round(plain[k]).astype(np.uint8), colored[k],
+                       T.color_draws(JITTER, 2, 0, k), "float32", 0.0, 1.0)
+    with pytest.raises(ValueError, match="color_transform runs in decode_hevc_warped's CPU"):
+        DataLoader(path, device="/CPU:0", color_transform=JITTER, **kw)
