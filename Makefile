@@ -54,7 +54,7 @@ OPS_LIBRARY := tf_gulp/ops/_tf_gulp_ops.so
 # python3 is installed, which only `make setup` meets, and it does not build.
 OPS_SOURCES := $(shell python3 tools/build_settings.py sources 2>/dev/null)
 
-.PHONY: setup apt venv build test pytest demo bench bench-ingest bench-ffrecord gpu-harness gpu-proof fuzz \
+.PHONY: setup apt venv build test pytest demo bench bench-ingest bench-ffrecord gpu-check gpu-check-dry fuzz \
 	clean wheel test-wheel FORCE
 
 setup: apt $(DEPS_STAMP)
@@ -115,16 +115,15 @@ test-wheel: setup
 	@command -v debootstrap >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y debootstrap; }
 	$(SUDO) bash tools/wheel/test_bare_root.sh "$(WHEEL)" $(VPY)
 
-# The GPU code's standalone proof (cc/gpu/README.md): needs nvcc and CMake, not TensorFlow.
-gpu-harness:
-	cmake -S cc/gpu -B build/gpu
-	cmake --build build/gpu -j
-	build/gpu/warp_harness $(HARNESS_ARGS)
+# The GPU path's device check (docs/gpu.md): builds cc/gpu with CMake + Ninja and runs every phase,
+# writing one file per phase into $(GPU_CHECK_OUT); needs nvcc and an NVIDIA driver, not TensorFlow.
+# `make gpu-check-dry` runs the same script against the host stand-in (no GPU, no nvcc).
+GPU_CHECK_OUT ?= build/gpu_check_out
+gpu-check:
+	tools/gpu_device_check.sh $(GPU_CHECK_OUT)
 
-# NVDEC decoding + the GPU warp against the CPU path's outputs, then images/s (cc/gpu/README.md):
-# needs nvcc, CMake and an NVIDIA driver, not TensorFlow, not the network.
-gpu-proof:
-	tools/gpu_proof.sh $(PROOF_ARGS)
+gpu-check-dry:
+	tools/gpu_device_check.sh --dry-run $(GPU_CHECK_OUT)
 
 # Coverage-guided fuzzing of the C++ parsers (docs/fuzzing.md): builds cc/fuzz with clang under
 # build/fuzz, then fuzzes each target in turn (one process each); the corpus grows across runs,

@@ -86,6 +86,7 @@ OPS_HDRS = ["tf_gulp/ops/**/*.h"]
 GPU_SRCS = [
     "cc/gpu/embedded_fatbin.cc",
     "cc/gpu/gpu_runtime.cc",
+    "cc/gpu/kernel_modules.cc",
     "cc/gpu/nvdec_pool.cc",
     "cc/gpu/nvdec_rgb.cc",
     "cc/gpu/nvdec_warp.cc",
@@ -95,6 +96,7 @@ GPU_HDRS = [
     "cc/gpu/context_scope.h",
     "cc/gpu/embedded_fatbin.h",
     "cc/gpu/gpu_runtime.h",
+    "cc/gpu/kernel_modules.h",
     "cc/gpu/launch_geometry.h",
     "cc/gpu/nvdec_api.h",
     "cc/gpu/nvdec_picture.h",

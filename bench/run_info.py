@@ -35,11 +35,17 @@ def machine() -> Dict[str, Any]:
             capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit = None
+    try:  # uncommitted changes to tracked files (results being written are not one)
+        clean: Optional[bool] = not subprocess.run(
+            ["git", "-C", _REPO_ROOT, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        clean = None
     info: Dict[str, Any] = {
         "cpu": cpu_model(), "cores": os.cpu_count(),
         "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "platform": platform.platform(), "python": platform.python_version(),
-        "tf_gulp_commit": commit, "loadavg_start": list(os.getloadavg()),
+        "tf_gulp_commit": commit, "clean_tree": clean, "loadavg_start": list(os.getloadavg()),
     }
     if "tensorflow" in sys.modules:
         info["tensorflow"] = sys.modules["tensorflow"].__version__

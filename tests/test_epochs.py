@@ -4,7 +4,6 @@ checkpoint-exact (tf_gulp/ops/framework/epoch_counter.h). GulpDataset, FFRecordD
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ import tf_gulp
 from epoch_testing import assert_all_differ, keras_epochs
 from ffrecord_testing import ffrecord_bytes, sample_records
 from gulp_testing import make_gulp_dir
+from wait_testing import wait_for
 
 N_VIDEOS = 12
 N_RECORDS = 40
@@ -132,40 +132,51 @@ def test_checkpoint_in_a_later_epoch_of_an_interleave_is_exact(dirs, tmp_path, s
     assert_resumes_exactly(make, 2 * N_VIDEOS * 2 - 5 - (N_VIDEOS if symbolic else 0), tmp_path)
 
 
-def parallel_interleave(paths, keep: bool, symbolic: bool = False, inner=None):
+def parallel_interleave(paths, keep: bool, symbolic: bool = False, inner=None,
+                        produced: tf.Variable = None):
     """The docs' recipe: a parallel interleave over two gulp directories (or other sources made
-    by ``inner``), three passes."""
+    by ``inner``), three passes. ``produced``, when given, counts the elements the inner datasets
+    hand to the interleave (the test's instrument: left out of checkpoints)."""
+    make = inner or gulp
+    if produced is not None:
+        make = lambda d: (inner or gulp)(d).map(lambda e: counted(produced, e))  # noqa: E731
     ds = tf.data.Dataset.from_tensor_slices(paths).interleave(
-        inner or gulp, cycle_length=2, num_parallel_calls=2, deterministic=True).repeat(3)
+        make, cycle_length=2, num_parallel_calls=2, deterministic=True).repeat(3)
     if keep:
         ds = ds.apply(tf_gulp.keep_epoch_counts())
     options = tf.data.Options()
     options.experimental_symbolic_checkpoint = symbolic
+    options.experimental_external_state_policy = tf.data.experimental.ExternalStatePolicy.IGNORE
     return ds.with_options(options)
 
 
 # Near the end of a pass the parallel interleave has read both inner GulpDatasets to the end and
 # holds only their elements, so the checkpoint holds no tf_gulp iterator: without
 # keep_epoch_counts() the passes after a restore count from epoch 0 again (checked by hand: stops
-# 17-22 and 40-44 of this pipeline then resume with the first epoch's order). The pause before the
-# save lets the interleave read ahead to that state.
+# 17-22 and 40-44 of this pipeline then resume with the first epoch's order). The save waits for
+# that state: until the inner datasets have handed over every element of the pass.
 @pytest.mark.parametrize("stop", [20, 2 * N_VIDEOS + 18])
 @pytest.mark.parametrize("symbolic", [False, True])
 def test_keep_epoch_counts_makes_a_parallel_interleave_checkpoint_exact(dirs, tmp_path, stop,
                                                                          symbolic):
-    def make():
-        return parallel_interleave(dirs["gulp"], keep=True, symbolic=symbolic)
+    produced = tf.Variable(0, dtype=tf.int64)
 
-    assert_resumes_exactly(make, stop, tmp_path, pause=1.0)
+    def make():
+        return parallel_interleave(dirs["gulp"], keep=True, symbolic=symbolic, produced=produced)
+
+    assert_resumes_exactly(make, stop, tmp_path, produced=produced, per_pass=2 * N_VIDEOS)
 
 
 def test_keep_epoch_counts_covers_ffrecord_too(dirs, tmp_path):
+    produced = tf.Variable(0, dtype=tf.int64)
+
     def make():
         return parallel_interleave(
             dirs["ffr"], keep=True,
-            inner=lambda f: tf_gulp.FFRecordDataset(f, shuffle=True, seed=2))
+            inner=lambda f: tf_gulp.FFRecordDataset(f, shuffle=True, seed=2), produced=produced)
 
-    assert_resumes_exactly(make, N_RECORDS * 2 - 4, tmp_path, pause=1.0)
+    assert_resumes_exactly(make, N_RECORDS * 2 - 4, tmp_path, produced=produced,
+                           per_pass=2 * N_RECORDS)
 
 
 def test_keep_epoch_counts_changes_nothing_else(dirs):
@@ -188,14 +199,22 @@ def test_keep_epoch_counts_refuses_a_checkpoint_of_another_pipeline(dirs, tmp_pa
         tf.train.Checkpoint(iterator=iter(two)).restore(path)
 
 
-def assert_resumes_exactly(make, stop: int, tmp_path, pause: float = 0.0) -> None:
-    """An iterator of ``make()`` checkpointed after ``stop`` elements (and ``pause`` seconds) and
-    restored into a fresh iterator yields exactly the rest of an uninterrupted run."""
+def assert_resumes_exactly(make, stop: int, tmp_path, produced: tf.Variable = None,
+                           per_pass: int = 0) -> None:
+    """An iterator of ``make()`` checkpointed after ``stop`` elements and restored into a fresh
+    iterator yields exactly the rest of an uninterrupted run. With ``produced`` (the count of
+    elements the pipeline's sources handed over), the save waits until the sources have handed
+    over every element of the pass ``stop`` is in (``per_pass`` each)."""
     reference = [key_of(e) for e in make()]
+    if produced is not None:
+        produced.assign(0)
     it = iter(make())
     for _ in range(stop):
         next(it)
-    time.sleep(pause)
+    if produced is not None:
+        end_of_pass = (stop // per_pass + 1) * per_pass
+        wait_for(lambda: int(produced.numpy()) >= end_of_pass,
+                 f"the sources to hand over all {end_of_pass} elements up to the end of the pass")
     path = tf.train.Checkpoint(iterator=it).save(str(tmp_path / "ckpt"))
     fresh = iter(make())
     tf.train.Checkpoint(iterator=fresh).restore(path)
@@ -214,20 +233,32 @@ def test_ffrecord_checkpoint_across_epochs_is_exact(dirs, tmp_path, symbolic):
 
 
 def test_symbolic_checkpoint_does_not_store_prefetched_clips(dirs, tmp_path):
-    def make(symbolic):
-        ds = gulp(dirs["gulp"][0]).prefetch(8)
+    def make(symbolic, produced):
+        # `produced` counts the clips handed to prefetch (the map runs on its producer thread).
+        ds = gulp(dirs["gulp"][0]).map(lambda e: counted(produced, e)).prefetch(8)
         options = tf.data.Options()
         options.experimental_symbolic_checkpoint = symbolic
+        # The counter is the test's instrument, not the pipeline's state: left out of both.
+        options.experimental_external_state_policy = (
+            tf.data.experimental.ExternalStatePolicy.IGNORE)
         return ds.with_options(options)
 
     sizes = {}
     for symbolic in (False, True):
-        it = iter(make(symbolic))
+        produced = tf.Variable(0, dtype=tf.int64)
+        it = iter(make(symbolic, produced))
         next(it)
-        time.sleep(0.2)  # let prefetch fill
+        # 9 produced: the one taken, and clips 2-8 at least are in the buffer (clip 9 on its way).
+        wait_for(lambda: int(produced.numpy()) >= 9, "prefetch to fill")
         prefix = tf.train.Checkpoint(iterator=it).save(str(tmp_path / f"ckpt{symbolic}"))
         sizes[symbolic] = sum(
             f.stat().st_size for f in tmp_path.glob(f"ckpt{symbolic}*") if f.is_file())
         assert prefix
-    # 8 prefetched clips of 2 x 8 x 8 x 3 bytes stay out of the symbolic checkpoint.
+    # 7 or 8 prefetched clips of 2 x 8 x 8 x 3 bytes stay out of the symbolic checkpoint.
     assert sizes[True] + 8 * 2 * 8 * 8 * 3 // 2 < sizes[False]
+
+
+def counted(counter: tf.Variable, element):
+    """`element`, once `counter` has counted it."""
+    with tf.control_dependencies([counter.assign_add(1)]):
+        return tf.nest.map_structure(tf.identity, element)

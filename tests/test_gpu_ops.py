@@ -131,6 +131,31 @@ def test_warp_on_device_names_missing_inputs():
                        (2, 2))
 
 
+def test_warp_on_device_says_once_that_no_gpu_kernel_ran(caplog, monkeypatch):
+    """tf.device("/GPU:0") on a machine without a GPU runs the ops on the CPU (soft placement):
+    the layer that asked for the GPU says so, once."""
+    if tf.config.list_logical_devices("GPU"):
+        pytest.skip("TensorFlow has a GPU here: the GPU kernels run")
+    import tf_gulp.bzna.on_device as on_device
+    monkeypatch.setattr(on_device, "_said_no_gpu", False)
+    inputs = {"image": tf.fill([1, 4, 4, 3], tf.constant(200, tf.uint8)),
+              "size": tf.constant([[4, 4]], tf.int32), "matrix": tf.eye(3, batch_shape=[1]),
+              "bias": tf.zeros([1, 3]), "norm": tf.ones([1, 3])}
+    with caplog.at_level("WARNING", logger="tf_gulp"):
+        for _ in range(2):
+            out = WarpOnDevice((2, 2), device="/GPU:0")(inputs)
+            np.testing.assert_allclose(out.numpy(), 200.0)  # soft placement: it ran, on the CPU
+    said = [r.getMessage() for r in caplog.records if "no GPU kernel ran" in r.getMessage()]
+    assert len(said) == 1, said
+    assert "asked for /GPU:0" in said[0] and "soft placement" in said[0]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="tf_gulp"):
+        monkeypatch.setattr(on_device, "_said_no_gpu", False)
+        WarpOnDevice((2, 2), device="/CPU:0")(inputs)
+        WarpOnDevice((2, 2))(inputs)
+    assert not [r for r in caplog.records if "no GPU kernel ran" in r.getMessage()]
+
+
 @pytest.fixture(scope="module")
 def bzna(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("bzna_device")

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
@@ -17,6 +16,7 @@ from tf_gulp.gulp.ingest import (INGEST_RECORD, GulpIngestor, IngestError, Inges
 
 from gulp_testing import SyntheticAdapter
 from ingest_testing import REPO_ROOT, chunk_files, listing
+from wait_testing import wait_for
 
 
 class Flaky(SyntheticAdapter):
@@ -209,40 +209,69 @@ def test_folder_lock(tmp_path):
     ingest(Flaky([1]), out)
 
 
-class Slow(SyntheticAdapter):
+class Gated(SyntheticAdapter):
+    """Items from `gated_from` on wait until the file `gate` exists (polled, with a generous limit
+    that only a broken test reaches): an ingest caught mid-chunk in a known state, not at a time."""
+
+    def __init__(self, frame_counts, height, width, gate: str, gated_from: int):
+        super().__init__(frame_counts, height, width)
+        self.gate = gate
+        self.gated_from = gated_from
+
     def iter_data(self, slice_element=None):
-        for item in super().iter_data(slice_element):
-            time.sleep(0.05)
+        start = (slice_element or slice(None)).indices(len(self))[0]
+        for i, item in enumerate(super().iter_data(slice_element), start):
+            if i >= self.gated_from:
+                wait_for(lambda: os.path.exists(self.gate), "the test to open the gate")
             yield item
 
 
 def test_interrupt_drops_chunks_being_written(tmp_path):
     # SIGINT (Ctrl-C) on the main process: workers stop at their next item and drop their chunk.
-    out = tmp_path / "out"
+    # Chunks 0 and 1 (items 0-19) are written; chunks 2 and 3 wait at their first item for the
+    # gate, which the child's SIGINT handler opens as it raises KeyboardInterrupt, so the signal
+    # always comes mid-ingest, whatever the machine's speed.
+    out, gate = tmp_path / "out", tmp_path / "gate"
     script = textwrap.dedent(f"""
-        import sys
+        import signal, sys
         sys.path[:0] = [{str(REPO_ROOT)!r}, {str(REPO_ROOT / 'tests')!r}]
-        from test_ingest_resume import Slow
+        from test_ingest_resume import Gated
         from tf_gulp.gulp.ingest import GulpIngestor
+
+        def interrupted(signum, frame):
+            open({str(gate)!r}, "w").close()
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, interrupted)
         print("start", flush=True)
         try:
-            GulpIngestor(Slow([1] * 40, 8, 8), {str(out)!r}, 10, 2, progress=False,
-                         resumable=True)()
+            GulpIngestor(Gated([1] * 40, 8, 8, {str(gate)!r}, 20), {str(out)!r}, 10, 2,
+                         progress=False, resumable=True)()
         except KeyboardInterrupt:
             print("interrupted", flush=True)
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "start"
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    out_text, _ = proc.communicate(timeout=60)
+    try:
+        assert proc.stdout.readline().strip() == "start"
+        done = {"data_0.gulp", "meta_0.gmeta", "data_1.gulp", "meta_1.gmeta"}
+        wait_for(lambda: out.is_dir() and done <= set(os.listdir(out)),
+                 "chunks 0 and 1 to be written")
+        assert not gate.exists()
+        proc.send_signal(signal.SIGINT)
+        out_text, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
     assert "interrupted" in out_text
     names = listing(out)
     assert not [n for n in names if n.endswith(".tmp")], names
     assert len(names) % 2 == 0
+    assert done <= set(names)
     # Resume.
-    summary = ingest(Slow([1] * 40, 8, 8), out, videos_per_chunk=10, num_workers=2)
+    summary = ingest(Gated([1] * 40, 8, 8, str(gate), 20), out, videos_per_chunk=10,
+                     num_workers=2)
     assert summary.chunks_written + summary.chunks_resumed == 4
+    assert summary.chunks_resumed >= 2
     assert len(GulpDirectory(out).merged_meta_dict) == 40
 
 

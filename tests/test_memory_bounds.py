@@ -2,9 +2,9 @@
 
 Each damaged directory is built here, small on disk, in the shape a user met it; the readers and
 ``tf-gulp check`` / ``info`` then run on it in a child process whose address space is limited to
-what a normal run needs plus 1 GiB (:mod:`rlimit_testing`), under a timeout. Before the fix each
-case asked for 4 GB or more, or ran for minutes; a regression now fails the test instead of the
-machine.
+what a normal run needs plus 1 GiB (:mod:`rlimit_testing`), under a generous hang guard. Before the
+fix each case asked for 4 GB or more, or ran for minutes; a regression now fails the test instead
+of the machine.
 """
 
 import json
@@ -60,9 +60,11 @@ for decode in (True, False):
         print(f"{type(e).__name__}: {e.message}")
 """
 
-PY_TIMEOUT = 60    # a child is killed after this; the tests ask for far less (SECONDS)
+# A child still running after this is killed and its test fails: hang guards, generous so that a
+# loaded machine never reaches them (a normal run takes a few seconds). The tests assert what the
+# child did (exit status, messages, memory), not how long it took.
+PY_TIMEOUT = 180
 TF_TIMEOUT = 300
-SECONDS = 20       # what "runs past 20 s" in the issue became
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +139,7 @@ def test_check_with_huge_chunk_count_in_the_ingest_record(tmp_path, limits):
     # A finished ingest that claims 10^15 chunks: 2 are there, the rest are "missing".
     write_record(g, first_chunk=0, num_chunks=10**15, complete=True)
     result = run(limits, "check", g)
-    assert result.returncode == 1 and result.seconds < SECONDS, result
+    assert result.returncode == 1, result
     errors = [line for line in result.stdout.splitlines() if line.startswith("error: ")]
     assert len(errors) == 21, result.stdout  # 20 listed, then one line for the rest
     assert errors[0].startswith("error: meta_2.gmeta: missing")
@@ -148,7 +150,7 @@ def test_check_with_huge_chunk_count_in_the_ingest_record(tmp_path, limits):
     write_record(g, first_chunk=0, num_chunks=10**15, complete=False)
     (pathlib.Path(g) / "data_5.gulp").write_bytes(b"partial")
     result = run(limits, "check", g)
-    assert result.returncode == 0 and result.seconds < SECONDS, result
+    assert result.returncode == 0, result
     assert f"unfinished ingest: 2 of {10**15} chunks written" in result.stdout
     assert "data_5.gulp: data file without its index" in result.stdout
 
@@ -181,7 +183,7 @@ def test_symlinked_chunk_and_huge_jpeg_header(tmp_path, limits):
     # The symlinked chunk is shorter than its index says: every reader refuses the directory
     # (the core's rules), info in one line naming the file and the frame.
     result = run(limits, "info", "--all-frames", g)
-    assert result.returncode == 1 and result.seconds < SECONDS, result
+    assert result.returncode == 1, result
     error = result.stderr.split("\nVMPEAK_KB")[0].strip()
     assert "\n" not in error and "data_1.gulp: id 'vid0003' frame 2: bytes [" in error \
         and "run past the end of the file" in error, error
@@ -189,14 +191,14 @@ def test_symlinked_chunk_and_huge_jpeg_header(tmp_path, limits):
     (g / "data_1.gulp").unlink()
     (g / "data_1.gulp").write_bytes(data_1)
     result = run(limits, "read", g)
-    assert result.returncode == 0 and result.seconds < SECONDS, result
+    assert result.returncode == 0, result
     lines = result.stdout.splitlines()
     assert any("id 'vid0000' frame 0 at byte offset 0: JPEG header claims 46000x46000" in line
                and "over the limit of 134217728 pixels" in line for line in lines), lines
     assert any(line.startswith("error") and "id 'vid0001' frame 1" in line for line in lines)
 
     result = run(limits, "check", "--decode", g)
-    assert result.returncode == 1 and result.seconds < SECONDS, result
+    assert result.returncode == 1, result
     assert "error: data_0.gulp: id 'vid0000' frame 0 at offset 0: JPEG header claims " \
         "46000x46000" in result.stdout
 
@@ -243,12 +245,12 @@ def test_python_readers_on_20000_frames_sharing_bytes(same_bytes, limits):
     # (GulpDirectory refuses it the same way: tests/test_gulp_malformed.py.)
     g, _jpeg_length = same_bytes
     result = run(limits, "info", "--all-frames", g)
-    assert result.returncode == 1 and result.seconds < SECONDS, result
+    assert result.returncode == 1, result
     assert "data_1.gulp: id 'clip' frame 1 at byte offset 0: shares bytes with id 'clip' " \
         "frame 0" in result.stderr, result.stderr[-2000:]
 
     result = run(limits, "check", "--decode", g)
-    assert result.returncode == 1 and result.seconds < SECONDS, result
+    assert result.returncode == 1, result
     assert "more frames that share bytes with another frame" in result.stdout
     assert len(result.stdout.splitlines()) < 40
 
@@ -278,12 +280,12 @@ def test_check_and_info_on_null_frame_entry_with_an_unfinished_ingest(tmp_path, 
     (g / "data_2.gulp").write_bytes(b"partial")
 
     result = run(limits, "check", g)
-    assert result.returncode == 1 and result.seconds < SECONDS, result
+    assert result.returncode == 1, result
     assert "error: meta_0.gmeta: id 'vid0000' frame 0: frame_info entry is not [offset, pad, " \
         "length] with non-negative integers: null" in result.stdout
 
     result = run(limits, "info", g)
-    assert result.returncode == 1 and result.seconds < SECONDS, result
+    assert result.returncode == 1, result
     error = result.stderr.split("\nVMPEAK_KB")[0].strip()
     assert "\n" not in error and "id 'vid0000' frame 0: frame_info entry is not [offset, pad, " \
         "length] with non-negative integers: null" in error, error

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Makes the data `make gpu-proof` (tools/gpu_proof.sh) needs on a GPU machine without TensorFlow,
+"""Makes the data the GPU device check (tools/gpu_device_check.sh) needs on a GPU machine without TensorFlow,
 libavcodec or network: HEVC pictures as Annex-B byte streams, warp matrices, and the CPU path's
-outputs for them, in cc/gpu/proof/data/ (committed; about 6 MiB).
+outputs for them, in cc/gpu/testing/data/ (committed; about 6 MiB).
 
 Run on a development machine (needs ffmpeg with libx265, g++, libavcodec-dev, numpy):
     python tools/gpu_proof_data.py
 Samples: the three Benzina test pictures of tests/data/hevc (full range, padded frames, clean crop
 at the top left) and generated 512x512 pictures (limited range BT.601, x265 intra-only). The CPU
-reference is cc/codec/hevc_decoder (libavcodec) + cc/warp, built here by cc/gpu/proof/make_reference.cc;
+reference is cc/codec/hevc_decoder (libavcodec) + cc/warp, built here by cc/gpu/testing/make_reference.cc;
 it is stored as float16 levels (0.125-level steps near 255, below the 2-level tolerance).
 """
 
@@ -22,7 +22,7 @@ import tempfile
 import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-OUT = REPO / "cc" / "gpu" / "proof" / "data"
+OUT = REPO / "cc" / "gpu" / "testing" / "data"
 OUT_SIZE = 224
 GENERATED = 12
 
@@ -88,7 +88,7 @@ def main() -> None:
         matrices = np.stack([matrix_for(i, s["width"], s["height"]) for i, s in enumerate(samples)])
         (OUT / "matrices.f32").write_bytes(matrices.astype("<f4").tobytes())
         tool = tmp / "make_reference"
-        run(["g++", "-std=c++17", "-O2", "-I", str(REPO), str(REPO / "cc/gpu/proof/make_reference.cc"),
+        run(["g++", "-std=c++17", "-O2", "-I", str(REPO), str(REPO / "cc/gpu/testing/make_reference.cc"),
              str(REPO / "cc/codec/hevc_decoder.cc"), str(REPO / "cc/codec/ycbcr.cc"),
              str(REPO / "cc/warp/similarity_warp.cc"), "-o", str(tool), "-lavcodec", "-lavutil",
              "-pthread"])
@@ -104,7 +104,7 @@ def main() -> None:
              "matrices": "matrices.f32 (float32 [N, 9], output pixel -> picture pixel)",
              "samples": samples}
     (OUT / "index.json").write_text(json.dumps(index, indent=1) + "\n")
-    # The same list for the C++ proof (no JSON library there): "file width height" per line.
+    # The same list for the C++ device check (no JSON library there): "file width height" per line.
     (OUT / "index.txt").write_text("".join(f"{s['file']} {s['width']} {s['height']}\n"
                                            for s in samples))
     print(f"{len(samples)} samples, {sum(p.stat().st_size for p in OUT.iterdir()) >> 10} KiB "

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <map>
 #include <mutex>
 #include <thread>
 
+#include "cc/io/file_system.h"
 #include "cc/testing/ffrecord_testing.h"
 #include "cc/testing/temp_dir.h"
 
@@ -226,6 +229,71 @@ TEST(FFRecordReaderTest, ValidateMetadataRecomputesChecksums) {
   unchecked.check_data = false;
   Opened bad = Open({std::string(kFixtures) + "corrupt_meta.ffr"}, unchecked);
   EXPECT_EQ(bad.reader->ValidateMetadata().code(), StatusCode::kDataLoss);
+}
+
+// An object store in memory: files of another file system, which the reader
+// reads through ReadAt a record per request (its remote path), not through
+// file descriptors.
+class MemoryFileSystem : public FileSystem {
+ public:
+  class File : public RandomAccessFile {
+   public:
+    File(std::string path, const std::string* data, const FileSystem* fs)
+        : RandomAccessFile(std::move(path), data->size(), fs), data_(data) {}
+    Status ReadAt(uint64_t offset, size_t n, void* dst) const override {
+      if (offset + n > data_->size()) return DataLossError(path(), ": past the end");
+      std::memcpy(dst, data_->data() + offset, n);
+      return Status::Ok();
+    }
+
+   private:
+    const std::string* data_;
+  };
+  Status NewRandomAccessFile(const std::string& path,
+                             std::unique_ptr<RandomAccessFile>* file) override {
+    auto it = files.find(path);
+    if (it == files.end()) return NotFoundError(path, ": no such object");
+    file->reset(new File(path, &it->second, this));
+    return Status::Ok();
+  }
+  Status Stat(const std::string& path, FileInfo* info) override {
+    auto it = files.find(path);
+    if (it == files.end()) return NotFoundError(path, ": no such object");
+    info->is_regular = true;
+    info->size = it->second.size();
+    return Status::Ok();
+  }
+  Status ListDirectory(const std::string&, std::vector<std::string>*) override {
+    return InvalidArgumentError("not used");
+  }
+  int read_parallelism() const override { return 4; }
+  Scheduler scheduler() const override {
+    return [](std::function<void()> fn) { std::thread(std::move(fn)).detach(); };
+  }
+  std::map<std::string, std::string> files;
+};
+
+TEST(FFRecordReaderTest, RemoteFilesAreCheckedToo) {
+  MemoryFileSystem remote;
+  const std::string path = "mem://bucket/corrupt_sample.ffr";
+  ASSERT_TRUE(ReadFileToString(std::string(kFixtures) + "corrupt_sample.ffr",
+                               &remote.files[path]).ok());
+  SetRemoteFileSystem(&remote);
+  {
+    Opened s = Open({path});
+    std::vector<std::string> got;
+    ASSERT_TRUE(ReadAll(s, {0, 2}, &got).ok());
+    Status st = ReadAll(s, {0, 1, 2}, &got);
+    EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.message();
+    EXPECT_NE(st.message().find(path + ": record 1 at offset 49"), std::string::npos)
+        << st.message();
+    EXPECT_NE(st.message().find("checksum mismatch"), std::string::npos) << st.message();
+    ReaderOptions unchecked;
+    unchecked.check_data = false;
+    Opened u = Open({path}, unchecked);
+    EXPECT_TRUE(ReadAll(u, {1}, &got).ok());
+  }
+  SetRemoteFileSystem(nullptr);
 }
 
 }  // namespace

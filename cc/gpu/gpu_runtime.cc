@@ -113,6 +113,7 @@ Status Load(int min_driver_version, GpuRuntime* rt) {
   n.cuvidReconfigureDecoder = cuvid->cuvidReconfigureDecoder;
   n.cuvidDecodePicture = cuvid->cuvidDecodePicture;
   n.cuvidMapVideoFrame = cuvid->cuvidMapVideoFrame;
+  n.cuvidGetDecodeStatus = cuvid->cuvidGetDecodeStatus;
   n.cuvidUnmapVideoFrame = cuvid->cuvidUnmapVideoFrame;
   n.cuvidCreateVideoParser = cuvid->cuvidCreateVideoParser;
   n.cuvidParseVideoData = cuvid->cuvidParseVideoData;

@@ -1,6 +1,6 @@
 // Prints, as one JSON line, which GPU path this machine can run and why
 // (cc/gpu/gpu_runtime.h). tests/test_gpu_runtime.py runs it with stand-in
-// driver libraries on LD_LIBRARY_PATH; tools/gpu_proof.sh runs it on a GPU.
+// driver libraries on LD_LIBRARY_PATH; tools/gpu_device_check.sh builds it too.
 //   gpu_runtime_probe [--min-driver VERSION]
 #include <cstdlib>
 #include <cstring>

@@ -1,5 +1,5 @@
 // The warp kernels' launch geometry, shared by the launcher
-// (similarity_warp_gpu.cc) and the host run of the kernels' own source
+// (stream_warp.cc, nvdec_rgb.cc) and the host run of the kernels' own source
 // (kernels_on_host_test.cc), so the host test runs the real grid and blocks.
 // No CUDA header: it compiles anywhere.
 #ifndef TF_GULP_CC_GPU_LAUNCH_GEOMETRY_H_

@@ -54,6 +54,9 @@ struct NvdecApi {
   tcuvidReconfigureDecoder* cuvidReconfigureDecoder = nullptr;
   tcuvidDecodePicture* cuvidDecodePicture = nullptr;
   tcuvidMapVideoFrame* cuvidMapVideoFrame = nullptr;
+  // Whether a mapped picture decoded cleanly (older drivers may lack it:
+  // then not checked).
+  tcuvidGetDecodeStatus* cuvidGetDecodeStatus = nullptr;
   tcuvidUnmapVideoFrame* cuvidUnmapVideoFrame = nullptr;
   tcuvidCreateVideoParser* cuvidCreateVideoParser = nullptr;
   tcuvidParseVideoData* cuvidParseVideoData = nullptr;

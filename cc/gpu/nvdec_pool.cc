@@ -1,7 +1,9 @@
 #include "cc/gpu/nvdec_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
+#include <utility>
 
 namespace tfg {
 namespace gpu {
@@ -56,8 +58,11 @@ void KeepFirst(Status* first, const Status& next) {
 class NvdecSession {
  public:
   NvdecSession(const CudaApi& cuda, const NvdecApi& nvdec, CUcontext ctx, int index,
-               const NvdecPoolOptions& options, const CUVIDDECODECAPS& caps)
+               const NvdecPoolOptions& options, const CUVIDDECODECAPS& caps,
+               const std::atomic<unsigned>* max_hint_width,
+               const std::atomic<unsigned>* max_hint_height)
       : cuda_(cuda), nvdec_(nvdec), ctx_(ctx), index_(index), options_(options), caps_(caps),
+        max_hint_width_(max_hint_width), max_hint_height_(max_hint_height),
         surfaces_(options.surfaces) {}
 
   // Creates one event per surface (the parser and decoder come lazily).
@@ -213,12 +218,42 @@ class NvdecSession {
     unsigned int pitch = 0;
     r = nvdec_.cuvidMapVideoFrame(decoder_, index, &luma, &pitch, &params);
     if (r != CUDA_SUCCESS) return CudaCallError(cuda_, r, "cuvidMapVideoFrame", what);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      Surface& s = surfaces_[index];
+      s.state = State::kMapped;
+      s.luma = luma;
+      s.event_recorded = false;
+    }
+    // A corrupt picture decodes "successfully" and maps: the decode status
+    // says so. NVIDIA's sample checks cuvidGetDecodeStatus once the frame is
+    // mapped (NvDecoder.cpp, HandlePictureDisplay); we refuse to warp it.
+    if (nvdec_.cuvidGetDecodeStatus != nullptr) {
+      CUVIDGETDECODESTATUS decode_status = {};
+      r = nvdec_.cuvidGetDecodeStatus(decoder_, index, &decode_status);
+      Status bad;
+      if (r != CUDA_SUCCESS) {
+        bad = CudaCallError(cuda_, r, "cuvidGetDecodeStatus", what);
+      } else if (decode_status.decodeStatus == cuvidDecodeStatus_Error ||
+                 decode_status.decodeStatus == cuvidDecodeStatus_Error_Concealed) {
+        bad = DataLossError(what, ": NVDEC could not decode this picture (decode status ",
+                            static_cast<int>(decode_status.decodeStatus),
+                            "): the sample's HEVC data is corrupt");
+      }
+      if (!bad.ok()) {
+        // The map's post-processing is queued on `stream`: unmap once the
+        // stream has finished it (no event: nothing of ours runs after it).
+        Surface& s = surfaces_[index];
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          s.state = State::kReleased;
+          s.stream = stream;
+        }
+        KeepFirst(&bad, FinishRelease(&s));
+        return bad;
+      }
+    }
 
-    std::lock_guard<std::mutex> lock(mutex_);
-    Surface& s = surfaces_[index];
-    s.state = State::kMapped;
-    s.luma = luma;
-    s.event_recorded = false;
     picture->session = index_;
     picture->surface = index;
     picture->width = display_width_;
@@ -271,6 +306,8 @@ class NvdecSession {
     auto* session = static_cast<NvdecSession*>(self);
     const Status s = session->Sequence(*format);
     KeepFirst(&session->callback_status_, s);
+    // The parser uses this many decode surfaces from now on (NvDecoder.cpp's
+    // HandleVideoSequence returns its surface count the same way).
     return s.ok() ? static_cast<int>(session->surfaces_.size()) : 0;
   }
   static int CUDAAPI OnDecode(void* self, CUVIDPICPARAMS* params) {
@@ -302,21 +339,29 @@ class NvdecSession {
                              "limits (", caps_.nMinWidth, "x", caps_.nMinHeight, " to ",
                              caps_.nMaxWidth, "x", caps_.nMaxHeight, "); decode it on the CPU");
     }
-    if (format.min_num_decode_surfaces > surfaces_.size()) {
-      return InvalidArgumentError(what_, ": this HEVC stream needs ",
-                                  static_cast<int>(format.min_num_decode_surfaces),
-                                  " NVDEC decode surfaces, the pool has ", surfaces_.size(),
-                                  " per session: raise NvdecPoolOptions::surfaces");
-    }
     display_width_ = format.display_area.right - format.display_area.left;
     display_height_ = format.display_area.bottom - format.display_area.top;
     full_range_ = format.video_signal_description.video_full_range_flag != 0;
     matrix_coefficients_ = format.video_signal_description.matrix_coefficients;
-    if (decoder_ != nullptr && w == coded_width_ && h == coded_height_) return Status::Ok();
+    // Decode surfaces = max(what the pool was asked for, what the stream's DPB
+    // needs): NVIDIA's sample decoder (Video Codec SDK, NvDecoder.cpp,
+    // HandleVideoSequence) sizes its decoder from min_num_decode_surfaces and
+    // never refuses a stream for it. More surfaces need a new decoder.
+    const size_t wanted = std::max<size_t>(static_cast<size_t>(options_.surfaces),
+                                           format.min_num_decode_surfaces);
+    const bool more_surfaces = wanted > surfaces_.size();
+    if (decoder_ != nullptr && !more_surfaces && w == coded_width_ && h == coded_height_) {
+      return Status::Ok();
+    }
 
     // Reconfiguring or replacing the decoder reallocates its surfaces:
     // every picture of this session must be back first.
     TFG_RETURN_IF_ERROR(DrainAll());
+    if (more_surfaces) {
+      TFG_RETURN_IF_ERROR(GrowSurfaces(wanted));
+      TFG_RETURN_IF_ERROR(DestroyDecoder());
+    }
+    bool reconfigured = false;
     if (decoder_ != nullptr && w <= max_width_ && h <= max_height_) {
       CUVIDRECONFIGUREDECODERINFO info = {};
       info.ulWidth = w;
@@ -326,16 +371,27 @@ class NvdecSession {
       info.ulNumDecodeSurfaces = static_cast<unsigned int>(surfaces_.size());
       info.display_area.right = info.target_rect.right = static_cast<short>(w);
       info.display_area.bottom = info.target_rect.bottom = static_cast<short>(h);
-      const CUresult r = nvdec_.cuvidReconfigureDecoder(decoder_, &info);
-      if (r != CUDA_SUCCESS) return CudaCallError(cuda_, r, "cuvidReconfigureDecoder", what_);
-    } else {
-      // First picture, or larger than the dataset's index promised.
+      // A reconfigure the driver refuses is not the end of the stream: NVIDIA's
+      // reconfigure path (NvDecoder.cpp, ReconfigureDecoder) only covers sizes
+      // within ulMaxWidth/Height, and FFmpeg's cuviddec.c never reconfigures
+      // but makes a new decoder; we fall back to destroy + create.
+      reconfigured = nvdec_.cuvidReconfigureDecoder(decoder_, &info) == CUDA_SUCCESS;
+    }
+    if (!reconfigured) {
+      // First picture, larger than the dataset's largest promised, more
+      // surfaces, or a refused reconfigure.
       TFG_RETURN_IF_ERROR(DestroyDecoder());
       CUVIDDECODECREATEINFO info = {};
       info.ulWidth = w;
       info.ulHeight = h;
-      info.ulMaxWidth = std::max<unsigned>(w, static_cast<unsigned>(options_.max_width));
-      info.ulMaxHeight = std::max<unsigned>(h, static_cast<unsigned>(options_.max_height));
+      // At least the dataset's largest picture where the caller knows it
+      // (options, RaiseMaxSize), so that smaller pictures only reconfigure.
+      const unsigned max_w = std::max<unsigned>(static_cast<unsigned>(options_.max_width),
+                                                max_hint_width_->load());
+      const unsigned max_h = std::max<unsigned>(static_cast<unsigned>(options_.max_height),
+                                                max_hint_height_->load());
+      info.ulMaxWidth = std::min<unsigned>(std::max<unsigned>(w, max_w), caps_.nMaxWidth);
+      info.ulMaxHeight = std::min<unsigned>(std::max<unsigned>(h, max_h), caps_.nMaxHeight);
       info.ulNumDecodeSurfaces = static_cast<unsigned int>(surfaces_.size());
       info.ulNumOutputSurfaces = static_cast<unsigned int>(surfaces_.size());
       info.CodecType = cudaVideoCodec_HEVC;
@@ -402,6 +458,19 @@ class NvdecSession {
     return Status::Ok();
   }
 
+  // Adds surfaces (and their events) up to `count`; every surface is free
+  // (DrainAll), so no Release can be looking at the vector.
+  Status GrowSurfaces(size_t count) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (surfaces_.size() < count) {
+      Surface s;
+      const CUresult r = cuda_.cuEventCreate(&s.event, CU_EVENT_DISABLE_TIMING);
+      if (r != CUDA_SUCCESS) return CudaCallError(cuda_, r, "cuEventCreate");
+      surfaces_.push_back(s);
+    }
+    return Status::Ok();
+  }
+
   // Unmaps the released pictures whose kernels have finished, without waiting.
   Status ReapCompleted() {
     for (Surface& s : surfaces_) {
@@ -450,6 +519,9 @@ class NvdecSession {
   const int index_;
   const NvdecPoolOptions options_;
   const CUVIDDECODECAPS caps_;
+  // The pool's RaiseMaxSize hints, shared by its sessions.
+  const std::atomic<unsigned>* max_hint_width_;
+  const std::atomic<unsigned>* max_hint_height_;
 
   std::mutex mutex_;  // surfaces' states, stopped_
   std::condition_variable cv_;
@@ -499,7 +571,9 @@ Status NvdecPool::Create(const CudaApi* cuda, const NvdecApi* nvdec, CUcontext c
                                             : std::max<int>(1, caps.nNumNVDECs);
   std::unique_ptr<NvdecPool> result(new NvdecPool);
   for (int i = 0; i < sessions; ++i) {
-    result->sessions_.emplace_back(new NvdecSession(*cuda, *nvdec, ctx, i, options, caps));
+    result->sessions_.emplace_back(new NvdecSession(*cuda, *nvdec, ctx, i, options, caps,
+                                                    &result->max_hint_width_,
+                                                    &result->max_hint_height_));
     result->busy_.push_back(false);
     Status status = result->sessions_.back()->Init();
     if (!status.ok()) {
@@ -512,6 +586,18 @@ Status NvdecPool::Create(const CudaApi* cuda, const NvdecApi* nvdec, CUcontext c
 }
 
 NvdecPool::~NvdecPool() { Shutdown(); }
+
+void NvdecPool::RaiseMaxSize(int width, int height) {
+  for (auto [hint, value] : {std::make_pair(&max_hint_width_, width),
+                             std::make_pair(&max_hint_height_, height)}) {
+    // Rounded up to whole 16x16 macroblocks: a sample entry's size is the
+    // picture's, the coded size NVDEC reports is a multiple of 8 or 16 above it.
+    const unsigned v = value > 0 ? (static_cast<unsigned>(value) + 15u) & ~15u : 0;
+    unsigned seen = hint->load();
+    while (v > seen && !hint->compare_exchange_weak(seen, v)) {
+    }
+  }
+}
 
 Status NvdecPool::Decode(const uint8_t* data, size_t size, CUstream stream, const char* what,
                          NvdecPicture* picture) {

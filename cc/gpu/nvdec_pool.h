@@ -21,6 +21,7 @@
 #ifndef TF_GULP_CC_GPU_NVDEC_POOL_H_
 #define TF_GULP_CC_GPU_NVDEC_POOL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -40,9 +41,8 @@ struct NvdecPoolOptions {
   // nNumNVDECs; 1 where the driver does not say).
   int sessions = 0;
   // Decode surfaces per session, also the most pictures of one session mapped
-  // at once (ulNumDecodeSurfaces = ulNumOutputSurfaces). At least what the
-  // stream's DPB needs (CUVIDEOFORMAT::min_num_decode_surfaces; a stream that
-  // needs more is an error saying so).
+  // at once (ulNumDecodeSurfaces = ulNumOutputSurfaces). A stream whose DPB
+  // needs more (CUVIDEOFORMAT::min_num_decode_surfaces) gets that many.
   int surfaces = 8;
   // The largest coded picture the dataset holds (its index knows it); the
   // decoders are created at this size, so smaller pictures only reconfigure.
@@ -83,6 +83,12 @@ class NvdecPool {
 
   int sessions() const { return static_cast<int>(sessions_.size()); }
 
+  // The largest picture the caller knows it will decode (a batch's or a
+  // dataset's): decoders created from now on are sized for it (within this
+  // GPU's limits), so that smaller pictures reconfigure rather than recreate.
+  // Only ever raises. Thread safe.
+  void RaiseMaxSize(int width, int height);
+
  private:
   NvdecPool() = default;
 
@@ -92,6 +98,8 @@ class NvdecPool {
   std::vector<bool> busy_;  // a Decode is using session i
   int next_ = 0;            // where the next pick starts (round robin)
   bool shut_down_ = false;
+  std::atomic<unsigned> max_hint_width_{0};
+  std::atomic<unsigned> max_hint_height_{0};
 };
 
 // "<call> failed: CUDA_ERROR_X (n)" for a failed driver/NVDEC call.

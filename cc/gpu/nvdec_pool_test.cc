@@ -135,6 +135,89 @@ TEST(NvdecPoolTest, SizeChangesReconfigureAndLargerPicturesRecreate) {
   ExpectCleanEnd(fake);
 }
 
+// NVIDIA's sample rule: decode surfaces = max(requested, the stream's
+// min_num_decode_surfaces), returned from the sequence callback; never a refusal.
+TEST(NvdecPoolTest, DecodeSurfacesFollowTheStreamsMinimum) {
+  FakeNvdec fake;
+  fake.min_decode_surfaces = 5;  // more than the pool's 2
+  auto pool = MakePool(fake, 1, 2);
+  NvdecPicture first;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &first).ok());
+  ASSERT_GE(fake.Find("cuvidCreateDecoder(size=64x48, max=128x128, surfaces=5)"), 0)
+      << "the decoder has the stream's 5 surfaces, not the pool's 2";
+  ASSERT_TRUE(pool->Release(first, kStream).ok());
+  // Five pictures mapped at once, each in its own surface.
+  std::vector<NvdecPicture> held(5);
+  for (NvdecPicture& p : held) {
+    const Status s = DecodeSample(*pool, Sample(64, 48), &p);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  EXPECT_EQ(Count(fake, "cuvidCreateDecoder"), 1);
+  for (const NvdecPicture& p : held) ASSERT_TRUE(pool->Release(p, kStream).ok());
+  pool.reset();
+  ExpectCleanEnd(fake);  // "fewer surfaces than the stream needs" would be noted
+}
+
+// A reconfigure the driver refuses falls back to destroy + create.
+TEST(NvdecPoolTest, AFailedReconfigureFallsBackToDestroyAndCreate) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 2, /*max_size=*/128);
+  NvdecPicture p;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &p).ok());
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  fake.FailCall("cuvidReconfigureDecoder", 1);
+  const Status s = DecodeSample(*pool, Sample(100, 75), &p);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const int refused = fake.Find("cuvidReconfigureDecoder(decoder=1, size=104x80) -> failed");
+  ASSERT_GE(refused, 0);
+  EXPECT_GT(fake.Find("cuvidDestroyDecoder(decoder=1)", refused), refused);
+  EXPECT_GT(fake.Find("cuvidCreateDecoder(size=104x80", refused), refused);
+  EXPECT_EQ(p.width, 100);
+  EXPECT_EQ(p.surface_height, 80);
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  pool.reset();
+  ExpectCleanEnd(fake);
+}
+
+// cuvidGetDecodeStatus after mapping: a corrupt picture is DataLoss naming the
+// sample, unmapped at once, and the session goes on.
+TEST(NvdecPoolTest, ACorruptPictureIsDataLossNamingTheSample) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 2);
+  fake.corrupt_pictures = 1;
+  NvdecPicture p;
+  Status s = DecodeSample(*pool, Sample(64, 48), &p);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(s.message(), HasSubstr("sample 7: NVDEC could not decode this picture"));
+  const int map = fake.Find("cuvidMapVideoFrame");
+  EXPECT_GT(fake.Find("cuvidGetDecodeStatus", map), map) << "checked after mapping";
+  EXPECT_EQ(fake.live()["mapped"], 0);
+  s = DecodeSample(*pool, Sample(64, 48), &p);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  pool.reset();
+  ExpectCleanEnd(fake);
+}
+
+// The decoders' maximum from the largest picture the caller knows of.
+TEST(NvdecPoolTest, RaiseMaxSizeSizesTheDecodersSoSmallerPicturesReconfigure) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 2, /*max_size=*/0);
+  pool->RaiseMaxSize(300, 200);
+  pool->RaiseMaxSize(100, 100);  // never lowers
+  NvdecPicture p;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &p).ok());
+  EXPECT_GE(fake.Find("cuvidCreateDecoder(size=64x48, max=304x208"), 0)
+      << "the hint in whole macroblocks";
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  ASSERT_TRUE(DecodeSample(*pool, Sample(300, 200), &p).ok());
+  EXPECT_EQ(Count(fake, "cuvidCreateDecoder"), 1) << "within the maximum: reconfigured";
+  EXPECT_EQ(Count(fake, "cuvidReconfigureDecoder"), 1);
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  pool.reset();
+  ExpectCleanEnd(fake);
+}
+
 TEST(NvdecPoolTest, ReconfigureWaitsForThePicturesStillMapped) {
   FakeNvdec fake;
   auto pool = MakePool(fake, 1, 2);
@@ -234,12 +317,6 @@ TEST(NvdecPoolTest, SamplesNvdecCannotTakeGiveClearErrorsAndTheSessionGoesOn) {
   EXPECT_THAT(s.message(), HasSubstr("sample 7: NVDEC path decodes 8-bit 4:2:0 HEVC only"));
   EXPECT_THAT(s.message(), HasSubstr("decode it on the CPU"));
 
-  fake.min_decode_surfaces = 3;  // more than the pool's 2
-  s = DecodeSample(*pool, Sample(64, 40), &p);
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("needs 3 NVDEC decode surfaces, the pool has 2 per session"));
-  fake.min_decode_surfaces = 1;
-
   s = DecodeSample(*pool, Sample(2048, 64), &p);
   EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
   EXPECT_THAT(s.message(), HasSubstr("2048x64 picture is outside this GPU's NVDEC limits"));
@@ -301,8 +378,17 @@ TEST(NvdecPoolTest, ADecodeWaitingForTheCallersPictureEndsAtShutdown) {
   NvdecPicture held;
   ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &held).ok());
   NvdecPicture p;
+  const int parsed = Count(fake, "cuvidParseVideoData");
   auto waiting = std::async(std::launch::async, [&] { return DecodeSample(*pool, Sample(64, 48), &p); });
-  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  // Shut down once the decode is parsing its picture (its surface is held, so it then waits):
+  // waited for as a state, with a generous limit, not for a time.
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Count(fake, "cuvidParseVideoData") == parsed &&
+         std::chrono::steady_clock::now() < limit) {
+    std::this_thread::yield();
+  }
+  ASSERT_GT(Count(fake, "cuvidParseVideoData"), parsed) << "the second decode never started";
+  EXPECT_EQ(waiting.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
   EXPECT_TRUE(pool->Shutdown().ok());
   const Status s = waiting.get();
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
@@ -357,7 +443,7 @@ TEST(NvdecPoolTest, EveryFailingCallIsAClearStatusAndLeaksNothing) {
                            "cuvidDecodePicture", "cuvidMapVideoFrame", "cuEventRecord",
                            "cuEventSynchronize", "cuvidUnmapVideoFrame", "cuvidDestroyDecoder",
                            "cuEventDestroy", "cuCtxPushCurrent", "cuCtxSynchronize",
-                           "cuEventQuery"}) {
+                           "cuEventQuery", "cuvidGetDecodeStatus"}) {
     EXPECT_GT(counts[name], 0) << name << " is not exercised by the scenario";
   }
   int cases = 0;
@@ -365,6 +451,8 @@ TEST(NvdecPoolTest, EveryFailingCallIsAClearStatusAndLeaksNothing) {
     // Nothing can be done about these failing, and nothing is lost: popping a
     // context we pushed, destroying a parser (host memory only).
     if (name == "cuCtxPopCurrent" || name == "cuvidDestroyVideoParser") continue;
+    // A refused reconfigure is no error: destroy + create (tested above).
+    if (name == "cuvidReconfigureDecoder") continue;
     for (int nth = 1; nth <= count; ++nth) {
       SCOPED_TRACE(name + " failing at call " + std::to_string(nth));
       FakeNvdec fake;

@@ -1,5 +1,6 @@
 #include "cc/gpu/nvdec_rgb.h"
 
+#include <algorithm>
 #include <string>
 
 #include "cc/gpu/context_scope.h"
@@ -25,7 +26,7 @@ Status NvdecRgbDecoder::Get(NvdecRgbDecoder** out) {
     static GpuRuntime runtime;
     status = LoadGpuRuntime(kKernelsMinDriverVersion, &runtime);
     if (!status.ok()) return;  // names the path taken and what is missing
-    decoder = new NvdecRgbDecoder(runtime.cuda, runtime.nvdec, tfg_similarity_warp_fatbin, size,
+    decoder = new NvdecRgbDecoder(runtime.cuda, runtime.nvdec, KernelModules::Embedded(runtime.cuda),
                                   NvdecPoolOptions());
   });
   *out = decoder;
@@ -37,37 +38,23 @@ int NvdecRgbDecoder::pools() const {
   return static_cast<int>(pools_.size());
 }
 
+void NvdecRgbDecoder::RaiseMaxSize(int width, int height) {
+  std::lock_guard<std::mutex> lock(mu_);
+  max_width_ = std::max(max_width_, width);
+  max_height_ = std::max(max_height_, height);
+  for (auto& [context, pool] : pools_) pool->RaiseMaxSize(max_width_, max_height_);
+}
+
 Status NvdecRgbDecoder::PoolFor(CUcontext context, NvdecPool** pool) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pools_.find(context);
   if (it == pools_.end()) {
     std::unique_ptr<NvdecPool> created;
     TFG_RETURN_IF_ERROR(NvdecPool::Create(&cuda_, &nvdec_, context, options_, &created));
+    created->RaiseMaxSize(max_width_, max_height_);
     it = pools_.emplace(context, std::move(created)).first;
   }
   *pool = it->second.get();
-  return Status::Ok();
-}
-
-Status NvdecRgbDecoder::KernelFor(CUcontext context, const char* name, CUfunction* kernel) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = kernels_.find({context, name});
-  if (it != kernels_.end()) {
-    *kernel = it->second;
-    return Status::Ok();
-  }
-  auto module = modules_.find(context);
-  if (module == modules_.end()) {
-    CUmodule loaded = nullptr;
-    const CUresult r = cuda_.cuModuleLoadData(&loaded, fatbin_);
-    if (r != CUDA_SUCCESS) return CudaCallError(cuda_, r, "cuModuleLoadData");
-    module = modules_.emplace(context, loaded).first;
-  }
-  const CUresult r = cuda_.cuModuleGetFunction(kernel, module->second, name);
-  if (r != CUDA_SUCCESS) {
-    return CudaCallError(cuda_, r, (std::string("cuModuleGetFunction(") + name + ")").c_str());
-  }
-  kernels_[{context, name}] = *kernel;
   return Status::Ok();
 }
 
@@ -78,7 +65,7 @@ Status NvdecRgbDecoder::Launch(CUcontext context, const char* name, const Launch
     return CudaCallError(cuda_, scope.result(), "cuCtxPushCurrent", what);
   }
   CUfunction kernel = nullptr;
-  TFG_RETURN_IF_ERROR(KernelFor(context, name, &kernel));
+  TFG_RETURN_IF_ERROR(modules_->Get(context, name, &kernel));
   const CUresult result = cuda_.cuLaunchKernel(kernel, d.grid_x, d.grid_y, d.grid_z, d.block_x,
                                                d.block_y, d.block_z, 0, stream, args, nullptr);
   if (result != CUDA_SUCCESS) {

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "cc/codec/ycbcr.h"
+#include "cc/gpu/kernel_modules.h"
 #include "cc/gpu/launch_geometry.h"
 #include "cc/gpu/nvdec_api.h"
 #include "cc/gpu/nvdec_picture.h"
@@ -54,8 +55,13 @@ class NvdecRgbDecoder {
   // tfg_ycbcr_to_rgb_u8. Both must outlive the decoder.
   NvdecRgbDecoder(const CudaApi& cuda, const NvdecApi& nvdec, const void* fatbin,
                   size_t fatbin_size, const NvdecPoolOptions& options)
-      : cuda_(cuda), nvdec_(nvdec), fatbin_(fatbin), fatbin_size_(fatbin_size),
-        options_(options) {}
+      : cuda_(cuda), nvdec_(nvdec), own_(new KernelModules(cuda, fatbin, fatbin_size)),
+        modules_(own_.get()), options_(options) {}
+  // The same, loading through a shared loader (KernelModules::Embedded in the
+  // op library), which must outlive this.
+  NvdecRgbDecoder(const CudaApi& cuda, const NvdecApi& nvdec, KernelModules* modules,
+                  const NvdecPoolOptions& options)
+      : cuda_(cuda), nvdec_(nvdec), modules_(modules), options_(options) {}
 
   // The process-wide decoder over the embedded kernels and the driver
   // libraries gpu_runtime loads (once). Unavailable, naming what is missing and
@@ -73,6 +79,12 @@ class NvdecRgbDecoder {
 
   // Pools created so far (one per GPU device used).
   int pools() const;
+
+  // The largest coded picture the caller is about to decode (a batch's):
+  // every pool's decoders are created at least this large from now on, so
+  // that smaller pictures reconfigure rather than recreate
+  // (NvdecPool::RaiseMaxSize). Only ever raises.
+  void RaiseMaxSize(int width, int height);
 
   // What the kernels that read a decoded picture share (decode_hevc's
   // conversion here, decode_hevc_warped's fused warp in nvdec_warp.cc): decodes
@@ -93,19 +105,17 @@ class NvdecRgbDecoder {
 
  private:
   Status PoolFor(CUcontext context, NvdecPool** pool);
-  Status KernelFor(CUcontext context, const char* name, CUfunction* kernel);
   Status Convert(CUcontext context, const NvdecPicture& picture, const RgbRegion& region,
                  bool bilinear_chroma, CUdeviceptr dst, CUstream stream, const char* what);
 
   const CudaApi cuda_;
   const NvdecApi nvdec_;
-  const void* fatbin_;
-  size_t fatbin_size_;
+  std::unique_ptr<KernelModules> own_;
+  KernelModules* modules_;
   const NvdecPoolOptions options_;
   mutable std::mutex mu_;
   std::map<CUcontext, std::unique_ptr<NvdecPool>> pools_;
-  std::map<CUcontext, CUmodule> modules_;  // modules live for the process
-  std::map<std::pair<CUcontext, std::string>, CUfunction> kernels_;
+  int max_width_ = 0, max_height_ = 0;  // RaiseMaxSize's, for pools made later
 };
 
 }  // namespace gpu

@@ -166,6 +166,41 @@ TEST_F(NvdecRgbTest, OnePoolPerGpuCreatedAtItsFirstPicture) {
   ExpectCleanEnd();
 }
 
+// decode_hevc_warped tells the decoder its batch's largest picture: pools made
+// later and pools already made create their decoders at least that large.
+TEST_F(NvdecRgbTest, RaiseMaxSizeReachesPoolsMadeBeforeAndAfter) {
+  decoder_->RaiseMaxSize(300, 200);
+  ASSERT_TRUE(Decode(64, 48, Crop(0, 0, 64, 48, 0x1000)).ok());
+  EXPECT_GE(fake_.Find("cuvidCreateDecoder(size=64x48, max=304x208"), 0);
+  fake_.CompleteStream(kStream);
+  decoder_->RaiseMaxSize(600, 400);
+  ASSERT_TRUE(Decode(500, 300, Crop(0, 0, 64, 48, 0x2000)).ok());  // past 304x208: a new decoder
+  EXPECT_GE(fake_.Find("cuvidCreateDecoder(size=504x304, max=608x400"), 0);
+  fake_.CompleteStream(kStream);
+  ExpectCleanEnd();
+}
+
+// Both launchers over one loader (the op library's KernelModules::Embedded):
+// one module per context for every kernel.
+TEST_F(NvdecRgbTest, LaunchersSharingALoaderLoadTheFatbinOnce) {
+  KernelModules modules(cuda_, kFakeFatbin, sizeof(kFakeFatbin));
+  NvdecPoolOptions options;
+  options.sessions = 1;
+  NvdecRgbDecoder first(cuda_, fake_.nvdec(), &modules, options);
+  NvdecRgbDecoder second(cuda_, fake_.nvdec(), &modules, options);
+  CUfunction kernel = nullptr;
+  ASSERT_TRUE(modules.Get(fake_.context(), "tfg_ycbcr_to_rgb_u8", &kernel).ok());
+  for (NvdecRgbDecoder* d : {&first, &second}) {
+    FakeSample s;
+    const std::vector<uint8_t> bytes = FakeSampleBytes(s);
+    ASSERT_TRUE(d->Decode(bytes.data(), bytes.size(), true, kStream, "sample 4",
+                          Crop(0, 0, 64, 48, 0x3000)).ok());
+    fake_.CompleteStream(kStream);
+  }
+  EXPECT_EQ(kernels_.loads, 1);
+  EXPECT_EQ(modules.modules(), 1);
+}
+
 TEST_F(NvdecRgbTest, AllocationFailureReleasesThePictureAndLaunchesNothing) {
   const Status s = Decode(64, 48, [](int, int, RgbRegion*, CUdeviceptr*) {
     return InternalError("out of GPU memory");

@@ -1,7 +1,7 @@
 // The GPU kernels' view of a decoded NVDEC picture (nvdec_picture.h): NV12
 // planes, and the colour matrix and range the stream signals, read as the CPU
 // decoder reads them, so both paths convert alike. Plain types only (no CUDA
-// or ffnvcodec header): the op library's launchers and `make gpu-proof`
+// or ffnvcodec header): the op library's launchers and the device check
 // (built against the toolkit's cuda.h) share it.
 #ifndef TF_GULP_CC_GPU_NVDEC_YCBCR_H_
 #define TF_GULP_CC_GPU_NVDEC_YCBCR_H_

@@ -3,7 +3,7 @@
 // the harness also runs on the host against the CPU reference.
 //
 // The kernels are `extern "C"` so that the host can find them by name in a
-// fatbin loaded through the CUDA driver API (cc/gpu/cuda_driver.h): nothing
+// fatbin loaded through the CUDA driver API (cc/gpu/gpu_runtime.h): nothing
 // here links against the CUDA runtime, so a process that already holds
 // another CUDA runtime (TensorFlow's CUDA 12) is not given a second one.
 #include <cstdint>

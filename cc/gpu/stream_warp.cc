@@ -26,7 +26,7 @@ Status StreamWarper::Get(const StreamWarper** out) {
     status = LoadGpuRuntime(kKernelsMinDriverVersion, &runtime);
     if (runtime.path == GpuPath::kCpuOnly) return;  // the status says why
     status = Status::Ok();  // NVDEC's absence does not concern the warp
-    warper = new StreamWarper(runtime.cuda, tfg_similarity_warp_fatbin, size);
+    warper = new StreamWarper(runtime.cuda, KernelModules::Embedded(runtime.cuda));
   });
   *out = warper;
   return status;
@@ -44,17 +44,8 @@ Status StreamWarper::Check(CUresult result, const char* call) const {
 }
 
 Status StreamWarper::KernelFor(CUcontext context, CUfunction* kernel) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = kernels_.find(context);
-  if (it != kernels_.end()) {
-    *kernel = it->second;
-    return Status::Ok();
-  }
-  CUmodule module = nullptr;
-  TFG_RETURN_IF_ERROR(Check(api_.cuModuleLoadData(&module, fatbin_), "cuModuleLoadData"));
-  TFG_RETURN_IF_ERROR(Check(api_.cuModuleGetFunction(kernel, module, "tfg_similarity_warp_u8"),
-                            "cuModuleGetFunction(tfg_similarity_warp_u8)"));
-  kernels_[context] = *kernel;
+  const Status s = modules_->Get(context, "tfg_similarity_warp_u8", kernel);
+  if (!s.ok()) return InternalError("similarity_warp on the GPU: ", s.message());
   return Status::Ok();
 }
 

@@ -11,9 +11,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
-#include <mutex>
+#include <memory>
 
+#include "cc/gpu/kernel_modules.h"
 #include "cc/gpu/nvdec_api.h"
 #include "cc/util/status.h"
 #include "cc/warp/similarity_warp.h"
@@ -33,7 +33,10 @@ class StreamWarper {
   // (cuStreamGetCtx, cuCtxPush/PopCurrent, cuModuleLoadData,
   // cuModuleGetFunction, cuLaunchKernel, cuGetErrorName are used).
   StreamWarper(const CudaApi& api, const void* fatbin, size_t fatbin_size)
-      : api_(api), fatbin_(fatbin), fatbin_size_(fatbin_size) {}
+      : api_(api), own_(new KernelModules(api, fatbin, fatbin_size)), modules_(own_.get()) {}
+  // The same, loading through a shared loader (KernelModules::Embedded in the
+  // op library: one module per GPU for every GPU op), which must outlive this.
+  StreamWarper(const CudaApi& api, KernelModules* modules) : api_(api), modules_(modules) {}
 
   // The process-wide warper over the embedded fatbin and the driver
   // gpu_runtime loads (once). Unavailable, naming the reason and the remedy,
@@ -57,10 +60,8 @@ class StreamWarper {
   Status Check(CUresult result, const char* call) const;
 
   CudaApi api_;
-  const void* fatbin_;
-  size_t fatbin_size_;
-  mutable std::mutex mu_;
-  mutable std::map<CUcontext, CUfunction> kernels_;  // modules live for the process
+  std::unique_ptr<KernelModules> own_;
+  KernelModules* modules_;
 };
 
 }  // namespace gpu

@@ -86,6 +86,39 @@ TEST(FrameSelectionTest, RandomOffsetsStayInTheirSegmentAndFollowTheKey) {
   EXPECT_TRUE(differs);
 }
 
+// Lengths that num_frames does not divide. Expectations from the definition
+// in exact integer arithmetic: segment i of a T-frame clip is the real
+// interval [i T / n, (i + 1) T / n); its centre frame is
+// floor((2 i + 1) T / (2 n)), and a random offset picks one of the frames
+// floor(i T / n) .. ceil((i + 1) T / n) - 1, each of them for some key.
+TEST(FrameSelectionTest, SegmentsOfLengthsThatDoNotDivideEvenly) {
+  for (int64_t n : V{2, 3, 4, 7}) {
+    for (int64_t t : V{n + 1, 2 * n - 1, 10, 11, 25, 3 * n + 2}) {
+      if (t < n || t % n == 0) continue;
+      FrameSelection s;
+      s.mode = FrameSelection::Mode::kSegments;
+      s.num_frames = n;
+      V centres;
+      for (int64_t i = 0; i < n; ++i) centres.push_back((2 * i + 1) * t / (2 * n));
+      EXPECT_EQ(Select(s, t), centres) << t << " frames, " << n << " segments";
+
+      s.random_offsets = true;
+      std::vector<std::vector<bool>> seen(n, std::vector<bool>(t, false));
+      for (uint64_t key = 0; key < 400; ++key) {
+        V frames = Select(s, t, key);
+        for (int64_t i = 0; i < n; ++i) seen[i][frames[i]] = true;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t first = i * t / n, last = ((i + 1) * t + n - 1) / n - 1;
+        for (int64_t f = 0; f < t; ++f) {
+          EXPECT_EQ(seen[i][f], f >= first && f <= last)
+              << "segment " << i << " of " << n << " over " << t << " frames, frame " << f;
+        }
+      }
+    }
+  }
+}
+
 TEST(FrameSelectionTest, ValidationRejectsBadOptions) {
   EXPECT_FALSE(ValidateFrameSelection(Slice(false, 0, false, 0, 0)).ok());
   FrameSelection s;

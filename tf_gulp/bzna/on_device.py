@@ -23,6 +23,7 @@ cross to the GPU. Not yet run on a GPU; on the CPU the results equal the CPU Dat
 
 from __future__ import annotations
 
+import logging
 from typing import Mapping, Optional, Sequence, Tuple
 
 import tensorflow as tf
@@ -107,6 +108,23 @@ def _fused_decode_warp(inputs: Mapping[str, tf.Tensor], height: int, width: int,
     return (tf.cast(levels, tf.float32) - bias) * norm
 
 
+_log = logging.getLogger("tf_gulp")
+_said_no_gpu = False
+
+
+def _say_once_if_no_gpu_ran(device: Optional[str]) -> None:
+    """Asked for a GPU where TensorFlow has none, the ops run on the CPU by soft placement without
+    a word from TensorFlow: say once that no GPU kernel ran (docs/gpu.md)."""
+    global _said_no_gpu
+    if _said_no_gpu or device is None or tf.DeviceSpec.from_string(device).device_type != "GPU":
+        return
+    if not tf.config.list_logical_devices("GPU"):
+        _said_no_gpu = True
+        _log.warning("tf_gulp: warp_on_device was asked for %s, but TensorFlow has no GPU here: "
+                     "the decode and warp run on the CPU (soft placement); no GPU kernel ran",
+                     device)
+
+
 def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
                    device: Optional[str] = None, warp_transform=None) -> tf.Tensor:
     """Warps a batch of ``DataLoader(..., device=...)`` to float32 ``[B, height, width, 3]``.
@@ -135,6 +153,7 @@ def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
                          f"DataLoader(..., device=...) batch (keys {list(INPUT_KEYS)}, or "
                          f"{list(SAMPLE_INPUT_KEYS)} when it decodes on the device)")
     height, width = int(shape[0]), int(shape[1])
+    _say_once_if_no_gpu_ran(device)
     if warp_transform is not None and keys is SAMPLE_INPUT_KEYS:
         if KEY_INPUT not in inputs:
             raise ValueError("warp_on_device: warp_transform needs the batch's random keys "

@@ -316,6 +316,23 @@ CUresult CUDAAPI FakeUnmapVideoFrame(CUvideodecoder decoder, unsigned long long 
   return injected;
 }
 
+CUresult CUDAAPI FakeGetDecodeStatus(CUvideodecoder decoder, int surface,
+                                     CUVIDGETDECODESTATUS* status) {
+  FAKE_ENTER("cuvidGetDecodeStatus", ("decoder=", Id(decoder), ", surface=", surface));
+  if (injected != CUDA_SUCCESS) return injected;
+  if (!g_fake->ContextCurrent()) g_fake->Violation("cuvidGetDecodeStatus without a context");
+  auto it = g_fake->decoders.find(Id(decoder));
+  if (it == g_fake->decoders.end() || surface < 0 ||
+      surface >= static_cast<int>(it->second.surfaces)) {
+    return kInvalidValue;
+  }
+  *status = {};
+  status->decodeStatus = static_cast<cuvidDecodeStatus>(
+      g_fake->corrupt_pictures > 0 ? cuvidDecodeStatus_Error : cuvidDecodeStatus_Success);
+  if (g_fake->corrupt_pictures > 0) --g_fake->corrupt_pictures;
+  return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI FakeCreateVideoParser(CUvideoparser* parser, CUVIDPARSERPARAMS* params) {
   FAKE_ENTER("cuvidCreateVideoParser", ("surfaces=", params->ulMaxNumDecodeSurfaces));
   if (injected != CUDA_SUCCESS) return injected;
@@ -384,7 +401,6 @@ CUresult CUDAAPI FakeParseVideoData(CUvideoparser parser, CUVIDSOURCEDATAPACKET*
                        state.format.height != sample.height ||
                        state.format.chroma_format != sample.chroma_format ||
                        state.format.bit_depth_minus8 != sample.bit_depth_minus8;
-  unsigned surfaces = params.ulMaxNumDecodeSurfaces;
   if (changed) {
     CUVIDEOFORMAT format = {};
     format.codec = cudaVideoCodec_HEVC;
@@ -401,13 +417,16 @@ CUresult CUDAAPI FakeParseVideoData(CUvideoparser parser, CUVIDSOURCEDATAPACKET*
     format.video_signal_description.matrix_coefficients = 1;
     const int r = Unlocked(lock, [&] { return params.pfnSequenceCallback(params.pUserData, &format); });
     if (r == 0) return CUDA_SUCCESS;  // like NVIDIA's parser: the callback's failure is not returned
-    if (r > 1) surfaces = static_cast<unsigned>(r);
+    // NVIDIA's parser: a return value above 1 is the decode surfaces it uses from now on.
+    if (r > 1) g_fake->parsers[id].surfaces = static_cast<unsigned>(r);
     g_fake->parsers[id].have_format = true;
     g_fake->parsers[id].format = sample;
   }
   for (int i = 0; i < sample.pictures; ++i) {
     CUVIDPICPARAMS pic = {};
     FakeNvdec::Parser& p = g_fake->parsers[id];
+    const unsigned surfaces = p.surfaces > 0 ? p.surfaces : params.ulMaxNumDecodeSurfaces;
+    p.next_surface = p.next_surface % static_cast<int>(surfaces);
     pic.CurrPicIdx = p.next_surface;
     p.next_surface = (p.next_surface + 1) % static_cast<int>(surfaces);
     pic.intra_pic_flag = 1;
@@ -460,6 +479,7 @@ FakeNvdec::FakeNvdec() {
   nvdec_.cuvidReconfigureDecoder = FakeReconfigureDecoder;
   nvdec_.cuvidDecodePicture = FakeDecodePicture;
   nvdec_.cuvidMapVideoFrame = FakeMapVideoFrame;
+  nvdec_.cuvidGetDecodeStatus = FakeGetDecodeStatus;
   nvdec_.cuvidUnmapVideoFrame = FakeUnmapVideoFrame;
   nvdec_.cuvidCreateVideoParser = FakeCreateVideoParser;
   nvdec_.cuvidParseVideoData = FakeParseVideoData;

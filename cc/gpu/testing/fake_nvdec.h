@@ -62,6 +62,9 @@ class FakeNvdec {
   unsigned min_size = 16;
   // CUVIDEOFORMAT::min_num_decode_surfaces the parser reports.
   int min_decode_surfaces = 1;
+  // The next this many pictures cuvidGetDecodeStatus is asked about report
+  // cuvidDecodeStatus_Error (a corrupt picture still decodes and maps).
+  int corrupt_pictures = 0;
 
   // Every call in order, e.g. "cuvidMapVideoFrame(decoder=1, surface=2)".
   std::vector<std::string> calls() const;
@@ -102,6 +105,7 @@ class FakeNvdec {
     bool have_format = false;
     FakeSample format;
     int next_surface = 0;
+    unsigned surfaces = 0;  // what the sequence callback returned (0: the creation's)
     std::vector<int> deferred;  // decoded, display pending until end of stream
   };
 

@@ -145,8 +145,30 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
     auto shared_done = std::make_shared<DoneCallback>(std::move(done));
     for (int64_t k = 0; k < tasks; ++k) {
       workers->Schedule([this, batch, decoder, cu_stream, k, tasks, shared_done] {
-        for (int64_t i = k; i < batch->size; i += tasks) {
-          batch->statuses[i] = OneWithNvdec(batch.get(), decoder, cu_stream, i);
+        // Parse this task's samples first and tell the pools the largest
+        // coded size among them, so that decoders are created at least that
+        // large and smaller pictures reconfigure (NvdecPool::RaiseMaxSize).
+        std::vector<int64_t> mine;
+        for (int64_t i = k; i < batch->size; i += tasks) mine.push_back(i);
+        std::vector<std::unique_ptr<tfg::codec::ParsedHevcSample>> parsed(mine.size());
+        int max_w = 0, max_h = 0;
+        for (size_t j = 0; j < mine.size(); ++j) {
+          parsed[j] = std::make_unique<tfg::codec::ParsedHevcSample>();
+          const int64_t i = mine[j];
+          const tstring& bytes = Sample(*batch, i);
+          batch->statuses[i] = tfg::codec::ParseHevcSample(
+              reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), attrs_.track,
+              batch->what[i], parsed[j].get());
+          if (!batch->statuses[i].ok()) continue;
+          const auto& track = parsed[j]->picture_track();
+          max_w = std::max(max_w, track.coded_width);
+          max_h = std::max(max_h, track.coded_height);
+        }
+        decoder->RaiseMaxSize(max_w, max_h);
+        for (size_t j = 0; j < mine.size(); ++j) {
+          const int64_t i = mine[j];
+          if (!batch->statuses[i].ok()) continue;
+          batch->statuses[i] = OneWithNvdec(batch.get(), decoder, cu_stream, i, *parsed[j]);
         }
         if (--batch->tasks_left == 0) Finish(batch, std::move(*shared_done));
       });
@@ -165,12 +187,8 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
   // Picture i with NVDEC and the fused kernel, straight into its output slot;
   // a picture NVDEC cannot take goes to the CPU (OnHost).
   tfg::Status OneWithNvdec(Batch* b, tfg::gpu::NvdecRgbDecoder* decoder, CUstream stream,
-                           int64_t i) {
-    const tstring& bytes = Sample(*b, i);
+                           int64_t i, const tfg::codec::ParsedHevcSample& parsed) {
     const std::string& what = b->what[i];
-    tfg::codec::ParsedHevcSample parsed;
-    TFG_RETURN_IF_ERROR(tfg::codec::ParseHevcSample(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                                    bytes.size(), attrs_.track, what, &parsed));
     bool planned = false;
     const size_t element_size = attrs_.float_output ? sizeof(float) : sizeof(uint8_t);
     const CUdeviceptr base =

@@ -1,4 +1,4 @@
-// Makes the CPU path's reference outputs that `make gpu-proof` compares the
+// Makes the CPU path's reference outputs the device check compares the
 // GPU with (tools/gpu_proof_data.py runs it on a development machine; the
 // outputs are carried in the repository, since the GPU machines have neither
 // TensorFlow nor libavcodec's headers).

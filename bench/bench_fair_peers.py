@@ -1,0 +1,340 @@
+"""Peers read as their users run them: tf_gulp against gulpio2 and HFAiLab's ffrecord on all cores.
+
+gulpio2 and ffrecord are read in PyTorch by a ``DataLoader`` with worker processes; comparing
+tf_gulp on all cores with them in one process flatters tf_gulp. In one run, interleaved round by
+round (the order rotates), on the same data, this measures:
+
+* gulp (items: decoded frames): ``GulpDataset``; gulpio2 in one process; gulpio2 inside
+  ``torch.utils.data.DataLoader(num_workers=cores)`` delivering batches of clips to this process;
+  gulpio2 bare in one process per core (each its share of the videos, no DataLoader: the upper
+  bound of any way of running it); libjpeg-turbo (simplejpeg, fast IDCT, as gulpio2 decodes)
+  decoding the same frames from memory on one thread per core (the decode bound);
+* FFRecord, 4 KiB records in random batches of 64, checksums on (items: records):
+  ``FFRecordDataset``; the reference ``ffrecord.FileReader`` in one process, inside a
+  ``DataLoader(num_workers=cores)`` (a batch sampler, each worker its own reader), and bare in one
+  process per core.
+
+Each reader's CPU time per item counts all its processes (workers included, from /proc). The
+reference ffrecord is built from its source beside the project and passed as ``--reference DIR``
+(or ``TF_GULP_FFRECORD_REFERENCE``); PyTorch's CPU wheel is installed beside the project too.
+Neither is a dependency of tf_gulp. Writes bench/results/fair_peers.json; bench/figures.py renders
+it into docs/benchmarks.md.
+
+    PYTHONPATH=. python bench/bench_fair_peers.py --rounds 5 --reference ../ffrecord-build
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import run_info  # noqa: E402
+
+CORES = len(os.sched_getaffinity(0))
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far (all its threads), from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+class Reader:
+    """One way of reading the data: `run()` reads it all once and returns the items read;
+    `pids()` the other processes whose CPU counts for it (read before and after a run)."""
+
+    def __init__(self, name: str, run: Callable[[], int],
+                 pids: Callable[[], Sequence[int]] = lambda: ()):
+        self.name, self.run, self.pids = name, run, pids
+
+
+class PerCore:
+    """`CORES` forked processes, each running `work(share)` on its share when told to: the bare
+    reading of a peer on all cores, without start-up in the timing."""
+
+    def __init__(self, shares: Sequence[Any], work: Callable[[Any], int]):
+        ctx = multiprocessing.get_context("fork")
+        self.go = [ctx.Queue() for _ in shares]
+        self.done = ctx.Queue()
+        self.procs = [ctx.Process(target=self._loop, args=(work, share, q), daemon=True)
+                      for share, q in zip(shares, self.go)]
+        for p in self.procs:
+            p.start()
+
+    def _loop(self, work, share, go) -> None:
+        while go.get():
+            self.done.put(work(share))
+
+    def run(self) -> int:
+        for q in self.go:
+            q.put(True)
+        return sum(self.done.get() for _ in self.go)
+
+    def pids(self) -> List[int]:
+        return [p.pid for p in self.procs]
+
+    def close(self) -> None:
+        for q in self.go:
+            q.put(False)
+        for p in self.procs:
+            p.join()
+
+
+# ------------------------------------------------------------------------------------------------
+# gulp
+
+
+def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reader]:
+    import concurrent.futures
+
+    import gulpio2
+    import simplejpeg
+    import torch
+    import tf_gulp
+    from bench_gulp_read import load_jpegs
+
+    import iterator_timing
+
+    ds = tf_gulp.GulpDataset(gulp_dir)
+
+    def gulp_dataset() -> int:
+        return sum(int(e["frames"].shape[0]) for e in iterator_timing.iterate(ds))
+
+    gd = gulpio2.GulpDirectory(gulp_dir)
+    ids = [key for chunk in gd for key in chunk.meta_dict]
+
+    def gulpio2_one() -> int:
+        n = 0
+        for chunk in gd:
+            for frames, _meta in chunk.iter_all():
+                n += len(frames)
+        return n
+
+    class Clips(torch.utils.data.Dataset):
+        def __len__(self) -> int:
+            return len(ids)
+
+        def __getitem__(self, i: int):
+            frames, _meta = gd[ids[i]]
+            return torch.from_numpy(np.stack(frames))
+
+    loader = torch.utils.data.DataLoader(Clips(), batch_size=4, shuffle=True, num_workers=CORES,
+                                         persistent_workers=True, prefetch_factor=2)
+    loader_state: Dict[str, Any] = {}
+
+    def gulpio2_loader() -> int:
+        n = sum(int(b.shape[0] * b.shape[1]) for b in loader)
+        loader_state["pids"] = [w.pid for w in loader._iterator._workers]
+        return n
+
+    def read_share(share: Sequence[str]) -> int:
+        n = 0
+        for key in share:
+            frames, _meta = gd[key]
+            n += len(frames)
+        return n
+
+    per_core = PerCore([ids[i::CORES] for i in range(CORES)], read_share)
+    closers.append(per_core.close)
+
+    jpegs = [j for _key, _label, frames in load_jpegs(gulp_dir) for j in frames]
+    pool = concurrent.futures.ThreadPoolExecutor(CORES)
+    closers.append(pool.shutdown)
+
+    def decode(share: Sequence[bytes]) -> int:
+        for j in share:
+            simplejpeg.decode_jpeg(j, colorspace="RGB", fastdct=True, fastupsample=True)
+        return len(share)
+
+    def bound() -> int:
+        return sum(pool.map(decode, [jpegs[i::CORES] for i in range(CORES)]))
+
+    return [Reader("GulpDataset", gulp_dataset),
+            Reader("gulpio2, 1 process", gulpio2_one),
+            Reader(f"gulpio2, DataLoader ({CORES} workers)", gulpio2_loader,
+                   lambda: loader_state.get("pids", [])),
+            Reader(f"gulpio2, {CORES} processes (bare)", per_core.run, per_core.pids),
+            Reader(f"libjpeg-turbo bound, {CORES} threads", bound)]
+
+
+# ------------------------------------------------------------------------------------------------
+# FFRecord
+
+
+def ffrecord_readers(path: str, reference, batch: int, seed: int,
+                     closers: List[Callable[[], None]]) -> List[Reader]:
+    import torch
+    import tf_gulp
+
+    import iterator_timing
+
+    ds = tf_gulp.FFRecordDataset(path, batch_size=batch, shuffle=True, seed=seed,
+                                 drop_remainder=True)
+
+    def ffrecord_dataset() -> int:
+        return sum(int(b.shape[0]) for b in iterator_timing.iterate(ds))
+
+    one = reference.FileReader(path, True)
+    n = one.n
+    order = np.random.default_rng(seed).permutation(n)[: n - n % batch].tolist()
+    batches = [order[i:i + batch] for i in range(0, len(order), batch)]
+
+    def reference_one() -> int:
+        return sum(len(one.read(b)) for b in batches)
+
+    class Batches(torch.utils.data.Dataset):
+        """`ds[indices]` is one batch, read by this worker's own reader (opened in the worker:
+        the reference's libaio context does not survive a fork)."""
+
+        reader = None
+
+        def __len__(self) -> int:
+            return n
+
+        def __getitem__(self, indices):
+            if Batches.reader is None:
+                Batches.reader = reference.FileReader(path, True)
+            return torch.from_numpy(np.stack(Batches.reader.read(indices)))
+
+    sampler = torch.utils.data.BatchSampler(torch.utils.data.RandomSampler(range(n)), batch,
+                                            drop_last=True)
+    loader = torch.utils.data.DataLoader(Batches(), sampler=sampler, batch_size=None,
+                                         num_workers=CORES, persistent_workers=True)
+    loader_state: Dict[str, Any] = {}
+
+    def reference_loader() -> int:
+        total = sum(int(b.shape[0]) for b in loader)
+        loader_state["pids"] = [w.pid for w in loader._iterator._workers]
+        return total
+
+    def read_share(share: Sequence[Sequence[int]]) -> int:
+        reader = reference.FileReader(path, True)  # in this process, after the fork
+        return sum(len(reader.read(b)) for b in share)
+
+    per_core = PerCore([batches[i::CORES] for i in range(CORES)], read_share)
+    closers.append(per_core.close)
+    return [Reader("FFRecordDataset", ffrecord_dataset),
+            Reader("reference, 1 process", reference_one),
+            Reader(f"reference, DataLoader ({CORES} workers)", reference_loader,
+                   lambda: loader_state.get("pids", [])),
+            Reader(f"reference, {CORES} processes (bare)", per_core.run, per_core.pids)]
+
+
+def write_ffrecord(path: str, records: int, size: int) -> None:
+    from tf_gulp.ffrecord import FileWriter
+
+    if os.path.exists(path) and os.path.getsize(path) > records * size:
+        return
+    rng = np.random.default_rng(size)
+    with FileWriter(path, records) as w:
+        for _ in range(records):
+            w.write_one(rng.bytes(size))
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def measure(readers: List[Reader], rounds: int) -> Dict[str, Dict[str, Any]]:
+    """Every reader once untimed, then `rounds` rounds in rotating order."""
+    for r in readers:
+        r.run()
+    out: Dict[str, Dict[str, Any]] = {r.name: {"runs": []} for r in readers}
+    for k in range(rounds):
+        for r in readers[k % len(readers):] + readers[:k % len(readers)]:
+            pids = list(r.pids())
+            cpu0 = own_cpu_seconds() + sum(proc_cpu_seconds(p) for p in pids)
+            start = time.perf_counter()
+            items = r.run()
+            wall = time.perf_counter() - start
+            cpu = own_cpu_seconds() + sum(proc_cpu_seconds(p) for p in r.pids()) - cpu0
+            out[r.name]["runs"].append({"seconds": wall, "cpu_seconds": cpu, "items": items})
+            print(f"  round {k + 1}: {r.name}: {items / wall:.0f} items/s", flush=True)
+    return out
+
+
+def summarize(title: str, unit: str, baseline: str, results: Dict[str, Dict[str, Any]]
+              ) -> Dict[str, Any]:
+    rows = []
+    for name, r in results.items():
+        items = r["runs"][0]["items"]
+        seconds = statistics.median(x["seconds"] for x in r["runs"])
+        cpu = statistics.median(x["cpu_seconds"] for x in r["runs"])
+        rows.append({"reader": name, "items": items, "median_seconds": seconds,
+                     "items_per_s": items / seconds, "cores_used": cpu / seconds,
+                     "cpu_us_per_item": 1e6 * cpu / items, "runs": r["runs"]})
+    base = next(r for r in rows if r["reader"] == baseline)["items_per_s"]
+    for r in rows:
+        r["x_baseline"] = r["items_per_s"] / base
+    return {"title": title, "unit": unit, "baseline": baseline, "rows": rows}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--videos", type=int, default=48)
+    p.add_argument("--records", type=int, default=32768)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--workdir", default=os.path.join("bench", "results", "data"))
+    p.add_argument("--reference", default=os.environ.get("TF_GULP_FFRECORD_REFERENCE"))
+    p.add_argument("--output", default=os.path.join("bench", "results", "fair_peers.json"))
+    args = p.parse_args(argv)
+    if not args.reference:
+        p.error("--reference DIR: HFAiLab's ffrecord built from its source beside the project")
+    sys.path.insert(0, args.reference)
+    import ffrecord as reference
+
+    from bench_gulp_read import build_gulp
+
+    os.makedirs(args.workdir, exist_ok=True)
+    gulp_dir = build_gulp(argparse.Namespace(videos=args.videos, frames=16, height=240,
+                                             width=320, seed=0, workdir=args.workdir))
+    ffr = os.path.join(args.workdir, f"fair_{args.records}x4096.ffr")
+    write_ffrecord(ffr, args.records, 4096)
+
+    closers: List[Callable[[], None]] = []
+    cases = []
+    try:
+        print("gulp:", flush=True)
+        gulp = measure(gulp_readers(gulp_dir, closers), args.rounds)
+        cases.append(summarize(f"Gulp, {args.videos} videos x 16 frames 320x240, decoded",
+                               "frames", "gulpio2, 1 process", gulp))
+        print("ffrecord:", flush=True)
+        ffrec = measure(ffrecord_readers(ffr, reference, args.batch, 1, closers), args.rounds)
+        cases.append(summarize(f"FFRecord, {args.records} records of 4 KiB, random batches of "
+                               f"{args.batch}, warm, checksums on", "records",
+                               "reference, 1 process", ffrec))
+    finally:
+        for close in closers:
+            close()
+    report = {"benchmark": "bench/bench_fair_peers.py", "date": run_info.now(),
+              "command": run_info.command(argv), "machine": run_info.machine(),
+              "rounds": args.rounds, "cores": CORES, "cases": cases}
+    with open(args.output, "w") as f:
+        json.dump(report, f, indent=1)
+    for case in cases:
+        print(case["title"])
+        for r in case["rows"]:
+            print(f"  {r['reader']:40s} {r['items_per_s']:9.0f}/s  x{r['x_baseline']:.2f}  "
+                  f"{r['cpu_us_per_item']:7.0f} us CPU/item  {r['cores_used']:.2f} cores")
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

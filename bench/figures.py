@@ -1,0 +1,221 @@
+"""The figures the docs quote, rendered from the committed results JSON (bench/results/*.json).
+
+Every performance figure in README.md and docs/ sits in a block
+
+    <!-- figures NAME -->
+    ...what render(NAME) returns...
+    <!-- /figures -->
+
+written by this script from bench/results/NAME.json (the JSON a bench/ script wrote: date, machine,
+commit, clean-tree flag, command, every round). tests/test_benchmark_figures.py renders every block
+again and compares, so a figure cannot drift from its JSON, and refuses measured figures outside
+the blocks. After a new run:
+
+    python3 bench/figures.py --write      # rewrites every block of README.md and docs/*.md
+
+Rounding is the printed one: a figure in the docs is its JSON value rounded as shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+BLOCK = re.compile(r"(<!-- figures (\w+) -->\n)(.*?)(<!-- /figures -->)", re.S)
+
+
+def load(name: str) -> Dict[str, Any]:
+    return json.loads((RESULTS / f"{name}.json").read_text())
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]], right_from: int = 1) -> List[str]:
+    align = ["---"] * right_from + ["---:"] * (len(header) - right_from)
+    return ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"] + [
+        "| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+
+
+def provenance(name: str, d: Dict[str, Any]) -> str:
+    """One line: when, where, which commit (and whether the tree was clean), which command."""
+    m = d.get("machine", {})
+    cpu = m.get("cpu") or m.get("processor") or "unknown CPU"
+    cores = m.get("cores") or m.get("cpus") or d.get("cpus")
+    commit = m.get("tf_gulp_commit") or d.get("commit")
+    if commit is None:
+        tree = "commit not recorded"
+    else:
+        clean = m.get("clean_tree", None if not commit.endswith("-dirty") else False)
+        state = {True: "clean tree", False: "uncommitted changes", None: "clean-tree flag not recorded"}
+        tree = f"commit `{commit.replace('-dirty', '')}`, {state[clean]}"
+    rounds = d.get("rounds") or d.get("repeat") or d.get("params", {}).get("rounds")
+    return (f"Run {d['date']}, {cpu}, {cores} cores, {tree}; `{d['command']}`; {rounds} rounds, "
+            f"medians; every round in `bench/results/{name}.json`.")
+
+
+def f0(v: float) -> str:
+    return f"{v:.0f}"
+
+
+def f1(v: float) -> str:
+    return f"{v:.1f}"
+
+
+def f2(v: float) -> str:
+    return f"{v:.2f}"
+
+
+def gulp_read() -> List[str]:
+    d = load("gulp_read")
+    rows = [[f"**{k}**" if k.startswith("GulpDataset") else k, f0(r["frames_per_s"]),
+             f1(r["jpeg_MB_per_s"]), f2(r["x_gulpio2"]) + "x", f2(r["x_tfrecord"]) + "x",
+             f"{100 * r['fraction_of_bound']:.0f}%" if "decode=False" not in k
+             else "—", f2(r["cores_used"]), f0(r["cpu_us_per_frame"])]
+            for k, r in d["results"].items()]
+    return [provenance("gulp_read", d), ""] + table(
+        ["reader", "frames/s", "MB/s", "× gulpio2", "× TFRecord", "of bound", "cores",
+         "CPU µs/frame"], rows)
+
+
+def fair_peers() -> List[str]:
+    d = load("fair_peers")
+    out = [provenance("fair_peers", d), ""]
+    for case in d["cases"]:
+        out.append(f"**{case['title']}** ({case['unit']}; × the {case['baseline']} row):")
+        out.append("")
+        rows = [[r["reader"], f0(r["items_per_s"]), f2(r["x_baseline"]) + "x",
+                 f2(r["cores_used"]),
+                 f0(r["cpu_us_per_item"]) if r["cpu_us_per_item"] >= 100 else f1(r["cpu_us_per_item"])]
+                for r in case["rows"]]
+        out += table(["reader", f"{case['unit']}/s", f"× {case['baseline']}", "cores",
+                      f"CPU µs per {case['unit'][:-1]}"], rows)
+        out.append("")
+    return out[:-1]
+
+
+def fused_warp() -> List[str]:
+    d = load("fused_warp")
+    out = [provenance("fused_warp", d), ""]
+    for size, case in d["cases"].items():
+        data = case["data"]
+        out.append(f"{data['width']}x{data['height']} → {size}x{size}:")
+        out.append("")
+        rows = []
+        for k, r in case["results"].items():
+            ratio = case["ratios"].get(f"fused_vs_{k}")
+            cpu_ratio = case["cpu_ratios"].get(f"fused_vs_{k}")
+            rows.append([f"**{k}**" if k == "fused" else k, f1(r["frames_per_s"]),
+                         "—" if ratio is None else f2(ratio) + "x", f1(r["cpu_us_per_frame"]),
+                         "—" if cpu_ratio is None else f2(cpu_ratio) + "x"])
+        out += table(["reader", "frames/s", "fused ÷ it (frames/s)", "CPU µs/frame",
+                      "it ÷ fused (CPU)"], rows)
+        out.append("")
+    return out[:-1]
+
+
+def fused_warp_color() -> List[str]:
+    d = load("fused_warp_color")
+    out = [provenance("fused_warp_color", d), ""]
+    for size, case in d["cases"].items():
+        data = case["data"]
+        out.append(f"{data['width']}x{data['height']} → {size}x{size}:")
+        out.append("")
+        rows = [[f"**{k}**" if k == "fused" else k, f1(r["frames_per_s"]),
+                 f1(r["cpu_us_per_frame"])] for k, r in case["results"].items()]
+        cost = case["colour_cost"]
+        rows.append(["**colour stage cost** (fused + colour ÷ fused)",
+                     f2(cost["frames_per_s"]) + "x (per-round pairs: "
+                     + f2(cost["per_round_frames_per_s_median"]) + "x)",
+                     f2(cost["cpu_per_frame"]) + "x"])
+        out += table(["reader", "frames/s", "CPU µs/frame"], rows)
+        out.append("")
+    return out[:-1]
+
+
+BZNA_NAMES = {"raw": "raw libavcodec, one decoder per core (the bound)",
+              "raw_frame": "raw libavcodec, frame threads", "raw_slice": "raw libavcodec, slice threads",
+              "decode": "**BenzinaDataset** (decode)", "bzna": "**DataLoader** (decode + warp)",
+              "jpeg": "TF JPEG pipeline"}
+
+
+def bzna() -> List[str]:
+    d = load("bzna")
+    bound_ips, bound_cpu = d["images_per_s"][d["bound"]], d["cpu_ms_per_image"][d["bound"]]
+    rows = [[BZNA_NAMES.get(k, k), f1(v), f2(v / bound_ips),
+             f2(d["cpu_ms_per_image"][k]),
+             f2(bound_cpu / d["cpu_ms_per_image"][k]) if k != "jpeg" else "—"]
+            for k, v in d["images_per_s"].items()]
+    return [provenance("bzna", d), ""] + table(
+        ["reader", "images/s", "of the bound (images/s)", "CPU ms per image",
+         "of the bound (CPU)"], rows)
+
+
+def ffrecord() -> List[str]:
+    d = load("ffrecord")
+    keys = ["FFRecordDataset/reference", "FFRecordDataset+prefetch/reference",
+            "FileReader/reference", "FFRecordDataset/fio", "FileReader/fio"]
+    rows = [[f"{r['record_bytes'] // 1024} KiB", r["batch"], r["cache"]]
+            + [f2(r[k]) if k in r else "—" for k in keys] for r in d["ratios"]]
+    return [provenance("ffrecord", d), ""] + table(["records", "batch", "cache"] + keys, rows,
+                                                   right_from=3)
+
+
+def ingest() -> List[str]:
+    d = load("ingest")
+    rows = []
+    for kind, case in d["results"].items():
+        for run, r in case["rows"].items():
+            rows.append([kind, f"**{run}**" if run.startswith("tf-gulp") else run, r["frames"],
+                         f"{r['seconds']:.2f}", f0(r["frames_per_s"]),
+                         ", ".join(f"{s:.2f}" for s in r["all_seconds"])])
+    out = [provenance("ingest", d), ""] + table(
+        ["input", "run", "frames", "median s", "frames/s", "every round (s)"], rows, right_from=2)
+    out += [""] + table(["ratio of medians", ""], [[k, f2(v) + "x"] for k, v in d["ratios"].items()])
+    return out
+
+
+RENDERERS: Dict[str, Callable[[], List[str]]] = {
+    "gulp_read": gulp_read, "fair_peers": fair_peers, "fused_warp": fused_warp,
+    "fused_warp_color": fused_warp_color, "bzna": bzna,
+    "ffrecord": ffrecord, "ingest": ingest}
+
+
+def render(name: str) -> str:
+    """The block's body for bench/results/NAME.json."""
+    if name not in RENDERERS:
+        raise KeyError(f"no renderer for figures {name!r} (bench/figures.py: {sorted(RENDERERS)})")
+    return "\n".join(RENDERERS[name]()) + "\n"
+
+
+def pages() -> List[Path]:
+    return [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+
+
+def rewrite(text: str) -> str:
+    return BLOCK.sub(lambda m: m.group(1) + render(m.group(2)) + m.group(4), text)
+
+
+def main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--write", action="store_true", help="rewrite the blocks in place")
+    p.add_argument("name", nargs="?", help="print one block's body")
+    args = p.parse_args(argv)
+    if args.name:
+        sys.stdout.write(render(args.name))
+        return 0
+    for page in pages():
+        text = page.read_text()
+        new = rewrite(text)
+        if new != text:
+            if args.write:
+                page.write_text(new)
+            print(f"{page.relative_to(ROOT)}: {'rewritten' if args.write else 'out of date'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

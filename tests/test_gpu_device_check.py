@@ -1,0 +1,220 @@
+"""The GPU device check (tools/gpu_device_check.sh, cc/gpu/testing), so it cannot rot between GPU draws.
+
+The dry run is the same script on this machine: CMake builds the device check against the host
+stand-in of the driver (cc/gpu/testing/check_driver_host.cc, the kernels' own source run on the CPU,
+no NVDEC), and every phase must write valid JSON the moment it ends, report NVDEC's absence as a
+result, and keep within what the device tool gives back (8 files, 16 MiB each, two folders deep) and
+its time (the phases' timeouts add up to at most 9 minutes). The CPU reference outputs carried in
+cc/gpu/testing/data must still be what the CPU path makes today."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import re
+import shutil
+import stat
+import subprocess
+
+import numpy as np
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCRIPT = REPO_ROOT / "tools" / "gpu_device_check.sh"
+DATA = REPO_ROOT / "cc" / "gpu" / "testing" / "data"
+PHASE_FILES = ["env.json", "build.log", "runtime.json", "warp.json", "nvdec.json",
+               "throughput.json", "dmon.txt", "memcheck.json"]
+NINE_MINUTES = 540
+MIB = 1 << 20
+
+
+def needs_build_tools() -> None:
+    missing = [t for t in ("cmake", "g++") if shutil.which(t) is None]
+    if not (shutil.which("ninja") or shutil.which("make")):
+        missing.append("ninja or make")
+    if missing:
+        pytest.skip(f"the device check is built with CMake; missing here: {', '.join(missing)}")
+
+
+def strict_json(text: str) -> dict:
+    """json.loads that refuses NaN and Infinity (not JSON: the device check writes null)."""
+    def refuse(token: str):
+        raise ValueError(f"{token} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def run_script(out: pathlib.Path, build: pathlib.Path, env_extra: dict | None = None,
+               timeout: int = 900) -> subprocess.CompletedProcess:
+    env = dict(os.environ, GPU_CHECK_BUILD=str(build), TMPDIR=str(build.parent))
+    env.update(env_extra or {})
+    return subprocess.run([str(SCRIPT), "--dry-run", str(out)], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, pathlib.Path]:
+    needs_build_tools()
+    root = tmp_path_factory.mktemp("device_check")
+    out = root / "out"
+    proc = run_script(out, root / "build")
+    return proc, out
+
+
+def test_dry_run_passes_and_ends_with_its_summary(dry_run):
+    proc, _ = dry_run
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    # The device tool returns the last 12,000 characters: the whole output fits, summary last.
+    assert len(proc.stdout) + len(proc.stderr) < 6000
+    tail = proc.stdout.strip().splitlines()
+    assert tail[-1] == "==== all phases passed"
+    summary = proc.stdout[proc.stdout.index("==== summary"):]
+    for phase in ("env", "build", "runtime", "warp", "nvdec", "throughput", "memcheck"):
+        assert re.search(rf"^{phase} +ok ", summary, re.M), summary
+
+
+def test_every_phase_writes_valid_json(dry_run):
+    _, out = dry_run
+    assert sorted(p.name for p in out.iterdir()) == sorted(PHASE_FILES)
+    reports = {p.stem: strict_json(p.read_text()) for p in out.glob("*.json")}
+    assert set(reports) == {"env", "runtime", "warp", "nvdec", "throughput", "memcheck"}
+    for phase in ("runtime", "warp", "nvdec", "throughput"):
+        assert reports[phase]["phase"] == phase
+        assert reports[phase]["gpu"] is False  # no GPU was used: the host stand-in ran
+        assert reports[phase]["driver"] == "host stand-in (dry run)"
+
+
+def test_no_nvdec_is_reported_as_a_result(dry_run):
+    _, out = dry_run
+    for phase in ("runtime", "warp", "nvdec", "throughput"):
+        report = strict_json((out / f"{phase}.json").read_text())
+        assert report["nvdec"].startswith("unavailable: dry run"), report
+        assert "error" not in report, report
+
+
+def test_the_warp_kernels_are_checked_without_nvdec(dry_run):
+    """RGB, clips and the fused NV12 kernel, uint8 and float, both layouts, on the shipped
+    launchers, against the CPU path: within 2 levels (the stand-in runs the kernels' source)."""
+    _, out = dry_run
+    warp = strict_json((out / "warp.json").read_text())
+    assert warp["within_2_levels"] is True
+    names = [c["check"] for c in warp["checks"]]
+    for needed in ("rgb NHWC 3ch", "rgb NCHW 1ch", "rgb NHWC 4ch", "clips NHWC", "clips NCHW",
+                   "nv12 fused float NHWC bilinear", "nv12 fused uint8 NCHW nearest"):
+        assert any(n.startswith(needed) for n in names), (needed, names)
+    for check in warp["checks"]:
+        assert check["max_abs_diff_levels"] <= 1 and "error" not in check, check
+    assert warp["rgb_warp_512_to_224_images_per_s"] > 0
+    assert warp["fused_nv12_warp_512_to_224_images_per_s"] > 0
+
+
+def test_outputs_fit_what_the_device_tool_returns(dry_run):
+    _, out = dry_run
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert len(files) <= 8
+    for p in files:
+        assert p.stat().st_size <= 16 * MIB
+        assert len(p.relative_to(out).parts) <= 3  # at most two folders down
+        assert re.fullmatch(r"[A-Za-z0-9._-]+", p.name), p.name
+
+
+def test_phase_timeouts_add_up_to_nine_minutes_at_most(dry_run):
+    _, out = dry_run
+    env = strict_json((out / "env.json").read_text())
+    timeouts = env["phase_timeouts_s"]
+    assert set(timeouts) == {"env", "build", "runtime", "warp", "nvdec", "throughput", "memcheck"}
+    assert sum(timeouts.values()) == env["total_timeout_s"] <= NINE_MINUTES
+    # The script's own numbers, as written (what `timeout` is given).
+    declared = re.search(r"^T_ENV=.*$", SCRIPT.read_text(), re.M).group(0)
+    assert sum(int(v) for v in re.findall(r"=(\d+)", declared)) <= NINE_MINUTES
+
+
+def test_a_failed_phase_is_named_by_the_exit_status_and_loses_nothing(tmp_path):
+    """A build that fails (a cmake that exits 1 first on PATH): exit 11 names `build`, every later
+    phase still writes its JSON, and the env phase's file is there."""
+    needs_build_tools()
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    cmake = fake_bin / "cmake"
+    cmake.write_text("#!/bin/sh\necho 'cmake: broken on purpose' >&2\nexit 1\n")
+    cmake.chmod(cmake.stat().st_mode | stat.S_IEXEC)
+    out = tmp_path / "out"
+    proc = run_script(out, tmp_path / "build",
+                      {"PATH": f"{fake_bin}{os.pathsep}{os.environ.get('PATH', '')}"}, timeout=120)
+    assert proc.returncode == 11, proc.stdout
+    assert "first failed phase: build (exit 11)" in proc.stdout
+    assert "broken on purpose" in (out / "build.log").read_text()
+    for phase in ("env", "runtime", "warp", "nvdec", "throughput", "memcheck"):
+        strict_json((out / f"{phase}.json").read_text())
+
+
+def test_the_tree_the_device_tool_sends_is_under_64_mib():
+    """The device tool sends tracked and untracked-not-ignored files (64 MiB at most); the device
+    check needs nothing carried (it builds there)."""
+    if shutil.which("git") is None or not (REPO_ROOT / ".git").exists():
+        pytest.skip("needs the git checkout to list what the device tool sends (not under Bazel)")
+    listed = subprocess.run(["git", "-C", str(REPO_ROOT), "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], capture_output=True, check=True).stdout
+    total = 0
+    for name in filter(None, listed.split(b"\0")):
+        path = REPO_ROOT / os.fsdecode(name)
+        if path.is_file() and not path.is_symlink():
+            total += path.stat().st_size
+    assert total < 64 * MIB, f"{total / MIB:.1f} MiB"
+
+
+def test_no_gpu_code_uploads_with_a_synchronous_pageable_copy():
+    """A pageable cuMemcpyHtoD returns once staged and runs on the NULL stream, which a
+    CU_STREAM_NON_BLOCKING stream (TensorFlow's, the device check's) does not wait for: uploads go
+    on the kernels' stream (cuMemcpyHtoDAsync; the ops use TensorFlow's device context copies)."""
+    sync_upload = re.compile(r"\bcuMemcpyHtoD(_v2)?\s*[(=;,]")
+    offenders = [str(p.relative_to(REPO_ROOT)) for p in sorted((REPO_ROOT / "cc" / "gpu").rglob("*"))
+                 if p.suffix in (".h", ".cc", ".cu") and sync_upload.search(p.read_text())]
+    offenders += [str(p.relative_to(REPO_ROOT)) for p in sorted((REPO_ROOT / "tf_gulp" / "ops").rglob("*gpu*"))
+                  if sync_upload.search(p.read_text())]
+    assert offenders == []
+    # The device check's driver table offers only the ordered copy.
+    check_driver = (REPO_ROOT / "cc/gpu/testing/check_driver.h").read_text()
+    assert "cuMemcpyHtoDAsync" in check_driver and not sync_upload.search(check_driver)
+
+
+def samples() -> list[tuple[str, int, int]]:
+    rows = (DATA / "index.txt").read_text().split("\n")
+    return [(f, int(w), int(h)) for f, w, h in (r.split() for r in rows if r)]
+
+
+def test_data_is_complete_and_small():
+    listed = samples()
+    assert len(listed) >= 15 and sum(1 for f, w, h in listed if (w, h) == (512, 512)) >= 12
+    n = len(listed)
+    assert (DATA / "matrices.f32").stat().st_size == n * 9 * 4
+    assert (DATA / "reference.f16").stat().st_size == n * 224 * 224 * 3 * 2
+    total = sum(p.stat().st_size for p in DATA.iterdir())
+    assert total < 16 * MIB, total
+    index = json.loads((DATA / "index.json").read_text())
+    assert [s["file"] for s in index["samples"]] == [f for f, _, _ in listed]
+
+
+def test_reference_outputs_are_what_the_cpu_path_makes_today(tmp_path):
+    have_avcodec = any(pathlib.Path(d, "libavcodec/avcodec.h").exists()
+                       for d in ("/usr/include", "/usr/include/x86_64-linux-gnu"))
+    if shutil.which("g++") is None or not have_avcodec:
+        pytest.skip("needs g++ and libavcodec's headers (tools/apt-packages.txt)")
+    tool = tmp_path / "make_reference"
+    subprocess.run(["g++", "-std=c++17", "-O2", "-I", str(REPO_ROOT),
+                    str(REPO_ROOT / "cc/gpu/testing/make_reference.cc"),
+                    str(REPO_ROOT / "cc/codec/hevc_decoder.cc"),
+                    str(REPO_ROOT / "cc/codec/ycbcr.cc"),
+                    str(REPO_ROOT / "cc/warp/similarity_warp.cc"), "-o", str(tool),
+                    "-lavcodec", "-lavutil", "-pthread"], check=True, timeout=600)
+    out = tmp_path / "reference.f32"
+    args = [str(tool), str(out), str(DATA / "matrices.f32"), "224"]
+    for f, w, h in samples():
+        args += [str(DATA / f), str(w), str(h)]
+    subprocess.run(args, check=True, timeout=300)
+    now = np.frombuffer(out.read_bytes(), "<f4")
+    carried = np.frombuffer((DATA / "reference.f16").read_bytes(), "<f2").astype(np.float32)
+    # float16 keeps levels to 1/8 near 255: half of that is the most storing moved them.
+    assert np.abs(now - carried).max() <= 0.0625
+    # Not a constant picture: the warp reads the pictures (and the out-of-picture colour shows).
+    assert now.std() > 20 and (now == 128).mean() < 0.5
