@@ -37,11 +37,12 @@ Status RangeError(int index, const char* name, double lo, double hi, const char*
                               ") must be ", allowed);
 }
 
-// The pixel math runs on planes (one float array per channel): every step is
-// a plain loop over contiguous values, which the compiler vectorizes; the hue
-// step, whose selects it does not vectorize (compares may trap under the
-// default -ftrapping-math), is written with the compilers' vector extensions
-// (GCC and Clang; SSE2 on x86-64, NEON on ARM), four pixels at a time.
+// The pixel math runs on planes (one float array per channel), written with
+// the compilers' vector extensions (GCC and Clang; SSE2 on x86-64, NEON on
+// ARM; 8 lanes with AVX2 where the CPU has it): the compiler does not
+// vectorize the plain loops' selects (compares may trap under the default
+// -ftrapping-math). The steps between two contrast steps run in one pass, a
+// vector of pixels at a time, their values kept in registers.
 typedef float Float4 __attribute__((vector_size(16)));
 typedef int32_t Int4 __attribute__((vector_size(16)));
 typedef float Float8 __attribute__((vector_size(32)));
@@ -98,114 +99,132 @@ TFG_INLINE void ShiftHueVector(float shift, F& r, F& g, F& b) {
   b = channel(1.f);
 }
 
-// The hue step over planes, sizeof(F) / 4 pixels at a time (the tail through
-// a padded copy).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// Eight pixels at a time where the CPU has AVX2 (checked at run time; the
+// build targets baseline x86-64): RunStepsAvx2 below.
+#define TFG_HAVE_AVX2_COLOR 1
+#endif
+
+// One step over a one-channel picture: saturation, hue and grayscale change
+// nothing (torchvision returns one-channel pictures as they are); the gray of
+// a value is the value.
+void ApplyGrayStep(const ColorStep& step, int64_t n, float* v) {
+  const float f = step.factor;
+  if (step.op == ColorStep::Op::kBrightness) {
+    for (int64_t i = 0; i < n; ++i) v[i] = Clamp255(f * v[i]);
+  } else if (step.op == ColorStep::Op::kContrast) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += v[i];
+    const float m = (1.f - f) * static_cast<float>(n > 0 ? sum / static_cast<double>(n) : 0.0);
+    for (int64_t i = 0; i < n; ++i) v[i] = Clamp255(f * v[i] + m);
+  }
+}
+
+// The steps [begin, end) of an RGB picture's planes in one pass, a vector of
+// pixels at a time (the values stay in registers from step to step); none of
+// them but the first may be a contrast step, whose mean is `mean`. Returns the
+// sum of the result's gray (the next contrast step's mean times n).
 template <typename F, typename I>
-TFG_INLINE void ShiftHuePlanes(float f, int64_t n, float* r, float* g, float* b) {
+TFG_INLINE double RunSegment(const ColorStep* begin, const ColorStep* end, float mean,
+                             int64_t n, float* r, float* g, float* b) {
   constexpr int64_t kLanes = sizeof(F) / sizeof(float);
-  int64_t i = 0;
+  const F zero = F{}, top = zero + 255.f;
+  auto clamp = [&](F x) { return Min<F, I>(top, Max<F, I>(zero, x)); };
+  auto gray = [](F rv, F gv, F bv) { return kGrayR * rv + kGrayG * gv + kGrayB * bv; };
+  auto run = [&](F& rv, F& gv, F& bv) {
+    for (const ColorStep* s = begin; s != end; ++s) {
+      const float f = s->factor;
+      switch (s->op) {
+        case ColorStep::Op::kBrightness:
+          rv = clamp(f * rv), gv = clamp(f * gv), bv = clamp(f * bv);
+          break;
+        case ColorStep::Op::kContrast: {
+          const F m = zero + (1.f - f) * mean;
+          rv = clamp(f * rv + m), gv = clamp(f * gv + m), bv = clamp(f * bv + m);
+          break;
+        }
+        case ColorStep::Op::kSaturation: {
+          const F m = (1.f - f) * gray(rv, gv, bv);
+          rv = clamp(f * rv + m), gv = clamp(f * gv + m), bv = clamp(f * bv + m);
+          break;
+        }
+        case ColorStep::Op::kHue:
+          ShiftHueVector<F, I>(f, rv, gv, bv);
+          break;
+        case ColorStep::Op::kGrayscale:
+          rv = gv = bv = gray(rv, gv, bv);
+          break;
+      }
+    }
+  };
+  double total = 0;
+  F acc = zero;
+  int64_t i = 0, in_acc = 0;
   for (; i + kLanes <= n; i += kLanes) {
     F rv = Load<F>(r + i), gv = Load<F>(g + i), bv = Load<F>(b + i);
-    ShiftHueVector<F, I>(f, rv, gv, bv);
+    run(rv, gv, bv);
     Store<F>(r + i, rv);
     Store<F>(g + i, gv);
     Store<F>(b + i, bv);
+    acc += gray(rv, gv, bv);
+    if (++in_acc == 256) {  // float lanes, added to the double total every 256 vectors
+      for (int64_t k = 0; k < kLanes; ++k) total += acc[k];
+      acc = zero;
+      in_acc = 0;
+    }
   }
-  if (i < n) {
+  for (int64_t k = 0; k < kLanes; ++k) total += acc[k];
+  if (i < n) {  // the tail, through a padded copy
     float t[3][kLanes] = {};
     for (int64_t k = i; k < n; ++k) t[0][k - i] = r[k], t[1][k - i] = g[k], t[2][k - i] = b[k];
     F rv = Load<F>(t[0]), gv = Load<F>(t[1]), bv = Load<F>(t[2]);
-    ShiftHueVector<F, I>(f, rv, gv, bv);
+    run(rv, gv, bv);
     Store<F>(t[0], rv);
     Store<F>(t[1], gv);
     Store<F>(t[2], bv);
-    for (int64_t k = i; k < n; ++k) r[k] = t[0][k - i], g[k] = t[1][k - i], b[k] = t[2][k - i];
-  }
-}
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// Eight pixels at a time where the CPU has AVX2 (checked at run time; the
-// build targets baseline x86-64).
-__attribute__((target("avx2"))) void ShiftHueAvx2(float f, int64_t n, float* r, float* g,
-                                                  float* b) {
-  ShiftHuePlanes<Float8, Int8>(f, n, r, g, b);
-}
-#define TFG_HAVE_AVX2_HUE 1
-#endif
-
-void ShiftHue(float f, int64_t n, float* r, float* g, float* b) {
-#ifdef TFG_HAVE_AVX2_HUE
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) return ShiftHueAvx2(f, n, r, g, b);
-#endif
-  ShiftHuePlanes<Float4, Int4>(f, n, r, g, b);
-}
-
-// Sum of a plane, or of the gray of three: four float lanes per block of 1024
-// values (a float sum the compiler may not reorder, so not vectorized as a
-// plain loop), blocks added in double.
-double Sum(int64_t n, const float* r, const float* g, const float* b) {
-  double total = 0;
-  const Float4 wr = {kGrayR, kGrayR, kGrayR, kGrayR}, wg = {kGrayG, kGrayG, kGrayG, kGrayG},
-               wb = {kGrayB, kGrayB, kGrayB, kGrayB};
-  int64_t i = 0;
-  while (i + 4 <= n) {
-    Float4 acc = {0, 0, 0, 0};
-    const int64_t end = std::min(n, i + 1024) & ~int64_t{3};
-    for (; i < end; i += 4) {
-      acc += g == nullptr ? Load<Float4>(r + i)
-                          : wr * Load<Float4>(r + i) + wg * Load<Float4>(g + i) + wb * Load<Float4>(b + i);
+    for (int64_t k = i; k < n; ++k) {
+      r[k] = t[0][k - i], g[k] = t[1][k - i], b[k] = t[2][k - i];
+      total += Gray(r[k], g[k], b[k]);
     }
-    total += static_cast<double>(acc[0]) + acc[1] + acc[2] + acc[3];
   }
-  for (; i < n; ++i) total += g == nullptr ? r[i] : Gray(r[i], g[i], b[i]);
   return total;
 }
 
-// One step over the planes of a picture.
-void ApplyStep(const ColorStep& step, int64_t n, int channels, float* const* planes) {
-  const float f = step.factor;
-  float* r = planes[0];
-  switch (step.op) {
-    case ColorStep::Op::kBrightness:
-      for (int c = 0; c < channels; ++c) {
-        float* v = planes[c];
-        for (int64_t i = 0; i < n; ++i) v[i] = Clamp255(f * v[i]);
-      }
-      return;
-    case ColorStep::Op::kContrast: {
-      const double sum = channels == 3 ? Sum(n, r, planes[1], planes[2]) : Sum(n, r, nullptr, nullptr);
-      const float m = (1.f - f) * static_cast<float>(n > 0 ? sum / static_cast<double>(n) : 0.0);
-      for (int c = 0; c < channels; ++c) {
-        float* v = planes[c];
-        for (int64_t i = 0; i < n; ++i) v[i] = Clamp255(f * v[i] + m);
-      }
-      return;
-    }
-    default:
-      break;
+// Every step of `draw` on an RGB picture's planes: one pass per run of steps
+// that ends before a contrast step (whose mean is the gray of the picture the
+// run before it made; the first run's, when the draw begins with contrast, is
+// measured first).
+template <typename F, typename I>
+TFG_INLINE void RunSteps(const ColorDraw& draw, int64_t n, float* r, float* g, float* b) {
+  const ColorStep* steps = draw.steps;
+  const int count = draw.count;
+  double sum = 0;
+  if (count > 0 && steps[0].op == ColorStep::Op::kContrast) {
+    sum = RunSegment<F, I>(steps, steps, 0.f, n, r, g, b);
   }
-  if (channels != 3) return;  // one channel: saturation, hue and grayscale change nothing
-  float* g = planes[1];
-  float* b = planes[2];
-  switch (step.op) {
-    case ColorStep::Op::kSaturation:
-      for (int64_t i = 0; i < n; ++i) {
-        const float m = (1.f - f) * Gray(r[i], g[i], b[i]);
-        r[i] = Clamp255(f * r[i] + m);
-        g[i] = Clamp255(f * g[i] + m);
-        b[i] = Clamp255(f * b[i] + m);
-      }
-      return;
-    case ColorStep::Op::kHue:
-      ShiftHue(f, n, r, g, b);
-      return;
-    case ColorStep::Op::kGrayscale:
-      for (int64_t i = 0; i < n; ++i) r[i] = g[i] = b[i] = Gray(r[i], g[i], b[i]);
-      return;
-    default:
-      return;
+  int begin = 0;
+  while (begin < count) {
+    int end = begin + 1;
+    while (end < count && steps[end].op != ColorStep::Op::kContrast) ++end;
+    const float mean = n > 0 ? static_cast<float>(sum / static_cast<double>(n)) : 0.f;
+    sum = RunSegment<F, I>(steps + begin, steps + end, mean, n, r, g, b);
+    begin = end;
   }
+}
+
+#ifdef TFG_HAVE_AVX2_COLOR
+__attribute__((target("avx2"))) void RunStepsAvx2(const ColorDraw& draw, int64_t n, float* r,
+                                                  float* g, float* b) {
+  RunSteps<Float8, Int8>(draw, n, r, g, b);
+}
+#endif
+
+void RunStepsRgb(const ColorDraw& draw, int64_t n, float* r, float* g, float* b) {
+#ifdef TFG_HAVE_AVX2_COLOR
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return RunStepsAvx2(draw, n, r, g, b);
+#endif
+  RunSteps<Float4, Int4>(draw, n, r, g, b);
 }
 
 // Interleaved -> planes and back, with the channel count a constant (so that
@@ -237,7 +256,11 @@ void ColorPicture(const ColorDraw& draw, int64_t n, int channels, const In* src,
   } else {
     ToPlanes<1>(src, n, planes);
   }
-  for (int k = 0; k < draw.count; ++k) ApplyStep(draw.steps[k], n, channels, planes);
+  if (channels == 3) {
+    RunStepsRgb(draw, n, planes[0], planes[1], planes[2]);
+  } else {
+    for (int k = 0; k < draw.count; ++k) ApplyGrayStep(draw.steps[k], n, planes[0]);
+  }
   if (channels == 3) {
     FromPlanes<3>(planes, n, dst, out);
   } else {
@@ -348,9 +371,9 @@ void ColorOutput(const ColorDraw& draw, int64_t pixels, int channels, const floa
 void ColorOutput(const ColorDraw& draw, int64_t pixels, int channels, const uint8_t* levels,
                  uint8_t* dst) {
   ColorPicture(draw, pixels, channels, levels, dst,
-               [](float v, int) {
-                 return static_cast<uint8_t>(static_cast<int32_t>(Clamp255(v) + 0.5f));
-               });
+               // Every step leaves its values within [0, 255] (each clamps, or mixes
+               // values within it): rounding needs no clamp, and the loop no compare.
+               [](float v, int) { return static_cast<uint8_t>(static_cast<int32_t>(v + 0.5f)); });
 }
 
 }  // namespace warp

@@ -83,7 +83,8 @@ ColorDraw DrawColor(const ColorSpec& spec, uint64_t key);
 
 // Applies `draw` in place to one picture of `pixels` pixels x `channels`
 // (1 or 3, interleaved) levels in [0, 255]; the results stay unrounded. (The
-// steps run on a per-thread planar copy: one float array per channel.)
+// steps run on a per-thread planar copy: one float array per channel, in one
+// pass per run of steps that ends before a contrast step.)
 void ApplyColor(const ColorDraw& draw, int64_t pixels, int channels, float* values);
 
 // The fused kernels' output stage with colour: `levels` (one picture of
