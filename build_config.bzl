@@ -147,9 +147,12 @@ CORE_COPTS = [
 # liburing (Debian: liburing-dev) for batched async reads (cc/io/batch_reader.*); libdeflate (Debian:
 # libdeflate-dev) for its hardware-accelerated CRC-32 (cc/util/crc32.*, FFRecord checksums).
 # FFmpeg's libavcodec + libavutil (Debian: libavcodec-dev) decode HEVC on the CPU (cc/codec/hevc_decoder.*).
+# libpng (Debian: libpng-dev) decodes the PNG pictures image datasets hold among their JPEGs
+# (cc/codec/png_decoder.*).
 CORE_LINKOPTS = [
     "-lturbojpeg",
     "-ljpeg",
+    "-lpng16",
     "-luring",
     "-ldeflate",
     "-lavcodec",

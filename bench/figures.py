@@ -178,10 +178,32 @@ def ingest() -> List[str]:
     return out
 
 
+def shuffle() -> List[str]:
+    d = load("shuffle")
+    med, ratio = d["median_items_per_second"], d["ratio_uniform_over_window"]
+    rows = []
+    for cache in ("warm", "cold"):
+        for what, suffix in (("decoded clips", ""), ("JPEG bytes only (`decode=False`)", "_read")):
+            rows.append([what, cache, f0(med[cache]["uniform" + suffix]),
+                         f0(med[cache]["window" + suffix]), f2(ratio[cache + suffix]) + "x"])
+    ds = d["dataset"]
+    mix = d["distinct_classes_per_batch"]
+    out = [provenance("shuffle", d), "",
+           f"Data: {ds['classes']} classes x {ds['chunks_per_class']} chunks of "
+           f"{ds['videos_per_chunk']} videos, {ds['frames']} frames of {ds['width']}x{ds['height']}, "
+           f"{ds['bytes'] / 1e6:.0f} MB, {ds['written']}; cold: {d['cold_method']}.", ""]
+    out += table(["what is read", "page cache", "uniform items/s", f"window {d['window']} items/s",
+                  "uniform / window"], rows, right_from=2)
+    out += [""] + table([f"distinct classes per batch of {d['batch']}", ""],
+                        [["uniform", f1(mix["uniform"])], [f"window {d['window']}", f1(mix["window"])],
+                         ["uniform, in theory", f1(mix["uniform_theory"])]])
+    return out
+
+
 RENDERERS: Dict[str, Callable[[], List[str]]] = {
     "gulp_read": gulp_read, "fair_peers": fair_peers, "fused_warp": fused_warp,
     "fused_warp_color": fused_warp_color, "bzna": bzna,
-    "ffrecord": ffrecord, "ingest": ingest}
+    "ffrecord": ffrecord, "ingest": ingest, "shuffle": shuffle}
 
 
 def render(name: str) -> str:

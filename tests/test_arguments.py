@@ -61,7 +61,8 @@ GULP_CASES = [
     (dict(label2idx={"a": "0"}), TypeError, r"label2idx\['a'\] must be an integer .*got '0'"),
     (dict(label_field=3), TypeError, r"label_field must be a string or None, got 3 \(int\)"),
     (dict(scale=2.0), TypeError, r"scale must be an integer, got 2\.0 \(float\)"),
-    (dict(shuffle_chunk_window=2.5), TypeError, r"shuffle_chunk_window must be an integer, got 2\.5"),
+    (dict(shuffle_chunk_window=2.5), TypeError,
+     r"shuffle_chunk_window must be an integer >= 1 or None, got 2\.5"),
     (dict(max_clip_bytes=True), TypeError, r"max_clip_bytes must be an integer, got True"),
     (dict(colorspace=3), ValueError, r"colorspace must be 'rgb' or 'gray', got 3"),
 ]

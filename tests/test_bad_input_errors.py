@@ -254,9 +254,9 @@ def test_a_tfrecord_file_given_as_ffrecord_is_named(tmp_path, records):
 
     path = tmp_path / "x.ffr"
     path.write_bytes(tfrecord_bytes(records))
-    expected = (f"{path}: not an FFRecord file: it looks like a TFRecord file (it starts with a "
-                "record length and its masked CRC-32C, TFRecord's framing); read it with "
-                "tf.data.TFRecordDataset")
+    expected = (f"{path} is a TFRecord file, not an FFRecord file or a folder of .ffr files: "
+                "read it with tf.data.TFRecordDataset (JPEG bytes in its examples decode fused "
+                "with tf_gulp.ops.decode_jpeg_warped)")
     with pytest.raises(ValueError) as e:
         FileReader(path)
     assert str(e.value) == expected
@@ -314,8 +314,9 @@ def test_tf_gulp_info_on_a_bzna_file_points_at_bzna_info(tmp_path):
     path.write_bytes(C.ftyp() + C.box(b"mdat", b"\0" * 8))
     code, out, err = run_cli("info", path)
     assert code == 2 and "Traceback" not in err, (code, err)
-    assert err.strip() == (f"tf-gulp info: error: {path} is a Benzina (.bzna) file, not a gulp "
-                           f"directory: tf-gulp bzna info {path} describes it")
+    assert err.strip() == (f"tf-gulp info: error: {path} is a Benzina (.bzna) dataset, not a gulp "
+                           "directory: read it with tf_gulp.BenzinaDataset (tf-gulp bzna info "
+                           f"{path} describes it)")
     assert "tf-gulp check" not in err
 
 

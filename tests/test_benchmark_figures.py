@@ -69,7 +69,7 @@ def test_every_quoted_json_names_its_run():
         for key in ("date", "command", "machine"):
             assert report.get(key), (name, key)
         # Every round, not only the medians.
-        assert re.search(r'"(runs|all_rounds|all_seconds|seconds)": [\[{]', json.dumps(report)), name
+        assert re.search(r'"(runs|all_rounds|all_seconds|seconds|items_per_second)": [\[{]', json.dumps(report)), name
 
 
 def test_rendering_rounds_as_printed(tmp_path, monkeypatch):

@@ -38,7 +38,7 @@ def tree(tmp_path_factory):
     (root / ".hidden").mkdir()
     (root / ".hidden" / "0.jpg").write_bytes(jpeg_bytes(99, 24, 16))
     (root / "a" / "notes.txt").write_text("not an image")
-    (root / "c9" / "anim.gif").write_bytes(b"GIF89a")  # one file Keras would take, we do not
+    (root / "c9" / "drawing.svg").write_text("<svg/>")  # an image format no tool here takes
     (root / "c9" / "README").write_text("x")
     (root / "index.csv").write_text("x")  # directly in the root: belongs to no class
     return root
@@ -67,9 +67,9 @@ def test_scan_numbers_as_keras_and_counts_ignored_files(tree, keras_class_names)
     assert scan.class_names == keras_class_names
     assert dict(scan.files) == expected_labels(keras_class_names)
     assert scan.empty == ["B_empty"]
-    assert scan.ignored == {".csv": 1, ".gif": 1, ".txt": 1, "(no extension)": 1}
+    assert scan.ignored == {".csv": 1, ".svg": 1, ".txt": 1, "(no extension)": 1}
     assert ignored_summary(scan.ignored) == \
-        "ignored 4 files: 1 (no extension), 1 .csv, 1 .gif, 1 .txt"
+        "ignored 4 files: 1 (no extension), 1 .csv, 1 .svg, 1 .txt"
     assert ignored_summary({}) == "ignored no files"
 
 
@@ -79,7 +79,7 @@ def test_gulp_ingest(tree, keras_class_names, tmp_path):
         code, stdout, err = run_cli("ingest", "image-folder", tree, out, "--no-progress")
     assert code == 0, err
     assert stdout.strip().splitlines()[-1] == \
-        f"{tree}: ignored 4 files: 1 (no extension), 1 .csv, 1 .gif, 1 .txt"
+        f"{tree}: ignored 4 files: 1 (no extension), 1 .csv, 1 .svg, 1 .txt"
     ds = tf_gulp.GulpDataset(str(out))
     assert ds.class_names == keras_class_names and ds.num_classes == 5
     labels = {e["id"].numpy().decode(): int(e["label"]) for e in ds}
@@ -95,7 +95,7 @@ def test_bzna_create(tree, keras_class_names, tmp_path):
                                     "-j", "1", "--no-progress")
     assert code == 0, err
     assert stdout.strip().splitlines()[-1] == \
-        f"{tree}: ignored 4 files: 1 (no extension), 1 .csv, 1 .gif, 1 .txt"
+        f"{tree}: ignored 4 files: 1 (no extension), 1 .csv, 1 .svg, 1 .txt"
     ds = tf_gulp.BenzinaDataset(str(out))
     assert ds.class_names == keras_class_names and ds.num_classes == 5
     assert ds.take(2).class_names == keras_class_names  # kept by skip / take / shard

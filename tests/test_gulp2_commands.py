@@ -22,16 +22,37 @@ GULPIO2_SCRIPTS = ["gulp2_20bn_csv_jpeg", "gulp2_20bn_csv_webm", "gulp2_20bn_jso
                    "gulp2_video_folder"]
 
 
-def test_every_gulpio2_command_is_a_console_script():
-    # [project.scripts] read by hand: tomllib is Python 3.11+, the project supports 3.10.
+def test_gulp2_commands_are_not_console_scripts():
+    # Installing tf_gulp next to gulpio2 must not replace gulpio2's own gulp2_* commands (issue 34):
+    # [project.scripts] (read by hand: tomllib is Python 3.11+, the project supports 3.10) has
+    # tf-gulp only; every command runs through python -m tf_gulp.cli.gulp2.
     text = (REPO_ROOT / "pyproject.toml").read_text()
     section = text.split("[project.scripts]", 1)[1].split("\n[", 1)[0]
     scripts = dict(re.findall(r'^([\w-]+) = "([^"]+)"$', section, re.M))
-    assert scripts["tf-gulp"] == "tf_gulp.cli.main:main"
-    for name in GULPIO2_SCRIPTS:
-        module, func = scripts[name].split(":")
-        assert callable(getattr(importlib.import_module(module), func)), name
+    assert scripts == {"tf-gulp": "tf_gulp.cli.main:main"}
     assert sorted(gulp2.COMMANDS) == GULPIO2_SCRIPTS
+    for name, func in gulp2.COMMANDS.items():
+        assert callable(func), name
+
+
+def test_install_scripts_is_opt_in_and_keeps_gulpio2s(tmp_path):
+    import subprocess
+    import sys
+
+    gulpio2s = tmp_path / "gulp2_sanity_check"
+    gulpio2s.write_text("#!/bin/sh\necho gulpio2's own\n")
+    written, kept = gulp2.install_scripts(str(tmp_path))
+    assert kept == ["gulp2_sanity_check"]
+    assert sorted(written + kept) == GULPIO2_SCRIPTS
+    assert gulpio2s.read_text() == "#!/bin/sh\necho gulpio2's own\n"
+    # A written command runs tf_gulp's, with this Python.
+    r = subprocess.run([str(tmp_path / "gulp2_video_folder"), "--frame_size", "32", "in", "out"],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH":
+                                                             str(REPO_ROOT)}, timeout=120)
+    assert r.returncode == 2 and "tf-gulp ingest" in r.stdout + r.stderr, r
+    assert sys.executable in (tmp_path / "gulp2_video_folder").read_text()
+    written, kept = gulp2.install_scripts(str(tmp_path), force=True)
+    assert kept == [] and "tf_gulp" in gulpio2s.read_text()
 
 
 def make_20bn(root: pathlib.Path, ids_labels, broken=()):

@@ -327,33 +327,70 @@ def test_label_map_judged_alike(tmp_path, text, refused):
     assert len(err.strip().splitlines()) == 1, err
 
 
-def _cmyk_jpeg() -> bytes:
+def _picture(mode: str, fmt: str) -> bytes:
     import io
 
     from PIL import Image
 
     out = io.BytesIO()
-    Image.new("CMYK", (8, 8), (10, 20, 30, 40)).save(out, "JPEG")
+    Image.new(mode, (8, 8), (10, 20, 30, 40)[:len(mode)]).save(out, fmt)
     return out.getvalue()
 
 
-def test_check_decode_refuses_what_gulp_dataset_refuses(tmp_path):
-    """A CMYK JPEG frame: GulpDataset cannot decode it (libjpeg-turbo converts no CMYK to RGB),
-    other decoders convert it. `tf-gulp check --decode` decodes frames with the core, as the
-    dataset does, so it reports the frame instead of passing it."""
-    d = tmp_path / "g"
-    make_gulp_dir(d, num_videos=4, frames_per_video=3, height=8, width=8, videos_per_chunk=2)
+def _append_frame(d, picture: bytes) -> None:
+    """`picture` as frame 2 of vid0001."""
     data = d / "data_0.gulp"
     offset = os.path.getsize(data)
-    cmyk = _cmyk_jpeg()
     with open(data, "ab") as f:
-        f.write(cmyk)
-    _edit_frame(0, "vid0001", 2, [offset, 0, len(cmyk)])(d)
+        f.write(picture)
+    _edit_frame(0, "vid0001", 2, [offset, 0, len(picture)])(d)
+
+
+def test_check_decode_refuses_what_gulp_dataset_refuses(tmp_path):
+    """A TIFF frame: GulpDataset refuses it (its decoders read what tf.io.decode_image reads:
+    JPEG, PNG, BMP, GIF). `tf-gulp check --decode` decodes frames with the core, as the dataset
+    does, so it reports the frame instead of passing it, with the dataset's own reason."""
+    d = tmp_path / "g"
+    make_gulp_dir(d, num_videos=4, frames_per_video=3, height=8, width=8, videos_per_chunk=2)
+    _append_frame(d, _picture("RGB", "TIFF"))
     dataset = _message(lambda: list(tf_gulp.GulpDataset(str(d))))
     assert dataset is not None and "id 'vid0001' frame 2" in dataset, dataset
     report = check_directory(str(d), decode=True)
     errors = [e for e in report.errors if e.id == "vid0001"]
     assert len(errors) == 1 and errors[0].frame == 2, report.errors
-    assert "cannot decode JPEG" in str(errors[0]), errors
+    assert "cannot decode the frame, not a JPEG (" in str(errors[0]), errors
     # The reason is the dataset's own.
     assert dataset.split(": ")[-1] in str(errors[0]), (dataset, errors)
+
+
+def test_cmyk_frames_decode_in_the_dataset_and_pass_check(tmp_path):
+    """A CMYK JPEG frame (print workflows write them; ImageNet holds some) decodes as
+    tf.io.decode_jpeg decodes it, in GulpDataset and in `tf-gulp check --decode` alike."""
+    import numpy as np
+    import tensorflow as tf
+
+    d = tmp_path / "g"
+    make_gulp_dir(d, num_videos=4, frames_per_video=3, height=8, width=8, videos_per_chunk=2)
+    cmyk = _picture("CMYK", "JPEG")
+    _append_frame(d, cmyk)
+    frames = {e["id"].numpy().decode(): e["frames"].numpy() for e in tf_gulp.GulpDataset(str(d))}
+    want = tf.io.decode_jpeg(cmyk, channels=3).numpy()
+    assert np.abs(frames["vid0001"][2].astype(int) - want).max() <= 1
+    report = check_directory(str(d), decode=True)
+    assert not [e for e in report.errors if e.id == "vid0001"], report.errors
+
+
+def test_png_frames_decode_in_the_dataset_and_pass_check(tmp_path):
+    """A PNG frame (a .jpg that is a PNG: ImageNet holds one) decodes as tf.io.decode_png
+    decodes it, in GulpDataset and `tf-gulp check --decode` alike."""
+    import numpy as np
+    import tensorflow as tf
+
+    d = tmp_path / "g"
+    make_gulp_dir(d, num_videos=4, frames_per_video=3, height=8, width=8, videos_per_chunk=2)
+    png = _picture("RGB", "PNG")
+    _append_frame(d, png)
+    frames = {e["id"].numpy().decode(): e["frames"].numpy() for e in tf_gulp.GulpDataset(str(d))}
+    np.testing.assert_array_equal(frames["vid0001"][2], tf.io.decode_png(png, channels=3).numpy())
+    report = check_directory(str(d), decode=True)
+    assert not [e for e in report.errors if e.id == "vid0001"], report.errors

@@ -27,7 +27,8 @@ THREE = FIXTURES / "three.ffr"
 
 # Every option of a fixed set of values, with the values it takes.
 ENUMS = {
-    (GULP, "frame_mode"): ("all", "slice", "indices", "segments"),
+    (GULP, "frame_mode"): ("all", "slice", "indices", "segments", "clips"),
+    (GULP, "crops"): ("none", "center", "three"),
     (GULP, "colorspace"): ("rgb", "gray"),
     (GULP, "dct_method"): ("fast", "accurate"),
     (FFRECORD, "io_engine"): ("auto", "io_uring", "pread"),
@@ -79,7 +80,7 @@ def test_io_engine_values_are_the_cores():
 
 
 def test_minimums_are_attrs():
-    assert op_attrs.minimum(GULP, "shuffle_chunk_window") == 1
+    assert op_attrs.minimum(GULP, "shuffle_chunk_window") == 0  # 0: the uniform shuffle
     assert op_attrs.minimum(GULP, "max_clip_bytes") == 1
     assert op_attrs.minimum(FFRECORD, "batch_size") == 0
     assert op_attrs.minimum(FFRECORD, "queue_depth") == 0
@@ -89,7 +90,8 @@ def test_minimums_are_attrs():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(colorspace="cmyk"), r"colorspace must be 'rgb' or 'gray', got 'cmyk'"),
     (dict(dct_method="slow"), r"dct_method must be 'fast' or 'accurate', got 'slow'"),
-    (dict(shuffle_chunk_window=0), r"shuffle_chunk_window must be at least 1, got 0"),
+    (dict(shuffle_chunk_window=0), r"shuffle_chunk_window must be an integer >= 1 or None, "
+                                   r"got 0"),
     (dict(max_clip_bytes=0), r"max_clip_bytes must be at least 1, got 0"),
 ])
 def test_gulp_bad_choice_is_a_clear_value_error(gulp_dir, kwargs, message):
@@ -149,8 +151,10 @@ def _public_defaults(cls):
 @pytest.mark.parametrize("cls, op, exceptions", [
     # None for GulpDataset's ids (the op's []), num_frames (frame_mode "segments" only) and seed
     # (a random one); warp, bias, norm and color None are the op's [] (transform objects or
-    # numbers encoded as floats).
-    (tf_gulp.GulpDataset, GULP, {"ids", "num_frames", "seed", "warp", "bias", "norm", "color"}),
+    # numbers encoded as floats); shuffle_chunk_window None is the op's 0 (the uniform shuffle);
+    # clip_len None is no clips (frame_mode "clips" only) and crops None the op's 'none'.
+    (tf_gulp.GulpDataset, GULP, {"ids", "num_frames", "seed", "warp", "bias", "norm", "color",
+                                 "shuffle_chunk_window", "clip_len", "crops"}),
     # batch_size/queue_depth None is the op's 0; seed None is a random one.
     (tf_gulp.FFRecordDataset, FFRECORD, {"batch_size", "queue_depth", "seed"}),
 ])

@@ -10,6 +10,8 @@ What the three did each in their own words, written once:
 - a source whose C++ kernel takes the shard as attrs remembers its checked arguments, re-creates
   itself with the composed shard, and refuses to shard a shuffle whose seed was drawn at random
   (each worker would draw its own): :class:`ShardedSourceDataset`;
+- ``epoch=``, the epoch of the first pass (:func:`first_epoch`), given to the kernel as its
+  ``first_epoch`` attr with the shard;
 - the seed: an int64 checked by :func:`tf_gulp._args.seed`, or a random one when none is given
   (:func:`source_seed`);
 - the path the graph holds: absolute, so that a tf.data service worker with another working
@@ -33,7 +35,7 @@ from tf_gulp._files import absolute
 from tf_gulp._sharding import (as_int, compose_shard, install_auto_shard_warning,
                                require_shared_seed)
 
-__all__ = ["ShardsItself", "ShardedSourceDataset", "graph_path", "source_seed"]
+__all__ = ["ShardsItself", "ShardedSourceDataset", "first_epoch", "graph_path", "source_seed"]
 
 install_auto_shard_warning()
 
@@ -46,6 +48,14 @@ def source_seed(seed: Any, what: str, *, draw: bool = True) -> Tuple[int, bool]:
     if seed is not None:
         return seed, True
     return (secrets.randbits(63) if draw else 0), False
+
+
+def first_epoch(epoch: Any, what: str) -> int:
+    """``epoch=`` checked: the epoch of a source's first pass, an integer >= 0. A dataset made
+    with ``epoch=e`` gives on its first pass exactly pass ``e`` of one made with ``epoch=0`` (order,
+    frame offsets, crops), reading nothing of the epochs before; its later passes are e + 1, ...
+    """
+    return A.integer(epoch, "epoch", minimum=0, maximum=A.INT64_MAX, what=what)
 
 
 def graph_path(path: Any) -> Any:
@@ -95,11 +105,13 @@ class ShardedSourceDataset(ShardsItself, dataset_ops.DatasetSource):
     def _keep_arguments(self, args: Dict[str, Any], seed_given: bool,
                         shard: Tuple[int, int]) -> Dict[str, int]:
         """Remembers what :meth:`shard` needs to make the same dataset reading only a share;
-        returns the op's shard attrs."""
+        returns the op's source attrs (source_attrs.h): the shard, and the first pass's epoch
+        (``args["epoch"]``, checked by :func:`first_epoch`)."""
         self._args = args
         self._seed_given = seed_given
         self._shard = (int(shard[0]), int(shard[1]))
-        return dict(num_shards=self._shard[0], shard_index=self._shard[1])
+        return dict(num_shards=self._shard[0], shard_index=self._shard[1],
+                    first_epoch=int(args.get("epoch", 0)))
 
     @property
     def element_spec(self):

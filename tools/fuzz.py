@@ -50,7 +50,7 @@ SANITIZE = "address,undefined"
 # left out so any assert() in the core is checked too.
 CXXFLAGS = ["-std=c++17", "-O1", "-g", "-fno-omit-frame-pointer", f"-fsanitize={SANITIZE}",
             "-fno-sanitize-recover=all", "-I", str(REPO)]
-LIBS = ["-lturbojpeg", "-ljpeg", "-luring", "-ldeflate", "-lavcodec", "-lavutil", "-pthread"]
+LIBS = ["-lturbojpeg", "-ljpeg", "-lpng16", "-luring", "-ldeflate", "-lavcodec", "-lavutil", "-pthread"]
 
 
 def clang_missing() -> Optional[str]:

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "cc/codec/jpeg_warp.h"
+
 namespace tfg {
 namespace jpeg {
 namespace {
@@ -108,6 +110,7 @@ Status ReadHeader(const uint8_t* data, size_t size, ImageInfo* info) {
   info->width = width;
   info->height = height;
   info->gray = colorspace == TJCS_GRAY;
+  info->cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
   return Status::Ok();
 }
 
@@ -118,8 +121,32 @@ void ScaledSize(const ImageInfo& info, const DecodeOptions& options, int* width,
   *height = TJSCALED(info.height, factor);
 }
 
+void CmykToRgb(const uint8_t* cmyk, size_t pixels, bool adobe_inverted, int out_channels,
+               uint8_t* out) {
+  for (size_t i = 0; i < pixels; ++i) {
+    int c = cmyk[4 * i], m = cmyk[4 * i + 1], y = cmyk[4 * i + 2], k = cmyk[4 * i + 3];
+    if (!adobe_inverted) {
+      c = 255 - c;
+      m = 255 - m;
+      y = 255 - y;
+      k = 255 - k;
+    }
+    const int r = c * k / 255, g = m * k / 255, b = y * k / 255;
+    if (out_channels == 3) {
+      out[3 * i] = static_cast<uint8_t>(r);
+      out[3 * i + 1] = static_cast<uint8_t>(g);
+      out[3 * i + 2] = static_cast<uint8_t>(b);
+    } else {  // libjpeg's rgb_gray_convert weights, rounded
+      out[i] = static_cast<uint8_t>((19595 * r + 38470 * g + 7471 * b + 32768) >> 16);
+    }
+  }
+}
+
 Status Decode(const uint8_t* data, size_t size, const DecodeOptions& options,
               int width, int height, uint8_t* dst) {
+  ImageInfo info;
+  TFG_RETURN_IF_ERROR(ReadHeader(data, size, &info));
+  if (info.cmyk) return DecodeWhole(data, size, options, info, width, height, dst);
   tjhandle handle = Decompressor();
   if (handle == nullptr) return InternalError("cannot create a JPEG decoder");
   int flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS;

@@ -41,7 +41,18 @@ struct ImageInfo {
   // One component (a grayscale JPEG): readers that keep each frame's own
   // colour space (the Python readers) decode it as gray.
   bool gray = false;
+  // Four components (CMYK or YCCK, as Adobe and print workflows write):
+  // decoded through the libjpeg API, which says whether the Adobe marker
+  // inverts the inks (TurboJPEG does not).
+  bool cmyk = false;
 };
+
+// CMYK pixels to RGB (out_channels 3) or gray (1) as tf.io.decode_jpeg does:
+// with an Adobe marker the samples are inverted (R = C * K / 255), else
+// R = (255 - C) * (255 - K) / 255; gray is libjpeg's luma of that RGB.
+// `out` may be `cmyk` (converted in place, front to back).
+void CmykToRgb(const uint8_t* cmyk, size_t pixels, bool adobe_inverted, int out_channels,
+               uint8_t* out);
 
 // Decompression-bomb guards, checked from the header before anything the size
 // of the image is allocated (the output buffer, libjpeg's whole-image
@@ -80,7 +91,8 @@ void ScaledSize(const ImageInfo& info, const DecodeOptions& options, int* width,
 
 // Decodes into `dst`, which holds height * width * channels bytes of the
 // scaled size (rows packed). Any libjpeg warning (e.g. a truncated file) is an
-// error: a half-grey frame is silently wrong data.
+// error: a half-grey frame is silently wrong data. A CMYK/YCCK JPEG is decoded
+// by jpeg_warp.h's DecodeWhole.
 Status Decode(const uint8_t* data, size_t size, const DecodeOptions& options,
               int width, int height, uint8_t* dst);
 

@@ -115,8 +115,13 @@ Status DecodeWarpedImpl(const uint8_t* data, size_t size, const DecodeOptions& o
   }
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
   jpeg_read_header(&cinfo, TRUE);
-  cinfo.out_color_space =
-      options.color_space == ColorSpace::kGray ? JCS_GRAYSCALE : JCS_RGB;
+  // libjpeg has no CMYK -> RGB conversion: CMYK (YCCK converted to CMYK by
+  // libjpeg) is decoded as is and converted per row below.
+  const bool cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+  const int decoded_channels = cmyk ? 4 : channels;
+  cinfo.out_color_space = cmyk ? JCS_CMYK
+                          : options.color_space == ColorSpace::kGray ? JCS_GRAYSCALE
+                                                                     : JCS_RGB;
   cinfo.dct_method = options.fast_dct ? JDCT_IFAST : JDCT_ISLOW;
   cinfo.do_fancy_upsampling = options.fast_upsample ? FALSE : TRUE;
   cinfo.scale_num = 1;
@@ -124,7 +129,7 @@ Status DecodeWarpedImpl(const uint8_t* data, size_t size, const DecodeOptions& o
   jpeg_start_decompress(&cinfo);
   if (static_cast<int>(cinfo.output_width) != plan.scaled_width ||
       static_cast<int>(cinfo.output_height) != plan.scaled_height ||
-      static_cast<int>(cinfo.output_components) != channels) {
+      static_cast<int>(cinfo.output_components) != decoded_channels) {
     jpeg_abort_decompress(&cinfo);
     return DataLossError("JPEG decodes to ", cinfo.output_width, "x", cinfo.output_height,
                          "x", cinfo.output_components, ", its header said ",
@@ -136,7 +141,7 @@ Status DecodeWarpedImpl(const uint8_t* data, size_t size, const DecodeOptions& o
   y0 = plan.y0;
   y1 = plan.y1;
   if (y0 > 0) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(y0));
-  const size_t row_bytes = static_cast<size_t>(width) * channels;
+  const size_t row_bytes = static_cast<size_t>(width) * decoded_channels;
   d.pixels.resize(row_bytes * (y1 - y0));
   d.rows.resize(y1 - y0);
   for (int r = 0; r < y1 - y0; ++r) d.rows[r] = d.pixels.data() + r * row_bytes;
@@ -144,8 +149,13 @@ Status DecodeWarpedImpl(const uint8_t* data, size_t size, const DecodeOptions& o
     const int done = static_cast<int>(cinfo.output_scanline) - y0;
     if (jpeg_read_scanlines(&cinfo, d.rows.data() + done, y1 - y0 - done) == 0) break;
   }
+  const bool adobe_inverted = cinfo.saw_Adobe_marker;
   // Rows below the region are never read.
   jpeg_abort_decompress(&cinfo);
+  if (cmyk) {
+    CmykToRgb(d.pixels.data(), static_cast<size_t>(width) * (y1 - y0), adobe_inverted, channels,
+              d.pixels.data());
+  }
 
   warp::WarpGeometry g;
   g.in_height = y1 - y0;
@@ -251,6 +261,30 @@ Status DecodeWarped(const uint8_t* data, size_t size, const DecodeOptions& optio
                     const ImageInfo& info, const double matrix[9],
                     const WarpTarget& target, uint8_t* dst, CropPlan* plan) {
   return DecodeWarpedImpl(data, size, options, info, matrix, target, dst, plan);
+}
+
+Status DecodeWhole(const uint8_t* data, size_t size, const DecodeOptions& options,
+                   const ImageInfo& info, int width, int height, uint8_t* dst) {
+  // Output pixel (x, y) of the 1/s decode is the full picture's pixel centre
+  // s * x + (s - 1) / 2: the scaled picture's pixel (x, y) itself, which the
+  // warp samples exactly (no fraction, no interpolation).
+  const int s = options.scale_denominator;
+  const double half = (s - 1) / 2.0;
+  const double identity[9] = {static_cast<double>(s), 0, half, 0, static_cast<double>(s), half,
+                              0, 0, 1};
+  WarpTarget target;
+  target.out_height = height;
+  target.out_width = width;
+  const float zero[3] = {0, 0, 0};
+  target.oob_color = zero;
+  CropPlan plan;
+  TFG_RETURN_IF_ERROR(DecodeWarped(data, size, options, info, identity, target, dst, &plan));
+  if (plan.scale_denominator != s || plan.scaled_width != width || plan.scaled_height != height) {
+    return InternalError("whole JPEG decode planned 1/", plan.scale_denominator, " ",
+                         plan.scaled_width, "x", plan.scaled_height, " for 1/", s, " ", width,
+                         "x", height);
+  }
+  return Status::Ok();
 }
 
 }  // namespace jpeg

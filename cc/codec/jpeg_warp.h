@@ -76,6 +76,12 @@ Status DecodeWarped(const uint8_t* data, size_t size, const DecodeOptions& optio
                     const ImageInfo& info, const double matrix[9],
                     const WarpTarget& target, uint8_t* dst, CropPlan* plan = nullptr);
 
+// The whole picture at 1/options.scale_denominator (width x height, its
+// ScaledSize) through the libjpeg API, rows packed: what Decode does with
+// TurboJPEG, for the JPEGs TurboJPEG cannot convert (CMYK, YCCK).
+Status DecodeWhole(const uint8_t* data, size_t size, const DecodeOptions& options,
+                   const ImageInfo& info, int width, int height, uint8_t* dst);
+
 }  // namespace jpeg
 }  // namespace tfg
 

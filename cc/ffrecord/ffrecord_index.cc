@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cc/io/file_system.h"
+#include "cc/io/format_sniffer.h"
 #include "cc/util/crc32.h"
 
 namespace tfg {
@@ -29,28 +30,6 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// CRC-32C (Castagnoli), bit by bit: only TFRecord detection uses it, on 8
-// bytes per file that failed to read as FFRecord.
-uint32_t Crc32c(const unsigned char* data, size_t n) {
-  uint32_t crc = 0xffffffffu;
-  for (size_t i = 0; i < n; ++i) {
-    crc ^= data[i];
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
-// A TFRecord file starts with a record's framing: its length (uint64 LE) and
-// the masked CRC-32C of those 8 bytes (uint32 LE). A match by chance is a
-// 1-in-2^32 event, and this is only asked of files that are not FFRecord.
-bool LooksLikeTfRecord(const unsigned char* first12) {
-  uint32_t stored;
-  std::memcpy(&stored, first12 + 8, 4);
-  const uint32_t crc = Crc32c(first12, 8);
-  const uint32_t masked = ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
-  return stored == masked;
-}
-
 Status ReadFileIndexUnchecked(const RandomAccessFile& file, bool verify_meta_crc,
                               FileIndex* index, bool* legacy);
 
@@ -59,14 +38,10 @@ Status ReadFileIndexUnchecked(const RandomAccessFile& file, bool verify_meta_crc
 Status ReadFileIndex(const RandomAccessFile& file, bool verify_meta_crc, FileIndex* index,
                      bool* legacy) {
   const Status status = ReadFileIndexUnchecked(file, verify_meta_crc, index, legacy);
-  if (status.code() != StatusCode::kDataLoss || file.size() < kFixedHeaderBytes) return status;
-  // Handed a TFRecord file, the FFRecord reading fails on the record count or
-  // an offset; say what the file is instead.
-  unsigned char first[kFixedHeaderBytes];
-  if (!file.ReadAt(0, sizeof(first), first).ok() || !LooksLikeTfRecord(first)) return status;
-  return DataLossError(file.path(), ": not an FFRecord file: it looks like a TFRecord file "
-                       "(it starts with a record length and its masked CRC-32C, TFRecord's "
-                       "framing); read it with tf.data.TFRecordDataset");
+  // Handed another format (a TFRecord, a .bzna...), the FFRecord reading fails on the record
+  // count or an offset; the format sniffer says what the file is and what reads it instead.
+  if (status.code() != StatusCode::kDataLoss) return status;
+  return ExplainOpenFailure(status, file.path(), DataReader::kFFRecord);
 }
 
 bool HeaderBytes(int64_t n, uint64_t* bytes) {
@@ -216,7 +191,10 @@ Status ExpandPaths(const std::vector<std::string>& paths, std::vector<std::strin
       }
       found.push_back(child_path);
     }
-    if (found.empty()) return NotFoundError(path, ": directory holds no .ffr files");
+    if (found.empty()) {
+      return ExplainOpenFailure(NotFoundError(path, ": directory holds no .ffr files"), path,
+                                DataReader::kFFRecord);
+    }
     std::sort(found.begin(), found.end());
     files->insert(files->end(), found.begin(), found.end());
   }

@@ -136,7 +136,7 @@ TEST(FFRecordIndexTest, TfRecordFileIsNamed) {
       "\x0a\x00\x00\x00\x00\x00\x00\x00\xae\xa3\xbf\x3a"
       "one record\x6c\x2e\x29\xbd",
       26);
-  ExpectDataLoss(tfrecord, "not an FFRecord file: it looks like a TFRecord file");
+  ExpectDataLoss(tfrecord, "is a TFRecord file, not an FFRecord file");
   // One bit off in the length's checksum: not TFRecord framing, the FFRecord message stays.
   std::string other = tfrecord;
   other[8] ^= 1;

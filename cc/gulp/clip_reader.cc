@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "cc/codec/picture.h"
 #include "cc/io/file_system.h"
 #include "cc/util/printable_text.h"
 
@@ -151,7 +152,7 @@ Status ClipDecodedShape(const ClipBytes& clip, const jpeg::DecodeOptions& option
     const ClipBytes::Span& span = clip.frames[k];
     jpeg::ImageInfo info;
     TFG_RETURN_IF_ERROR(WithContext(
-        jpeg::ReadHeader(clip.buffer.data() + span.begin, span.length, &info),
+        picture::ReadHeader(clip.buffer.data() + span.begin, span.length, &info),
         data_path, id, span.frame, span.file_offset));
     int width, height;
     jpeg::ScaledSize(info, options, &width, &height);
@@ -175,7 +176,7 @@ Status DecodeClipFrame(const ClipBytes& clip, size_t k,
                        const std::string& id, uint8_t* clip_dst) {
   const ClipBytes::Span& span = clip.frames[k];
   return WithContext(
-      jpeg::Decode(clip.buffer.data() + span.begin, span.length, options,
+      picture::Decode(clip.buffer.data() + span.begin, span.length, options,
                    shape.width, shape.height, clip_dst + k * shape.frame_bytes()),
       data_path, id, span.frame, span.file_offset);
 }
@@ -199,7 +200,7 @@ namespace {
 
 template <typename Out>
 Status DecodeClipWarpedImpl(const ClipBytes& clip, const jpeg::DecodeOptions& options,
-                            const ClipShape& shape, const double matrix[9],
+                            const ClipShape& shape, const FrameMatrices& matrices,
                             const jpeg::WarpTarget& target, const std::string& data_path,
                             const std::string& id, const Scheduler& schedule,
                             int max_parallelism, Out* dst) {
@@ -213,8 +214,8 @@ Status DecodeClipWarpedImpl(const ClipBytes& clip, const jpeg::DecodeOptions& op
               [&](int64_t k) {
                 const ClipBytes::Span& span = clip.frames[k];
                 statuses[k] = WithContext(
-                    jpeg::DecodeWarped(clip.buffer.data() + span.begin, span.length,
-                                       options, info, matrix, target,
+                    picture::DecodeWarped(clip.buffer.data() + span.begin, span.length,
+                                          options, info, matrices.For(k), target,
                                        dst + k * frame_values),
                     data_path, id, span.frame, span.file_offset);
               });
@@ -225,20 +226,20 @@ Status DecodeClipWarpedImpl(const ClipBytes& clip, const jpeg::DecodeOptions& op
 }  // namespace
 
 Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
-                        const ClipShape& shape, const double matrix[9],
+                        const ClipShape& shape, const FrameMatrices& matrices,
                         const jpeg::WarpTarget& target, const std::string& data_path,
                         const std::string& id, const Scheduler& schedule,
                         int max_parallelism, float* dst) {
-  return DecodeClipWarpedImpl(clip, options, shape, matrix, target, data_path, id, schedule,
+  return DecodeClipWarpedImpl(clip, options, shape, matrices, target, data_path, id, schedule,
                               max_parallelism, dst);
 }
 
 Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
-                        const ClipShape& shape, const double matrix[9],
+                        const ClipShape& shape, const FrameMatrices& matrices,
                         const jpeg::WarpTarget& target, const std::string& data_path,
                         const std::string& id, const Scheduler& schedule,
                         int max_parallelism, uint8_t* dst) {
-  return DecodeClipWarpedImpl(clip, options, shape, matrix, target, data_path, id, schedule,
+  return DecodeClipWarpedImpl(clip, options, shape, matrices, target, data_path, id, schedule,
                               max_parallelism, dst);
 }
 

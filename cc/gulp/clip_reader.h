@@ -93,19 +93,35 @@ Status DecodeClip(const ClipBytes& clip, const jpeg::DecodeOptions& options,
                   const std::string& id, const Scheduler& schedule,
                   int max_parallelism, uint8_t* dst);
 
+// The warp matrices of a clip's frames: one for the whole clip (so its frames
+// do not jitter), or one per spatial view of a clip listed view after view
+// (FrameSelection::views_per_clip): frame k uses view matrix
+// (k / frames_per_view) % count. `matrices` holds count * 9 values.
+struct FrameMatrices {
+  FrameMatrices(const double* one) : matrices(one) {}  // NOLINT: a clip's one matrix
+  FrameMatrices(const double* all, size_t count, size_t frames_per_view)
+      : matrices(all), count(count), frames_per_view(frames_per_view) {}
+  const double* For(size_t frame) const {
+    return matrices + 9 * ((frame / frames_per_view) % count);
+  }
+  const double* matrices;
+  size_t count = 1;
+  size_t frames_per_view = 1;
+};
+
 // Decodes the clip fused with a warp (jpeg_warp.h): every frame decoded only
-// as far as `matrix` (output pixels -> pixels of the full-size frames of
-// `shape`, one matrix for the whole clip so its frames do not jitter) samples
-// it, and warped into its place in `dst` (num_frames * out_height * out_width
-// * channels values). Frames in parallel on `schedule`, up to
-// `max_parallelism` threads. Errors name the file, id, frame and offset.
+// as far as its matrix (output pixels -> pixels of the full-size frames of
+// `shape`) samples it, and warped into its place in `dst` (num_frames *
+// out_height * out_width * channels values). Frames in parallel on
+// `schedule`, up to `max_parallelism` threads. Errors name the file, id,
+// frame and offset.
 Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
-                        const ClipShape& shape, const double matrix[9],
+                        const ClipShape& shape, const FrameMatrices& matrices,
                         const jpeg::WarpTarget& target, const std::string& data_path,
                         const std::string& id, const Scheduler& schedule,
                         int max_parallelism, float* dst);
 Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
-                        const ClipShape& shape, const double matrix[9],
+                        const ClipShape& shape, const FrameMatrices& matrices,
                         const jpeg::WarpTarget& target, const std::string& data_path,
                         const std::string& id, const Scheduler& schedule,
                         int max_parallelism, uint8_t* dst);

@@ -1,5 +1,6 @@
 #include "cc/gulp/element_reader.h"
 
+#include "cc/codec/picture.h"
 #include "cc/io/file_system.h"
 #include "cc/util/printable_text.h"
 
@@ -59,17 +60,17 @@ Status ElementReader::Decode(const gulp::ClipShape& shape, const Scheduler& sche
                     max_parallelism, dst);
 }
 
-Status ElementReader::DecodeWarped(const gulp::ClipShape& shape, const double matrix[9],
+Status ElementReader::DecodeWarped(const gulp::ClipShape& shape, const FrameMatrices& matrices,
                                    const jpeg::WarpTarget& target, const Scheduler& schedule,
                                    int max_parallelism, float* dst) const {
-  return DecodeClipWarped(clip_, options_.decode_options, shape, matrix, target, data_path_,
+  return DecodeClipWarped(clip_, options_.decode_options, shape, matrices, target, data_path_,
                           item_->id, schedule, max_parallelism, dst);
 }
 
-Status ElementReader::DecodeWarped(const gulp::ClipShape& shape, const double matrix[9],
+Status ElementReader::DecodeWarped(const gulp::ClipShape& shape, const FrameMatrices& matrices,
                                    const jpeg::WarpTarget& target, const Scheduler& schedule,
                                    int max_parallelism, uint8_t* dst) const {
-  return DecodeClipWarped(clip_, options_.decode_options, shape, matrix, target, data_path_,
+  return DecodeClipWarped(clip_, options_.decode_options, shape, matrices, target, data_path_,
                           item_->id, schedule, max_parallelism, dst);
 }
 
@@ -81,7 +82,7 @@ Status ElementReader::FrameShapes(std::vector<FrameShape>* shapes) const {
     const ClipBytes::Span& span = clip_.frames[k];
     jpeg::ImageInfo info;
     TFG_RETURN_IF_ERROR(WithContext(
-        jpeg::ReadHeader(clip_.buffer.data() + span.begin, span.length, &info), data_path_,
+        picture::ReadHeader(clip_.buffer.data() + span.begin, span.length, &info), data_path_,
         item_->id, span.frame, span.file_offset));
     jpeg::DecodeOptions own = options_.decode_options;
     if (info.gray) own.color_space = jpeg::ColorSpace::kGray;
@@ -105,7 +106,7 @@ Status ElementReader::DecodeFrame(size_t k, const FrameShape& shape, uint8_t* ds
   const ClipBytes::Span& span = clip_.frames[k];
   jpeg::DecodeOptions own = options_.decode_options;
   own.color_space = shape.channels == 1 ? jpeg::ColorSpace::kGray : jpeg::ColorSpace::kRgb;
-  return WithContext(jpeg::Decode(clip_.buffer.data() + span.begin, span.length, own,
+  return WithContext(picture::Decode(clip_.buffer.data() + span.begin, span.length, own,
                                   shape.width, shape.height, dst),
                      data_path_, item_->id, span.frame, span.file_offset);
 }

@@ -87,11 +87,12 @@ class ElementReader {
   // frames in parallel on `schedule`, up to `max_parallelism` threads.
   Status Decode(const gulp::ClipShape& shape, const Scheduler& schedule, int max_parallelism,
                 uint8_t* dst) const;
-  // The fused decode + warp of the clip (see DecodeClipWarped in clip_reader.h).
-  Status DecodeWarped(const gulp::ClipShape& shape, const double matrix[9],
+  // The fused decode + warp of the clip (see DecodeClipWarped in clip_reader.h):
+  // one matrix for the clip, or one per view (FrameMatrices).
+  Status DecodeWarped(const gulp::ClipShape& shape, const FrameMatrices& matrices,
                       const jpeg::WarpTarget& target, const Scheduler& schedule,
                       int max_parallelism, float* dst) const;
-  Status DecodeWarped(const gulp::ClipShape& shape, const double matrix[9],
+  Status DecodeWarped(const gulp::ClipShape& shape, const FrameMatrices& matrices,
                       const jpeg::WarpTarget& target, const Scheduler& schedule,
                       int max_parallelism, uint8_t* dst) const;
 

@@ -128,6 +128,56 @@ TEST(FrameSelectionTest, ValidationRejectsBadOptions) {
   EXPECT_FALSE(ValidateFrameSelection(s).ok());
 }
 
+FrameSelection Clips(int64_t clip_len, int64_t interval, int64_t num_clips, bool training,
+                     int64_t views = 1) {
+  FrameSelection s;
+  s.mode = FrameSelection::Mode::kClips;
+  s.clip_len = clip_len;
+  s.frame_interval = interval;
+  s.num_clips = num_clips;
+  s.random_offsets = training;
+  s.views_per_clip = views;
+  return s;
+}
+
+// mmaction2 1.x test mode, worked by hand: L = 17, clip_len 4, interval 2: the clip spans 7
+// frames, max_offset 10; 3 clips at 0, 5, 10; 4 clips at 0, 3.33, 6.67, 10 -> 0, 3, 7, 10; one
+// clip at 10 // 2 = 5.
+TEST(FrameSelectionTest, TestModeClipsAreMmaction2s) {
+  EXPECT_EQ(Select(Clips(4, 2, 3, false), 17),
+            (V{0, 2, 4, 6, 5, 7, 9, 11, 10, 12, 14, 16}));
+  EXPECT_EQ(Select(Clips(1, 1, 4, false), 11), (V{0, 3, 7, 10}));
+  EXPECT_EQ(Select(Clips(4, 2, 1, false), 17), (V{5, 7, 9, 11}));
+  // numpy rounds halves to even: max_offset 5 over 3 clips -> 0, 2.5, 5 -> 0, 2, 5.
+  EXPECT_EQ(Select(Clips(1, 1, 3, false), 6), (V{0, 2, 5}));
+  // A video shorter than the clip: max_offset 0, frames loop.
+  EXPECT_EQ(Select(Clips(4, 1, 1, false), 3), (V{0, 1, 2, 0}));
+}
+
+TEST(FrameSelectionTest, TrainModeClipsStayInTheirSpans) {
+  // L = 40, clip_len 4, interval 2, 3 clips: avg_interval (40 - 8 + 1) // 3 = 11: clip c's
+  // offset in [11c, 11c + 11).
+  for (uint64_t key = 0; key < 50; ++key) {
+    const V f = Select(Clips(4, 2, 3, true), 40, key);
+    ASSERT_EQ(f.size(), 12u);
+    for (int c = 0; c < 3; ++c) {
+      EXPECT_GE(f[4 * c], 11 * c);
+      EXPECT_LT(f[4 * c], 11 * c + 11);
+      EXPECT_EQ(f[4 * c + 3], f[4 * c] + 6);
+    }
+  }
+  // Too short for a random start (avg_interval 0, L <= clip_len * interval): spread evenly.
+  EXPECT_EQ(Select(Clips(4, 2, 2, true), 8, 7), (V{0, 2, 4, 6, 0, 2, 4, 6}));
+}
+
+TEST(FrameSelectionTest, ViewsRepeatEachClipsFrames) {
+  EXPECT_EQ(Select(Clips(2, 1, 2, false, 3), 10),
+            (V{0, 1, 0, 1, 0, 1, 8, 9, 8, 9, 8, 9}));
+  V out;
+  EXPECT_FALSE(ValidateFrameSelection(Clips(0, 1, 1, false)).ok());
+  EXPECT_FALSE(SelectFrames(Clips(2, 1, 1, false), 0, 0, &out).ok());
+}
+
 }  // namespace
 }  // namespace gulp
 }  // namespace tfg

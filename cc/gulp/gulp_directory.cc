@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cc/io/file_system.h"
+#include "cc/io/format_sniffer.h"
 #include "cc/io/random_access_file.h"
 #include "cc/util/json_text.h"
 #include "cc/util/printable_text.h"
@@ -122,9 +123,11 @@ void ScanChunkFiles(const std::string& directory, ChunkScan* scan,
     return;
   }
   if (!info.is_directory) {
+    const Status other = CheckReaderFits(directory, DataReader::kGulp);
     sink(Finding(true, StatusCode::kInvalidArgument, directory,
-                 "is not a directory (expected a gulp directory of data_N.gulp + "
-                 "meta_N.gmeta)"));
+                 other.ok() ? "is not a directory (expected a gulp directory of data_N.gulp + "
+                              "meta_N.gmeta)"
+                            : WithoutPath(directory, other.message())));
     return;
   }
   std::vector<std::string> names;
@@ -242,11 +245,15 @@ void ScanChunkFiles(const std::string& directory, ChunkScan* scan,
     }
   }
   if (scan->chunks.empty() && require_chunks) {
-    sink(Finding(true, StatusCode::kNotFound, directory,
+    // A folder of videos, images or .ffr files: say what it is and what reads it.
+    const Status other = unfinished != nullptr ? Status::Ok()
+                                               : CheckReaderFits(directory, DataReader::kGulp);
+    sink(Finding(true, other.ok() ? StatusCode::kNotFound : other.code(), directory,
                  unfinished != nullptr
                      ? "no gulp chunks (data_N.gulp + meta_N.gmeta) found yet: the "
                        "unfinished ingest has not finished one"
-                     : "no gulp chunks (data_N.gulp + meta_N.gmeta) found"));
+                 : other.ok() ? "no gulp chunks (data_N.gulp + meta_N.gmeta) found"
+                              : WithoutPath(directory, other.message())));
   }
 }
 

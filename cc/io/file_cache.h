@@ -2,8 +2,8 @@
 //
 // A gulp directory can have thousands of chunks; keeping them all open would
 // exhaust file descriptors, while reopening a chunk for every clip costs an
-// open(2) per element. Reads are chunk-local (even when shuffling), so a few
-// open files are enough.
+// open(2) per element. Unshuffled and chunk-window reads are chunk-local; a
+// uniform shuffle is not, so its callers keep more files open.
 #ifndef TF_GULP_CC_IO_FILE_CACHE_H_
 #define TF_GULP_CC_IO_FILE_CACHE_H_
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "cc/io/file_system.h"
+#include "cc/io/format_sniffer.h"
 #include "cc/io/random_access_file.h"
 
 namespace tfg {
@@ -30,9 +31,11 @@ Status EntryIndexCache::Get(const std::string& path, std::shared_ptr<const Entry
   // Two threads missing on the same file at once both read it; the result is
   // the same.
   std::unique_ptr<RandomAccessFile> file;
-  TFG_RETURN_IF_ERROR(RandomAccessFile::Open(path, &file));
   auto read = std::make_shared<EntryIndex>();
-  TFG_RETURN_IF_ERROR(ReadEntryIndex(*file, read.get()));
+  Status opened = RandomAccessFile::Open(path, &file);
+  if (opened.ok()) opened = ReadEntryIndex(*file, read.get());
+  // A folder or a file of another format: what it is and what reads it.
+  TFG_RETURN_IF_ERROR(ExplainOpenFailure(opened, path, DataReader::kBenzina));
   std::lock_guard<std::mutex> lock(mu_);
   ++reads_;
   // Cached under the size and time seen before the read: if the file changed

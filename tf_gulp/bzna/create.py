@@ -5,7 +5,8 @@
     create_dataset("list.txt", "out.bzna")                             # "path label [split]" lines
 
 Each image becomes a per-image MP4 the way Benzina's converter makes it: x265 (through PyAV),
-`yuvj420p` full range, crf 10, `hvc1` sample entry with `hvcC`, the picture padded right/bottom to
+`yuvj420p` full range, crf `DEFAULT_CRF` (28; the reference's 10 is `crf="reference"`, see
+docs/benzina.md for what each costs), `hvc1` sample entry with `hvcC`, the picture padded right/bottom to
 a multiple of 512 by repeating edge pixels, `tkhd` and `clap` giving the clean (unpadded) size, a
 thumbnail (longer side <= 512, padded into a 512x512 frame; none when the image already fits), and
 the target (int64 LE) and file name inside; tracks `bzna_input`, `bzna_fname`, `bzna_target`,
@@ -35,9 +36,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tf_gulp._progress import progress_bar
 from tf_gulp import _args as A
 from tf_gulp import _core
-from tf_gulp._x265 import X265_CRF_RANGE, X265_PRESETS
+from tf_gulp._x265 import DEFAULT_CRF, REFERENCE_CRF, X265_CRF_RANGE, X265_PRESETS
 from tf_gulp._output_errors import OutputError, write_atomically, writing_output
 from tf_gulp.bzna import container as C
 from tf_gulp.class_folders import class_folder_names, scan_class_folders, warn_empty_classes
@@ -239,10 +241,15 @@ def _encode_one(args) -> Tuple[int, str]:
     return index, part
 
 
-def create_dataset(source: str, output: str, *, crf: int = 10, preset: str = "medium",
+def create_dataset(source: str, output: str, *, crf: int = DEFAULT_CRF, preset: str = "medium",
                    workers: Optional[int] = None, progress: bool = True,
                    overwrite: bool = False) -> Dict[str, object]:
     """Converts an image folder or list file (see the module doc) into `output` (.bzna).
+
+    `crf`: x265's constant rate factor, or ``"reference"`` for the reference toolchain's 10
+    (:data:`REFERENCE_CRF`: about 3.7x the bytes of the default for 2.3 dB more PSNR, measured in
+    docs/benchmarks.md). `workers`: parallel single-threaded encoders (default: every usable core).
+    The free space is checked before anything is encoded.
 
     Returns a summary: entries, splits, classes, bytes, ignored ({extension: count} of the files
     an image folder's scan left out). Re-running after an interruption reuses the
@@ -257,6 +264,8 @@ def create_dataset(source: str, output: str, *, crf: int = 10, preset: str = "me
     what = "create_dataset: "
     source = A.path(source, "source", what=what)
     output = A.path(output, "output", what=what)
+    if crf == "reference":
+        crf = REFERENCE_CRF
     crf = A.integer(crf, "crf", minimum=X265_CRF_RANGE[0], maximum=X265_CRF_RANGE[1], what=what)
     A.choice(preset, "preset", X265_PRESETS, what=what)
     workers = A.optional_integer(workers, "workers", minimum=1, what=what)
@@ -303,18 +312,19 @@ def _create(source: str, output: str, *, crf: int, preset: str, workers: Optiona
             return dict(_summary(entries, classes, output), ignored=ignored)
         if not same:  # another conversion's leftovers: start over
             shutil.rmtree(parts_dir)
+    parts = [os.path.join(parts_dir, f"{i:09d}.mp4") for i in range(len(entries))]
+    check_free_space(entries, parts, output, crf)
     with writing_output(parts_dir):
         os.makedirs(parts_dir, exist_ok=True)
     write_atomically(manifest_path, json.dumps(manifest).encode("utf-8"))
 
-    parts = [os.path.join(parts_dir, f"{i:09d}.mp4") for i in range(len(entries))]
     jobs = [(i, e.path, e.name, e.target, parts[i], crf, preset) for i, e in enumerate(entries)]
-    workers = workers or os.cpu_count() or 1
+    # One single-threaded x265 per usable core: a one-frame stream gains nothing from frame
+    # threads, and a process per core beats one encoder's wavefront threads (docs/benchmarks.md).
+    workers = workers or usable_cores()
     bar = None
     if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(jobs), unit="img", desc="bzna create")
+        bar = progress_bar(True, total=len(jobs), unit="img", desc="bzna create")
     if workers == 1:
         for job in jobs:
             _encode_one(job)
@@ -328,6 +338,67 @@ def _create(source: str, output: str, *, crf: int, preset: str, workers: Optiona
     if bar:
         bar.close()
     return dict(_assemble(entries, classes, parts, output, parts_dir), ignored=ignored)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, e.g. a container's CPU set)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+# Upper estimates of a per-image MP4's bytes per pixel of its picture (thumbnail, headers, label
+# and name included), by crf: the most of any photo in bench/bench_bzna_size.py's run
+# (bench/results/bzna_size.json: 1.30 at crf 10, 0.84 at 18, 0.37 at 28) plus a quarter. A crf
+# between two rows takes the smaller crf's row (fewer bytes at a larger crf); below 10, unmeasured,
+# a generous bound.
+_BYTES_PER_PIXEL = ((0, 4.0), (10, 1.6), (14, 1.35), (18, 1.05), (22, 0.8), (24, 0.7), (26, 0.6),
+                    (28, 0.5))
+
+
+def estimated_bytes_per_pixel(crf: int) -> float:
+    """An upper estimate of a .bzna's bytes per pixel at `crf` (photos; see _BYTES_PER_PIXEL)."""
+    bound = _BYTES_PER_PIXEL[0][1]
+    for at, value in _BYTES_PER_PIXEL:
+        if crf >= at:
+            bound = value
+    return bound
+
+
+def check_free_space(entries: Sequence[Entry], parts: Sequence[str], output: str,
+                     crf: int) -> None:
+    """Refuse to start when the disk cannot hold the parts still to encode plus the container
+    (about as large as all the parts): a run needs about twice the output's size while it runs.
+    The parts already encoded count at their size, the others at the estimate for their pixels.
+    Raises OutputError (ENOSPC) saying how much is needed and how much is free."""
+    import errno
+
+    from PIL import Image
+
+    done, todo = 0, 0.0
+    for entry, part in zip(entries, parts):
+        if os.path.exists(part):
+            done += os.path.getsize(part)
+            continue
+        try:
+            with Image.open(entry.path) as im:  # the header only
+                w, h = im.size
+        except (OSError, ValueError):
+            continue  # the encoder reports an unreadable image
+        todo += w * h * estimated_bytes_per_pixel(crf)
+    container = done + todo
+    needed = int(todo + container)
+    folder = os.path.dirname(os.path.abspath(output))
+    free = shutil.disk_usage(folder).free
+    if needed > free:
+        from tf_gulp._format import human_bytes
+
+        raise OutputError(errno.ENOSPC, os.strerror(errno.ENOSPC), output,
+                          f"it needs about {human_bytes(needed)} free in {folder} (the images still "
+                          f"to encode, about {human_bytes(todo)}, then the container, about "
+                          f"{human_bytes(container)}), and {human_bytes(free)} is free; it stopped "
+                          "before encoding anything")
 
 
 def _assemble(entries: Sequence[Entry], classes: Sequence[str], parts: Sequence[str],

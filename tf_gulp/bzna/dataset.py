@@ -20,6 +20,7 @@ from tensorflow.python.data.ops import dataset_ops
 from tf_gulp import _args as A
 from tf_gulp import _core
 from tf_gulp._files import absolute, check_regular_file
+from tf_gulp._format_sniffer import wrong_reader_message
 from tf_gulp._sharding import as_int, check_shard
 from tf_gulp._source_dataset import ShardsItself
 from tf_gulp.class_folders import ClassTable
@@ -105,7 +106,8 @@ def _select(positions: range, selection: Selection) -> range:
 def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: int, epoch,
            crop: str, decode: bool, selection: Selection = (),
            position=None, name_samples: bool = False) -> tf.data.Dataset:
-    """One pass over [start, stop) as a dataset of {"image"|"sample", "label", "index"}; only the
+    """One pass over [start, stop) as a dataset of {"image", "label", "index"} or, undecoded,
+    {"sample", "label", "index", "epoch"}; only the
     positions `selection` keeps are read. `position` (an int64 scalar tensor), when >= 0, keeps
     only that position of the selected order (one tf.data service split: one entry).
     `name_samples` adds "what" (the sample's name for error messages) to undecoded elements."""
@@ -145,6 +147,9 @@ def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: in
                                      little_endian=True)[0],
             lambda: tf.constant(-1, tf.int64))
         out = {"label": label, "index": i}
+        if not decode:
+            # The key of the sample's augmentation with its index (decode_hevc_warped's epoch=).
+            out["epoch"] = tf.cast(epoch, tf.int64)
         if decode or name_samples:
             what = tf.strings.join([path_t, ": sample ", tf.strings.as_string(i),
                                     " (byte offset ", tf.strings.as_string(offset), ")"])
@@ -258,7 +263,9 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
         is one split (one worker reads it whole). Plain iteration is the same.
 
     Elements: "image" uint8 [H, W, 3] (sizes vary), "label" int64, "index" int64 (the entry's
-    position in the file, the key for per-element randomness). The label is -1 for entries past
+    position in the file, the key for per-element randomness); with ``decode=False``, "sample"
+    (the entry's bytes) instead of "image", and "epoch" int64 (the pass's epoch: with "index", the
+    key ``decode_hevc_warped(..., epoch=x["epoch"], elements=x["index"])`` draws from). The label is -1 for entries past
     the end of a target track shorter than the input track (Benzina's toolchain stops writing
     targets at the first entry without one); a longer target track is an InvalidArgumentError.
 
@@ -277,8 +284,9 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
         check_regular_file(path)
     except FileNotFoundError:
         raise tf.errors.NotFoundError(None, None, f"{path}: no such file") from None
-    except ValueError as e:
-        raise tf.errors.InvalidArgumentError(None, None, str(e)) from None
+    except ValueError as e:  # a folder, a device...: what it is when the sniffer knows it
+        other = wrong_reader_message(path, "a Benzina (.bzna) file", "a Benzina (.bzna) dataset")
+        raise tf.errors.InvalidArgumentError(None, None, other or str(e)) from None
     file = _container(path)  # read once: the split's range and the class names
     start, stop = file.split_range(split, splits)
     classes = (file.metadata or {}).get("classes")

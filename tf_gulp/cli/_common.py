@@ -52,7 +52,11 @@ positive_int = cli_int(1)
 
 
 def progress_wanted(flag: Optional[bool]) -> bool:
-    """``--progress`` / ``--no-progress``, else only when stderr is a terminal."""
+    """``--progress`` / ``--no-progress``, else only when stderr is a terminal (the Python API's
+    default too: tf_gulp/_progress.py)."""
+    from tf_gulp._progress import force_progress_bars
+
+    force_progress_bars(bool(flag))  # asked for by name: drawn even into a file
     if flag is not None:
         return flag
     return sys.stderr.isatty()

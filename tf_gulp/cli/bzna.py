@@ -10,7 +10,7 @@ from typing import Any
 from tf_gulp._args import cli_int
 from tf_gulp._format import human_bytes
 from tf_gulp.class_folders import ignored_summary
-from tf_gulp._x265 import X265_CRF_RANGE, X265_PRESETS
+from tf_gulp._x265 import DEFAULT_CRF, REFERENCE_CRF, X265_CRF_RANGE, X265_PRESETS
 from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
                                  positive_int, progress_wanted, usable_cpus)
 
@@ -24,6 +24,11 @@ ISO-BMFF container read by tf_gulp.BenzinaDataset.
 """
 
 
+def _crf(text: str) -> int:
+    """--crf: an integer in x265's range, or 'reference'."""
+    return REFERENCE_CRF if text == "reference" else cli_int(*X265_CRF_RANGE)(text)
+
+
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("bzna", help="create and inspect H.265-in-MP4 (Benzina) datasets",
                               description=DESCRIPTION, formatter_class=HelpFormatter)
@@ -32,15 +37,17 @@ def register(subparsers: Any) -> None:
 
     c = sub.add_parser("create", help="convert an image folder or list into a .bzna file",
                        description="Convert images to a Benzina-style dataset (x265 through "
-                       "PyAV, yuvj420p, crf 10, frames padded to multiples of 512, thumbnails). "
+                       "PyAV, yuvj420p, crf %d, frames padded to multiples of 512, thumbnails). "
                        "Interrupted runs resume: images already encoded are kept in "
-                       "OUTPUT.parts/.", formatter_class=HelpFormatter)
+                       "OUTPUT.parts/." % DEFAULT_CRF, formatter_class=HelpFormatter)
     c.add_argument("input", metavar="INPUT",
                    help="image folder (train/ val/ test/ of <class>/<image>, or <class>/<image>) "
                         "or a list file with 'path label [split]' lines")
     c.add_argument("output", metavar="OUTPUT", help="the .bzna file to write")
-    c.add_argument("--crf", type=cli_int(*X265_CRF_RANGE), default=10,
-                   help="x265 constant rate factor, %d-%d (default 10)" % X265_CRF_RANGE)
+    c.add_argument("--crf", type=_crf, default=DEFAULT_CRF,
+                   help="x265 constant rate factor, %d-%d, or 'reference' for the reference "
+                        "toolchain's %d (default %d: JPEG quality 90's PSNR at fewer bytes, "
+                        "docs/benzina.md)" % (*X265_CRF_RANGE, REFERENCE_CRF, DEFAULT_CRF))
     c.add_argument("--preset", default="medium", choices=X265_PRESETS, metavar="PRESET",
                    help=f"x265 preset: {', '.join(X265_PRESETS)} (default medium)")
     c.add_argument("-j", "--jobs", type=positive_int, default=None,

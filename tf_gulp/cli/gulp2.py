@@ -7,20 +7,26 @@
   adapters' ids and folder layouts differ from tf_gulp's, so running them silently would give
   a different dataset) and exit with status 2, writing nothing.
 
-Each is a console script (``pyproject.toml``) and ``python -m tf_gulp.cli.gulp2 NAME ARGS...``.
-See docs/compat.md.
+Each runs as ``python -m tf_gulp.cli.gulp2 NAME ARGS...``. They are not console scripts of the
+package: installing tf_gulp next to gulpio2 must not replace gulpio2's own ``gulp2_*`` commands.
+``python -m tf_gulp.cli.gulp2 --install-scripts [DIR]`` installs them (opt-in) as commands in DIR
+(default: the folder of this Python's scripts), skipping every name that already exists there
+(gulpio2's) unless ``--force``. See docs/compat.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
+import stat
 import sys
+import sysconfig
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import tf_gulp
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "install_scripts", "main"]
 
 _DOC = "docs/compat.md"
 
@@ -210,11 +216,42 @@ COMMANDS: Dict[str, Callable[[Optional[Sequence[str]]], int]] = {
 }
 
 
+def install_scripts(directory: Optional[str] = None, force: bool = False) -> Tuple[List[str],
+                                                                                  List[str]]:
+    """Write a ``gulp2_*`` command per entry of :data:`COMMANDS` into ``directory`` (default: the
+    folder of this Python's scripts, e.g. the virtual environment's ``bin/``), each running
+    ``python -m tf_gulp.cli.gulp2 NAME`` with this Python. A name that exists there already
+    (gulpio2's own command) is left alone unless ``force``. Returns (written, kept) names."""
+    directory = directory or sysconfig.get_path("scripts")
+    os.makedirs(directory, exist_ok=True)
+    written, kept = [], []
+    for name in sorted(COMMANDS):
+        path = os.path.join(directory, name)
+        if os.path.lexists(path) and not force:
+            kept.append(name)
+            continue
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(f"#!/bin/sh\n# tf_gulp's {name} (docs/compat.md); installed by "
+                    "python -m tf_gulp.cli.gulp2 --install-scripts\n"
+                    f"exec {shlex.quote(sys.executable)} -m tf_gulp.cli.gulp2 {name} \"$@\"\n")
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        written.append(name)
+    return written, kept
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m tf_gulp.cli.gulp2 NAME ARGS...``."""
+    """``python -m tf_gulp.cli.gulp2 NAME ARGS...`` or ``--install-scripts [DIR] [--force]``."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "--install-scripts":
+        rest = [a for a in argv[1:] if a != "--force"]
+        written, kept = install_scripts(rest[0] if rest else None, force="--force" in argv)
+        print(f"installed {len(written)} gulp2_* commands" +
+              (f"; kept the existing {', '.join(kept)} (gulpio2's? --force replaces them)"
+               if kept else ""))
+        return 0
     if not argv or argv[0] not in COMMANDS:
-        print(f"usage: python -m tf_gulp.cli.gulp2 {{{','.join(sorted(COMMANDS))}}} ARGS...",
+        print(f"usage: python -m tf_gulp.cli.gulp2 {{{','.join(sorted(COMMANDS))}}} ARGS...\n"
+              "       python -m tf_gulp.cli.gulp2 --install-scripts [DIR] [--force]",
               file=sys.stderr)
         return 2
     return COMMANDS[argv[0]](argv[1:])

@@ -34,22 +34,14 @@ def register(subparsers: Any) -> None:
 
 
 def _other_format(path: str) -> Optional[str]:
-    """The command that reads `path` when it is a file of another format tf_gulp reads (a Benzina
-    container, an FFRecord file), else None."""
-    if not os.path.isfile(path):
-        return None
-    try:
-        with open(path, "rb") as f:
-            head = f.read(8)
-    except OSError:
-        head = b""
-    if path.endswith(".bzna") or head[4:8] == b"ftyp":
-        return (f"{path} is a Benzina (.bzna) file, not a gulp directory: "
-                f"tf-gulp bzna info {path} describes it")
-    if path.endswith(".ffr"):
-        return (f"{path} is an FFRecord file, not a gulp directory: read it with "
-                "tf_gulp.ffrecord.FileReader or tf_gulp.FFRecordDataset")
-    return None
+    """What `path` is and what reads it when it is not a gulp directory but something the format
+    sniffer (cc/io/format_sniffer.h, the one every reader asks) recognizes, else None."""
+    from tf_gulp._format_sniffer import wrong_reader_message
+
+    message = wrong_reader_message(path, "a gulp directory", "a gulp directory")
+    if message is not None and " is a Benzina " in message:
+        message += f" (tf-gulp bzna info {path} describes it)"
+    return message
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Optional, Tuple, Union
+from typing import Optional, Sequence, Tuple, Union
 
 import tensorflow as tf
 
 from tf_gulp import _args as A
-from tf_gulp._source_dataset import ShardedSourceDataset, graph_path, source_seed
+from tf_gulp._source_dataset import ShardedSourceDataset, first_epoch, graph_path, source_seed
 from tf_gulp.class_folders import ClassTable, names_by_index, read_label_table
 from tf_gulp.ffrecord.reader import PathArg, normalize_paths
 from tf_gulp.ops.ffrecord.ffrecord_ops import ffrecord_dataset_variant
@@ -54,6 +54,13 @@ class FFRecordDataset(ClassTable, ShardedSourceDataset):
         batches).
       io_engine: ``"auto"`` (io_uring when available, else pread), ``"io_uring"`` or ``"pread"``.
       direct_io: read with ``O_DIRECT``, bypassing the page cache (local files only).
+      keys: each element is a dict: ``record`` (the string(s) above), ``index`` (int64, each
+        record's index in the files, of the record's shape) and ``epoch`` (int64 scalar): the key
+        of a random augmentation that changes each epoch (see :meth:`decode_jpeg_warped`).
+      epoch: the epoch of the first pass (default 0): a dataset made with ``epoch=3`` gives on its
+        first pass exactly the 4th pass of one made with ``epoch=0``, and reads nothing of the
+        three before; its next passes are epochs 4, 5, ... (how to resume ``model.fit``:
+        docs/checkpoint.md).
 
     ``class_names`` / ``num_classes``: from a ``label2idx.json`` in the directory given, or
     next to the files (the image recipe writes one, docs/ffrecord.md); None where there is none.
@@ -90,6 +97,8 @@ class FFRecordDataset(ClassTable, ShardedSourceDataset):
         queue_depth: Optional[int] = None,
         io_engine: str = "auto",
         direct_io: bool = False,
+        epoch: int = 0,
+        keys: bool = False,
         _shard: Tuple[int, int] = (1, 0),
     ) -> None:
         what = "FFRecordDataset: "
@@ -105,10 +114,12 @@ class FFRecordDataset(ClassTable, ShardedSourceDataset):
         # io_engine's allowed values are the op's (checked by ffrecord_dataset_variant).
         queue_depth = A.optional_integer(queue_depth, "queue_depth", minimum=1, what=what)
         direct_io = A.boolean(direct_io, "direct_io", what=what)
+        epoch = first_epoch(epoch, what)
+        keys = A.boolean(keys, "keys", what=what)
         shard_attrs = self._keep_arguments(dict(
             paths=paths, batch_size=batch_size, shuffle=shuffle, seed=seed, check_data=check_data,
             drop_remainder=drop_remainder, queue_depth=queue_depth, io_engine=io_engine,
-            direct_io=direct_io), seed_given, _shard)
+            direct_io=direct_io, epoch=epoch, keys=keys), seed_given, _shard)
         if isinstance(paths, tf.Tensor):  # e.g. inside interleave()
             path_arg = paths
         else:
@@ -125,13 +136,69 @@ class FFRecordDataset(ClassTable, ShardedSourceDataset):
             queue_depth=int(queue_depth or 0),
             io_engine=io_engine,
             direct_io=bool(direct_io),
+            keys=keys,
             **shard_attrs,
         )
-        if batch_size is None:
-            self._element_spec = tf.TensorSpec([], tf.string)
-        else:
-            self._element_spec = tf.TensorSpec([batch_size if drop_remainder else None], tf.string)
+        shape = [] if batch_size is None else [batch_size if drop_remainder else None]
+        self._element_spec = tf.TensorSpec(shape, tf.string)
+        if keys:
+            # The op's outputs (epoch, index, record): this dict's keys in sorted order.
+            self._element_spec = {"epoch": tf.TensorSpec([], tf.int64),
+                                  "index": tf.TensorSpec(shape, tf.int64),
+                                  "record": self._element_spec}
         super().__init__(variant)
+
+    def decode_jpeg_warped(self, shape: Sequence[int], warp=None, *, dtype: str = "uint8",
+                           bias=None, norm=None, dct_scaling: bool = True,
+                           colorspace: str = "rgb", dct_method: str = "fast", color=None,
+                           num_parallel_calls: Optional[int] = tf.data.AUTOTUNE,
+                           deterministic: Optional[bool] = None) -> tf.data.Dataset:
+        """These records, JPEG pictures, decoded fused with an augmentation by
+        :func:`tf_gulp.ops.decode_jpeg_warped`: each picture's transform is drawn from (this
+        dataset's seed, the epoch, the record's index), so it changes every epoch, shuffled or not,
+        and does not depend on the batching, the sharding or a resumption. The epoch comes from
+        this dataset's own passes (``epoch=`` included): nothing to wire.
+
+        Example::
+
+            ds = tf_gulp.FFRecordDataset("/data/images_ffr", batch_size=32, shuffle=True, seed=0)
+            ds = ds.decode_jpeg_warped((224, 224), RandomResizedCrop(), dtype="float32",
+                                       bias=IMAGENET_MEAN, norm=IMAGENET_NORM)
+
+        Args:
+          shape, warp, dtype, bias, norm, dct_scaling, colorspace, dct_method, color: as
+            :func:`tf_gulp.ops.decode_jpeg_warped`'s (``color``: one draw per record).
+          num_parallel_calls, deterministic: the ``map``'s.
+
+        Returns:
+          a dataset of ``[B, height, width, C]`` (batches) or ``[height, width, C]`` (single
+          records) of ``dtype``. For records that are not bare JPEGs (``tf.train.Example``), make
+          the dataset with ``keys=True`` and pass ``epoch=e["epoch"], elements=e["index"]`` to
+          ``decode_jpeg_warped`` after parsing ``e["record"]``.
+        """
+        from tf_gulp.ops.image.jpeg_ops import decode_jpeg_warped
+
+        keyed = self
+        if not self._args["keys"]:
+            keyed = type(self)(**dict(self._args, keys=True), _shard=self._shard)
+            keyed._seed_given = self._seed_given
+        seed = self._args["seed"]
+        paths = self._args["paths"]
+        # A damaged picture's error names its record: "<paths> record <index>" (the index over
+        # the files in name order, as FFRecordDataset numbers them).
+        where = (os.fspath(paths) if isinstance(paths, (str, os.PathLike)) else
+                 ", ".join(os.fspath(p) for p in paths) if isinstance(paths, (list, tuple))
+                 else "FFRecord")
+
+        def decode(e):
+            names = tf.strings.join([where + " record ", tf.strings.as_string(e["index"])])
+            return decode_jpeg_warped(e["record"], shape, warp, seed=seed, epoch=e["epoch"],
+                                      elements=e["index"], dtype=dtype, bias=bias, norm=norm,
+                                      dct_scaling=dct_scaling, colorspace=colorspace,
+                                      dct_method=dct_method, names=names, color=color)
+
+        return keyed.map(decode, num_parallel_calls=num_parallel_calls,
+                         deterministic=deterministic)
 
 
 def _class_names(paths, what: str):

@@ -23,6 +23,7 @@ import threading
 import warnings
 from typing import Any, Iterator, List, Optional, Sequence, Union
 
+from tf_gulp._progress import progress_bar
 from tf_gulp import _args as A
 from tf_gulp._output_errors import OutputError, output_error
 from tf_gulp.ffrecord._native import _core
@@ -228,9 +229,9 @@ def _write_parts(records: Sequence[Any], paths: List[str], out: str, n: int, nfi
     lock = threading.Lock()
     bar = None
     if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=n, unit="rec", desc=f"dump {os.path.basename(out) or out}")
+        # Asked for by name (the default is silent, as the reference's): drawn like the reference's.
+        bar = progress_bar(True, always=True, total=n, unit="rec",
+                           desc=f"dump {os.path.basename(out) or out}")
     stop = threading.Event()
 
     def write_part(k: int) -> None:

@@ -100,6 +100,9 @@ _NOT_VIDEO_EXTENSIONS = frozenset(
     "dat bit rgb yuv yuv10 v sw ub ul uw al sb sf vb v210 "
     "jpg jpeg png bmp tif tiff webp gif j2k jxl".split())
 _video_extensions_cache: Optional[Tuple[str, ...]] = None
+# The extensions an error names first (of the many accepted).
+_COMMON_EXTENSIONS = {"video": (".mp4", ".avi", ".mkv", ".webm", ".mov", ".mpg"),
+                      "image": (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif")}
 
 
 def video_extensions() -> Tuple[str, ...]:
@@ -320,20 +323,21 @@ class _FolderAdapter(MediaAdapter):
         self.extensions = _normalize_extensions(extensions, default)
         self._default_extensions_used = extensions is None
         ignored: Dict[str, int] = collections.Counter()
+        at_top = 0
         for rel in _walk_files(self.root):
             # Files directly in root belong to no class; hidden files and other extensions are
             # not taken: all counted for the ingest's summary.
             if "/" not in rel or not _wanted(os.path.basename(rel), self.extensions):
                 ignored[extension_of(rel)] += 1
+                if "/" not in rel:
+                    at_top += _wanted(rel, self.extensions)
                 continue
             label = rel.split("/", 1)[0]
             self.items.append({"id": rel, "kind": self.kind,
                                "path": os.path.join(self.root, rel), "label": label})
         self.ignored = dict(sorted(ignored.items()))
         if not self.items:
-            raise ValueError(f"{root}: no {self.kind} files in class folders "
-                             f"({root}/<class>/<file>, extensions "
-                             f"{', '.join(self.extensions) if self.extensions else 'any'})")
+            raise ValueError(self._nothing_found(root, at_top))
         # Keras's numbering: every class folder, sorted, an empty one keeping its index.
         classes = class_folder_names(self.root)
         self._finish(root, classes)
@@ -343,6 +347,19 @@ class _FolderAdapter(MediaAdapter):
 
     def _default_extensions(self) -> Sequence[str]:
         return IMAGE_EXTENSIONS
+
+    def _nothing_found(self, root: str, at_top: int) -> str:
+        """Where it looked, the layout it expects and a few of the extensions (not all ~180)."""
+        exts = list(self.extensions or [])
+        common = [e for e in _COMMON_EXTENSIONS[self.kind] if e in exts] or exts[:6]
+        more = len(exts) - len(common)
+        extensions = ("any" if not exts else
+                      ", ".join(common) + (f" and {more} more" if more > 0 else ""))
+        hint = (f"; the {at_top} {self.kind} files directly in it belong to no class: move them "
+                "into class folders" if at_top else "")
+        return (f"{root}: no {self.kind} files in class folders: looked in {self.root} for "
+                f"<class>/<file> (e.g. {root}/cats/0001{common[0] if common else ''}) with "
+                f"extension {extensions}{hint}")
 
     def describe(self) -> Dict[str, Any]:
         if self._default_extensions_used:

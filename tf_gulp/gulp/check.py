@@ -38,8 +38,8 @@ import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
 import simplejpeg
-from tqdm import tqdm
 
+from tf_gulp._progress import progress_bar
 from tf_gulp._files import PositionalReader, exists, isdir
 from tf_gulp.gulp.chunk import GulpDataError, pread_exact
 from tf_gulp.gulp.index import _core, check_directory_index
@@ -125,8 +125,16 @@ def _decode_frames(data_path: str, data_name: str,
                 problems.append(Problem("error", data_name, str(e), key, index, offset))
                 continue
             if data[:2] != b"\xff\xd8":
-                problems.append(Problem("error", data_name, "not a JPEG (no FF D8 start of "
-                                        "image marker)", key, index, offset))
+                # Not a JPEG: a PNG frame decodes as GulpDataset decodes it (cc/codec/picture);
+                # anything else is refused with the dataset's own reason.
+                try:
+                    height, width = _core().gulp_decode_frame(bytes(data))
+                except ValueError as e:
+                    problems.append(Problem("error", data_name, f"cannot decode the frame, not a "
+                                            f"JPEG ({e})", key, index, offset))
+                    continue
+                seen[(offset, size)] = (height, width)
+                _same_size(problems, sizes, data_name, key, index, offset, height, width)
                 continue
             try:
                 height, width, _colorspace, _sub = simplejpeg.decode_jpeg_header(data)
@@ -198,10 +206,14 @@ def check_directory(path: str, decode: bool = False, num_workers: int = 1,
     if not exists(path):
         raise FileNotFoundError(f"{path}: no such directory")
     if not isdir(path):
-        raise NotADirectoryError(f"{path}: not a directory")
+        from tf_gulp._format_sniffer import wrong_reader_message
+
+        # Another format (an FFRecord or .bzna file, a video...): what it is and what reads it.
+        raise NotADirectoryError(wrong_reader_message(path, "a gulp directory", "a gulp directory")
+                                 or f"{path}: not a directory")
     report = CheckReport(path, decoded=decode)
-    with tqdm(unit="B", unit_scale=True, unit_divisor=1024, desc="check", disable=not progress,
-              delay=1.0, dynamic_ncols=True) as bar:
+    with progress_bar(progress, unit="B", unit_scale=True, unit_divisor=1024, desc="check",
+                      delay=1.0, dynamic_ncols=True) as bar:
         found = check_directory_index(path, label_field, progress=bar.update)
         chunks = found["chunks"]
         for p in found["problems"]:

@@ -8,10 +8,11 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import tensorflow as tf
 
 from tf_gulp import _args as A
-from tf_gulp._source_dataset import ShardedSourceDataset, graph_path, source_seed
+from tf_gulp._source_dataset import ShardedSourceDataset, first_epoch, graph_path, source_seed
 from tf_gulp.class_folders import ClassTable, names_by_index, read_label_table
 from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.index import DEFAULT_MAX_CLIP_BYTES
+from tf_gulp.gulp.ingest_record import warn_if_unfinished
 from tf_gulp.ops.gulp.gulp_ops import FrameSpec, gulp_dataset_variant
 from tf_gulp.transforms import kernel_warp_attrs
 
@@ -110,12 +111,27 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
         count from the end). Default: all frames.
       num_frames: sample this many frames in equal segments: at a random offset in each segment when
         ``training``, at the segment centres otherwise. Clips shorter than ``num_frames`` are looped.
-      training: random segment offsets for ``num_frames``.
-      shuffle: shuffle: the chunk order is permuted and the items of ``shuffle_chunk_window``
-        consecutive chunks are permuted together. Each pass is a new epoch with a new order (and
-        new frame offsets): each iterator over this dataset, ``repeat()`` pass, Keras epoch, and
-        each call of an ``interleave`` function that makes it (counted per directory). A newly
-        constructed ``GulpDataset`` starts again at epoch 0.
+      clip_len, frame_interval, num_clips: dense clips, with mmaction2's ``SampleFrames``
+        semantics and names: ``num_clips`` clips of ``clip_len`` frames every ``frame_interval``
+        frames. ``training=True``: SampleFrames' train-mode clip offsets (a random offset in each
+        of ``num_clips`` equal spans of the video, drawn from (seed, epoch, element));
+        ``training=False``: its test-mode offsets (``num_clips`` offsets spread evenly over
+        ``[0, max(L - ((clip_len - 1) * frame_interval + 1), 0)]``, rounded half to even; one clip
+        at the middle one). Frames past the end of a short video loop. ``frames`` is
+        ``[T, H, W, C]`` for one clip with no ``crops``, else ``[V, T, H, W, C]``, V = clips x
+        crops, clip-major (docs/video.md).
+      crops: with ``clip_len`` and ``shape``, the spatial test views of each clip: ``"three"``
+        (mmaction2's ``ThreeCrop``: squares of the short side at the left or top, the right or
+        bottom and the centre, in that order) or ``"center"`` (the centre square), each resized to
+        ``shape``.
+      training: random segment offsets for ``num_frames``, random clip offsets for ``clip_len``.
+      shuffle: visit the items in a new pseudo-random order each epoch: a uniform permutation of
+        all items (the keyed permutation FFRecordDataset and Benzina use, O(1) per position), so a
+        batch mixes classes however the directory was written (ingest tools write chunks class by
+        class). Each pass is a new epoch with a new order (and new frame offsets and crops): each
+        iterator over this dataset, ``repeat()`` pass, Keras epoch, and each call of an
+        ``interleave`` function that makes it (counted per directory). A newly constructed
+        ``GulpDataset`` starts again at ``epoch``.
       seed: makes the shuffle and frame sampling reproducible: every decision is a function of
         (seed, epoch, element). An integer in [-2**63, 2**63 - 1] (the op's int64 attr; negative
         seeds are as good as positive ones). Default: a random seed.
@@ -133,7 +149,12 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
         than decoding at full size and resizing.
       dct_method: ``"fast"`` (libjpeg-turbo's fast integer IDCT, as gulpio2 and
         ``tf.io.decode_jpeg`` use) or ``"accurate"``.
-      shuffle_chunk_window: how many chunks are mixed together when shuffling.
+      shuffle_chunk_window: None (default): ``shuffle`` is uniform. An integer n >= 1 opts in to
+        the chunk-window shuffle for slow storage: the chunk order is permuted and only the items
+        of n consecutive chunks are permuted together, so reads stay within n chunks at a time --
+        and a batch mixes only the classes of those n chunks (a directory written class by class,
+        40 classes of 3 chunks, batches of 16: 3.9 distinct classes per batch at n = 4, against
+        13.5 uniform; docs/benchmarks.md).
       max_clip_bytes: the most bytes one element's ``frames`` may take: decoded (checked from the
         JPEG headers before anything is decoded or allocated), or as JPEG bytes with
         ``decode=False`` (checked before reading). Default 1 GiB. An element over it is an
@@ -157,6 +178,10 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
       color: with ``shape``: :class:`tf_gulp.transforms.ColorJitter` /
         ``RandomGrayscale`` (or a list of them, applied in order) after the warp and before
         ``bias``/``norm``; one draw per clip (every frame alike) from (seed, epoch, element).
+      epoch: the epoch of the first pass (default 0): a dataset made with ``epoch=3`` gives on its
+        first pass exactly the 4th pass of one made with ``epoch=0`` (order, frame offsets, crops),
+        and reads nothing of the three before; its next passes are epochs 4, 5, ... (how to
+        resume ``model.fit``: docs/checkpoint.md).
 
     ``class_names`` / ``num_classes``: the classes of the label indices, from ``label2idx`` or
     the directory's ``label2idx.json`` (as Keras's ``image_dataset_from_directory`` gives
@@ -183,6 +208,10 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
         colorspace: str = "rgb",
         frames: FrameSpec = None,
         num_frames: Optional[int] = None,
+        clip_len: Optional[int] = None,
+        frame_interval: int = 1,
+        num_clips: int = 1,
+        crops: Optional[str] = None,
         training: bool = False,
         shuffle: bool = False,
         seed: Optional[int] = None,
@@ -191,7 +220,7 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
         label_field: Optional[str] = "label",
         scale: int = 1,
         dct_method: str = "fast",
-        shuffle_chunk_window: int = 4,
+        shuffle_chunk_window: Optional[int] = None,
         max_clip_bytes: int = DEFAULT_MAX_CLIP_BYTES,
         shape: Optional[Tuple[int, int]] = None,
         warp=None,
@@ -200,6 +229,7 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
         norm=None,
         dct_scaling: bool = True,
         color=None,
+        epoch: int = 0,
         _shard: Tuple[int, int] = (1, 0),
     ) -> None:
         what = "GulpDataset: "
@@ -208,6 +238,15 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
         decode = A.boolean(decode, "decode", what=what)
         frames = _frame_spec(frames)
         num_frames = A.optional_integer(num_frames, "num_frames", minimum=1, what=what)
+        clip_len = A.optional_integer(clip_len, "clip_len", minimum=1, what=what)
+        frame_interval = A.integer(frame_interval, "frame_interval", minimum=1, what=what)
+        num_clips = A.integer(num_clips, "num_clips", minimum=1, what=what)
+        crops = A.string(crops, "crops", what=what, none=True)
+        if crops is not None and shape is None:
+            raise ValueError(f"{what}crops={crops!r} (the test views) needs shape=(height, "
+                             f"width), the size each view is resized to")
+        if crops is not None and warp is not None:
+            raise ValueError(f"{what}crops={crops!r} and warp= both choose the crop: pass one")
         training = A.boolean(training, "training", what=what)
         shuffle = A.boolean(shuffle, "shuffle", what=what)
         seed, seed_given = source_seed(seed, what)
@@ -215,19 +254,25 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
         label2idx = _label_map(label2idx)
         label_field = A.string(label_field, "label_field", what=what, none=True)
         scale = A.integer(scale, "scale", what=what)  # its values: the kernel's (1, 2, 4 or 8)
-        # colorspace and dct_method's allowed values and these two minimums are the op's attrs,
-        # checked by gulp_dataset_variant.
-        shuffle_chunk_window = A.integer(shuffle_chunk_window, "shuffle_chunk_window", what=what)
+        # colorspace and dct_method's allowed values and max_clip_bytes' minimum are the op's
+        # attrs, checked by gulp_dataset_variant.
+        shuffle_chunk_window = A.optional_integer(shuffle_chunk_window, "shuffle_chunk_window",
+                                                  minimum=1, what=what)
         max_clip_bytes = A.integer(max_clip_bytes, "max_clip_bytes", what=what)
         fused = _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode, color)
+        epoch = first_epoch(epoch, what)
         shard_attrs = self._keep_arguments(dict(
             directory=directory, decode=decode, colorspace=colorspace, frames=frames,
-            num_frames=num_frames, training=training, shuffle=shuffle, seed=seed, ids=ids,
+            num_frames=num_frames, clip_len=clip_len, frame_interval=frame_interval,
+            num_clips=num_clips, crops=crops, training=training, shuffle=shuffle, seed=seed, ids=ids,
             label2idx=label2idx, label_field=label_field, scale=scale, dct_method=dct_method,
             shuffle_chunk_window=shuffle_chunk_window, max_clip_bytes=max_clip_bytes,
             shape=shape, warp=warp, dtype=dtype, bias=bias, norm=norm,
-            dct_scaling=dct_scaling, color=color), seed_given, _shard)
+            dct_scaling=dct_scaling, color=color, epoch=epoch), seed_given, _shard)
         path = graph_path(directory)  # a string tensor, e.g. inside interleave() over directories
+        if not isinstance(path, tf.Tensor) and os.path.isdir(path):
+            # Read while its ingest runs (or after it stopped): say how much is missing.
+            warn_if_unfinished(path)
         if label_field and not isinstance(path, tf.Tensor):
             # Train on A, validate on B: a LabelMapWarning when they number a class apart.
             note_label_map(path, label2idx)
@@ -243,6 +288,10 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
             label2idx=label2idx,
             frames=frames,
             num_frames=num_frames,
+            clip_len=clip_len,
+            frame_interval=frame_interval,
+            num_clips=num_clips,
+            crops=crops,
             training=training,
             decode=decode,
             colorspace=colorspace,
@@ -250,26 +299,32 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
             dct_method=dct_method,
             shuffle=shuffle,
             seed=seed,
-            shuffle_chunk_window=shuffle_chunk_window,
+            # The op's 0: the uniform shuffle.
+            shuffle_chunk_window=shuffle_chunk_window or 0,
             max_clip_bytes=int(max_clip_bytes),
             **shard_attrs,
             **fused,
         )
         num_selected: Optional[int] = None
+        views: list = []  # [V] when frames are [V, T, ...]
         if num_frames is not None:
             num_selected = int(num_frames)
+        elif clip_len is not None:
+            num_selected = int(clip_len)
+            if num_clips > 1 or crops is not None:
+                views = [num_clips * (3 if crops == "three" else 1)]
         elif frames is not None and not isinstance(frames, slice):
             num_selected = len(list(frames))
         if shape is not None:
             frame_spec = tf.TensorSpec(
-                [num_selected, fused["output_height"], fused["output_width"],
-                 _CHANNELS[colorspace]], tf.float32 if dtype == "float32" else tf.uint8)
+                views + [num_selected, fused["output_height"], fused["output_width"],
+                         _CHANNELS[colorspace]], tf.float32 if dtype == "float32" else tf.uint8)
         elif decode:
             frame_spec = tf.TensorSpec(
-                [num_selected, None, None, _CHANNELS[colorspace]], tf.uint8
+                views + [num_selected, None, None, _CHANNELS[colorspace]], tf.uint8
             )
         else:
-            frame_spec = tf.TensorSpec([num_selected], tf.string)
+            frame_spec = tf.TensorSpec(views + [num_selected], tf.string)
         self._element_spec = {
             "frames": frame_spec,
             "id": tf.TensorSpec([], tf.string),

@@ -15,8 +15,8 @@ import statistics
 from typing import Any, Dict, List, Optional, Tuple
 
 import simplejpeg
-from tqdm import tqdm
 
+from tf_gulp._progress import progress_bar
 from tf_gulp._files import PositionalReader, absolute, exists, file_size, join
 from tf_gulp._format import human_bytes
 from tf_gulp.gulp.chunk import GulpDataError, first_meta, pread_exact
@@ -62,8 +62,8 @@ def directory_info(path: str, all_frames: bool = False, label_field: str = "labe
         sizes: collections.Counter = collections.Counter()
         kinds: collections.Counter = collections.Counter()
         labels: collections.Counter = collections.Counter()
-        with tqdm(total=len(gd.merged_meta_dict), unit="item", desc="info", delay=1.0,
-                  disable=not progress, dynamic_ncols=True) as bar:
+        with progress_bar(progress, total=len(gd.merged_meta_dict), unit="item", desc="info",
+                          delay=1.0, dynamic_ncols=True) as bar:
             for chunk in gd.chunks():
                 # Only a regular file: opening a FIFO for reading would wait for a writer forever.
                 with PositionalReader(chunk.data_file_path, GulpDataError) as data:

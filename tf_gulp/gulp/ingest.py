@@ -46,8 +46,8 @@ import shutil
 import time
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from tqdm import tqdm
 
+from tf_gulp._progress import progress_bar
 from tf_gulp import _args as A
 from tf_gulp._output_errors import OutputError, writing_output
 from tf_gulp.gulp.adapters import AbstractDatasetAdapter
@@ -118,7 +118,8 @@ class GulpIngestor:
             or ``"overwrite"``.
         jpeg_quality, jpeg_subsampling: JPEG settings for frames given as arrays (see
             :class:`GulpChunk`; quality 90 by default, gulpio2's).
-        progress: show a tqdm progress bar (items, frames/s, ETA) on stderr.
+        progress: show a tqdm progress bar (items, frames/s, ETA) on stderr when it is a
+            terminal (none in logs or captured output).
         mp_context: multiprocessing start method or context for the pool (default: the platform's).
         resumable: keep the ingest record (``.tf_gulp_ingest.json``) that makes the ingest
             resumable; ``tf-gulp ingest`` always sets it.
@@ -431,8 +432,8 @@ class GulpIngestor:
             summary.skipped = [SkippedItem.from_json(s) for s in plan.run.get("skipped", [])]
             return summary
         total_items = sum(len(range(len(self.adapter))[s]) for _n, s in plan.todo)
-        bar = tqdm(total=total_items, unit="item", desc="ingest", dynamic_ncols=True,
-                   disable=not self.progress, smoothing=0.05)
+        bar = progress_bar(self.progress, total=total_items, unit="item", desc="ingest",
+                           dynamic_ncols=True, smoothing=0.05)
         meter = Meter(bar)
         try:
             if self.num_workers <= 1 or len(plan.todo) <= 1:

@@ -12,6 +12,7 @@ import datetime
 import hashlib
 import json
 import os
+import warnings
 from typing import Any, Dict, Optional, Sequence
 
 from tf_gulp._files import join, loads_json, read_regular
@@ -79,3 +80,38 @@ def new_record() -> Dict[str, Any]:
 def write_ingest_record(folder: str, record: Dict[str, Any]) -> None:
     """Write ``record`` as ``folder``'s ingest record, atomically (a kill leaves old or new)."""
     write_json_atomic(os.path.join(folder, INGEST_RECORD), record)
+
+
+class UnfinishedIngestWarning(UserWarning):
+    """A gulp directory is read while its ingest is unfinished (still running, or stopped)."""
+
+
+def unfinished_ingest_note(folder: str) -> Optional[str]:
+    """What an unfinished ingest of ``folder`` has written so far, or None when its ingest record
+    says it finished (or there is no readable record). A chunk is finished once its index
+    ``meta_N.gmeta`` exists: the ingest writes it last."""
+    try:
+        record = read_ingest_record(folder)
+    except (IngestStateError, OSError, ValueError):
+        return None  # the reader's own checks report a damaged record
+    if not record or not record.get("runs") or record["runs"][-1].get("complete"):
+        return None
+    run = record["runs"][-1]
+    first, chunks = int(run["first_chunk"]), int(run["num_chunks"])
+    per_chunk, total = int(run.get("videos_per_chunk") or 0), int(run.get("num_items") or 0)
+    done = [k for k in range(chunks) if os.path.exists(join(folder, f"meta_{first + k}.gmeta"))]
+    if per_chunk > 0 and total > 0:
+        written = sum(max(0, min(per_chunk, total - k * per_chunk)) for k in done)
+        counts = (f"{written} of its {total} items are written ({len(done)} of {chunks} "
+                  f"chunks), {total - written} are missing")
+    else:
+        counts = f"{len(done)} of its {chunks} chunks are written, {chunks - len(done)} missing"
+    return (f"{folder}: its ingest is unfinished (still running or stopped): {counts}; reading "
+            "what is written. Run the same tf-gulp ingest command again to finish it")
+
+
+def warn_if_unfinished(folder: str) -> None:
+    """Warn (:class:`UnfinishedIngestWarning`) when ``folder``'s ingest has not finished."""
+    note = unfinished_ingest_note(folder)
+    if note is not None:
+        warnings.warn(note, UnfinishedIngestWarning, stacklevel=3)

@@ -3,7 +3,7 @@
 Each op's registration (its attr table in ``<family>_ops.h``, registered by ``<family>_ops.cc``, or
 the ``REGISTER_OP`` of its ``*_op.cc``) is the one place an option's allowed values, minimum and
 default are written: ``colorspace: {'rgb', 'gray'} = 'rgb'``,
-``shuffle_chunk_window: int >= 1 = 4``. TensorFlow checks attrs against it too, but its message
+``max_clip_bytes: int >= 1 = 1073741824``. TensorFlow checks attrs against it too, but its message
 differs between eager and graph mode and, in eager mode, carries the whole op signature; so the
 Python wrappers check an option here first, against the same registration, and raise a
 ``ValueError`` that names the option and what it accepts.

@@ -22,6 +22,7 @@
 
 #include "cc/io/file_system.h"
 #include "cc/io/random_access_file.h"
+#include "cc/io/format_sniffer.h"
 #include "cc/mp4/bzna_container.h"
 #include "cc/mp4/mp4_reader.h"
 #include "tf_gulp/pybind/status.h"
@@ -127,6 +128,10 @@ PyMovie ReadFile(const std::string& path) {
     std::unique_ptr<tfg::RandomAccessFile> file;
     status = tfg::RandomAccessFile::Open(path, &file);
     if (status.ok()) status = mp4::ReadMovie(*file, &movie);
+    // A folder or a file of another format: what it is and what reads it.
+    if (status.code() != tfg::StatusCode::kNotFound) {
+      status = tfg::ExplainOpenFailure(status, path, tfg::DataReader::kBenzina);
+    }
   }
   ThrowIfError(status);
   return PyMovie(std::move(movie));

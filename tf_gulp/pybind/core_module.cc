@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 
 #include "cc/io/batch_reader.h"
+#include "cc/io/format_sniffer.h"
 #include "cc/util/crc32.h"
 #include "tf_gulp/pybind/status.h"
 
@@ -82,6 +83,19 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("data"), py::arg("value") = 0,
       "CRC-32 as zlib.crc32 computes it (libdeflate, hardware-accelerated).");
+  m.def(
+      "sniff_path",
+      [](const std::string& path) {
+        tfg::DataFormat format;
+        {
+          py::gil_scoped_release release;
+          format = tfg::SniffPath(path);
+        }
+        return py::make_tuple(tfg::DataFormatName(format), tfg::DataFormatAdvice(format));
+      },
+      py::arg("path"),
+      "(what `path` holds, what reads it) as cc/io/format_sniffer.h judges it, e.g. "
+      "(\"an FFRecord file\", \"read it with tf_gulp.FFRecordDataset\").");
   m.def("io_uring_available", &tfg::IoUringAvailable,
         "Whether this process can use io_uring (else reads fall back to pread).");
   tf_gulp::pybind::RegisterFFRecord(m);

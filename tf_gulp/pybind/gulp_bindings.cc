@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cc/codec/jpeg_decoder.h"
+#include "cc/codec/picture.h"
 #include "cc/gulp/chunk_index.h"
 #include "cc/gulp/element_reader.h"
 #include "cc/gulp/gulp_directory.h"
@@ -182,13 +183,13 @@ py::tuple DecodeFrame(py::bytes frame, bool gray) {
   tfg::Status status;
   {
     py::gil_scoped_release release;
-    status = tfg::jpeg::ReadHeader(data, bytes.size(), &info);
+    status = tfg::picture::ReadHeader(data, bytes.size(), &info);
     if (status.ok()) {
       tfg::jpeg::DecodeOptions options;
       options.color_space = gray ? tfg::jpeg::ColorSpace::kGray : tfg::jpeg::ColorSpace::kRgb;
       std::vector<uint8_t> pixels(static_cast<size_t>(info.width) * info.height *
                                   tfg::jpeg::Channels(options.color_space));
-      status = tfg::jpeg::Decode(data, bytes.size(), options, info.width, info.height,
+      status = tfg::picture::Decode(data, bytes.size(), options, info.width, info.height,
                                  pixels.data());
     }
   }
@@ -202,7 +203,7 @@ py::array_t<uint8_t> DecodeJpeg(py::bytes frame) {
   const std::string bytes(frame);
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
   tfg::jpeg::ImageInfo info;
-  ThrowIfError(tfg::jpeg::ReadHeader(data, bytes.size(), &info));
+  ThrowIfError(tfg::picture::ReadHeader(data, bytes.size(), &info));
   tfg::jpeg::DecodeOptions options;
   if (info.gray) options.color_space = tfg::jpeg::ColorSpace::kGray;
   std::vector<py::ssize_t> dims = {info.height, info.width};
@@ -212,7 +213,7 @@ py::array_t<uint8_t> DecodeJpeg(py::bytes frame) {
   tfg::Status status;
   {
     py::gil_scoped_release release;
-    status = tfg::jpeg::Decode(data, bytes.size(), options, info.width, info.height, dst);
+    status = tfg::picture::Decode(data, bytes.size(), options, info.width, info.height, dst);
   }
   ThrowIfError(status);
   return out;

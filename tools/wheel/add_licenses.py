@@ -27,6 +27,9 @@ KNOWN = {
     # libjpeg-turbo's libjpeg API (Debian's libjpeg62-turbo): the fused decode + warp crops and
     # skips scanlines through it (cc/codec/jpeg_warp), which the TurboJPEG API cannot.
     "libjpeg": "IJG AND BSD-3-Clause AND Zlib",
+    # libpng decodes the PNG pictures among a dataset's JPEGs (cc/codec/png_decoder); it needs zlib.
+    "libpng16": "Libpng",
+    "libz": "Zlib",
     "liburing": "MIT (or LGPL-2.1, liburing's dual licence)",
     "libdeflate": "MIT",
 }

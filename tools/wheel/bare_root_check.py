@@ -28,7 +28,7 @@ def native_libraries() -> list:
             path = line.split()[-1]
             name = os.path.basename(path)
             if "tf_gulp" in path or name.startswith(("libav", "libturbojpeg", "liburing",
-                                                      "libdeflate", "libjpeg")):
+                                                      "libdeflate", "libjpeg", "libpng")):
                 found.add(path)
     return sorted(found)
 
@@ -119,7 +119,8 @@ def main(data: str) -> int:
     # the machine it was built on. (Other wheels' own copies, e.g. pillow.libs/, are theirs.)
     outside = [p for p in libs if "/site-packages/" not in p]
     assert not outside, f"libraries loaded from outside the installed wheels: {outside}"
-    for stem in ("libavcodec", "libavutil", "libturbojpeg", "libjpeg", "liburing", "libdeflate"):
+    for stem in ("libavcodec", "libavutil", "libturbojpeg", "libjpeg", "libpng16", "liburing",
+                 "libdeflate"):
         assert any(f"tf_gulp.libs/{stem}-" in p for p in libs), f"no bundled {stem} was loaded"
     print("bare root check: OK")
     return 0

@@ -14,7 +14,7 @@
 #    the wheel and TensorFlow, then tools/wheel/bare_root_check.py reads a gulp directory (JPEG),
 #    FFRecord files and a Benzina file (HEVC) and compares them with the expected values;
 # 4. `dpkg -l` in the root: its packages are exactly debootstrap's, none is a -dev package and none
-#    ships libavcodec, libavutil, libjpeg/libturbojpeg, liburing or libdeflate.
+#    ships libavcodec, libavutil, libjpeg/libturbojpeg, libpng16, liburing or libdeflate.
 # Needs root (chroot, mount) and debootstrap (apt-get install debootstrap). The output is also
 # written to build/bare-root/last-run.log.
 set -euo pipefail
@@ -91,10 +91,10 @@ if [[ $dpkg_before != "$dpkg_after" ]]; then
   diff <(echo "$dpkg_before") <(echo "$dpkg_after") || true
   exit 1
 fi
-bad=$(echo "$dpkg_after" | grep -E -- '-dev$|^lib(avcodec|avutil|jpeg|turbojpeg|uring|deflate)' || true)
+bad=$(echo "$dpkg_after" | grep -E -- '-dev$|^lib(avcodec|avutil|jpeg|turbojpeg|png16|uring|deflate)' || true)
 if [[ -n $bad ]]; then
   echo "FAIL: the root has packages the test must run without: $bad"
   exit 1
 fi
-echo "no -dev package; no libavcodec/libavutil/libjpeg/libturbojpeg/liburing/libdeflate package"
+echo "no -dev package; no libavcodec/libavutil/libjpeg/libturbojpeg/libpng16/liburing/libdeflate package"
 echo "==> bare-root test passed"

@@ -117,6 +117,8 @@ struct RecordGroup {
   std::vector<ffr::RecordLocation> locations;  // the records, in output order
   std::vector<char*> dsts;                     // where each one goes in `tensors`
   std::vector<tfg::Status> statuses;           // one per record
+  std::vector<int64_t> records;                // with keys: each one's record index
+  int64_t epoch = 0;
 };
 
 class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
@@ -137,6 +139,11 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
       shapes_ = {PartialTensorShape({})};
     } else {
       shapes_ = {PartialTensorShape({options_.drop_remainder ? options_.batch_size : -1})};
+    }
+    if (options_.keys) {
+      // (epoch, index, record): the index has the record's shape.
+      dtypes_ = {tensorflow::DT_INT64, tensorflow::DT_INT64, tensorflow::DT_STRING};
+      shapes_ = {PartialTensorShape({}), shapes_[0], shapes_[0]};
     }
   }
 
@@ -212,11 +219,15 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
       locations.resize(n);
       dsts.resize(n);
       group.statuses.resize(n);
+      group.epoch = epoch;
+      if (o.keys) group.records.resize(n);
       for (size_t k = 0; k < n; ++k) {
         // Positions are in range by construction, so Locate cannot fail.
         const int64_t position = o.batched() ? begin + static_cast<int64_t>(k)
                                              : shard.Global(first + static_cast<int64_t>(k));
-        d.reader_->Locate(order[position], &locations[k]);
+        const int64_t record = order[position];
+        if (o.keys) group.records[k] = record;
+        d.reader_->Locate(record, &locations[k]);
         tstring* s = o.batched() ? &group.tensors[0].flat<tstring>()(k)
                                  : &group.tensors[k].scalar<tstring>()();
         s->resize_uninitialized(locations[k].length);
@@ -233,13 +244,24 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
     // Element `k` of a group: a batch fails with the first error among its
     // records, a single record with its own.
     absl::Status Output(RecordGroup& group, int64_t k, std::vector<Tensor>* out) override {
-      if (dataset_->options_.batched()) {
+      const bool batched = dataset_->options_.batched();
+      if (batched) {
         for (const tfg::Status& s : group.statuses) TFG_TF_RETURN_IF_ERROR(s);
-        out->push_back(group.tensors[0]);
-        return absl::OkStatus();
+      } else {
+        TFG_TF_RETURN_IF_ERROR(group.statuses[k]);
       }
-      TFG_TF_RETURN_IF_ERROR(group.statuses[k]);
-      out->push_back(group.tensors[k]);
+      if (dataset_->options_.keys) {
+        out->emplace_back(group.epoch);
+        if (batched) {
+          Tensor index(ctx_->allocator({}), tensorflow::DT_INT64,
+                       TensorShape({static_cast<int64_t>(group.records.size())}));
+          std::copy(group.records.begin(), group.records.end(), index.flat<int64_t>().data());
+          out->push_back(std::move(index));
+        } else {
+          out->emplace_back(group.records[k]);
+        }
+      }
+      out->push_back(group.tensors[batched ? 0 : k]);
       return absl::OkStatus();
     }
 

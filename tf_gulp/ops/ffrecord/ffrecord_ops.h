@@ -38,6 +38,10 @@ struct FFRecordDatasetAttrs {
   int64_t queue_depth = 0;  // 0: the batch size (or the unbatched group)
   std::string io_engine;
   bool direct_io = false;
+  // Each element also carries its epoch and its records' indices (the key of
+  // their random augmentation, e.g. decode_jpeg_warped's epoch and elements):
+  // outputs (epoch, index, record), a dict's keys in sorted order.
+  bool keys = false;
   // Dataset.shard's and the epoch counter's (source_attrs.h): the iterator's
   // element e (a record, or a batch) is the epoch's element shard.Global(e).
   SourceAttrs source;
@@ -53,6 +57,7 @@ struct FFRecordDatasetAttrs {
     visit("queue_depth", "int >= 0 = 0", a.queue_depth);
     visit("io_engine", IoEngineAttrType(), a.io_engine);
     visit("direct_io", "bool = false", a.direct_io);
+    visit("keys", "bool = false", a.keys);
     SourceAttrs::ForEachAttr(a.source, visit);
   }
 };

@@ -27,8 +27,10 @@ def ffrecord_dataset_variant(
     queue_depth: int,
     io_engine: str,
     direct_io: bool,
+    keys: bool = False,
     num_shards: int = 1,
     shard_index: int = 0,
+    first_epoch: int = 0,
 ) -> tf.Tensor:
     """Creates the variant tensor of an FFRecordDataset (see tf_gulp.FFRecordDataset).
 
@@ -49,7 +51,9 @@ def ffrecord_dataset_variant(
         queue_depth=int(queue_depth),
         io_engine=str(io_engine),
         direct_io=bool(direct_io),
+        keys=bool(keys),
         num_shards=int(num_shards),
         shard_index=int(shard_index),
+        first_epoch=int(first_epoch),
         epoch_counter=new_epoch_counter(),
     )

@@ -14,6 +14,10 @@
 //   opened after a restore get the epochs they would have had) and the split
 //   provider's state; a restore puts them back, and later passes over the key
 //   continue after the restored epoch.
+// - A dataset made to start at epoch e (`first_epoch`, the Python `epoch=`)
+//   numbers its passes e, e + 1, ...: its first pass is pass e of one made at
+//   epoch 0, and nothing of the skipped epochs is read. The counter still
+//   counts passes from 0; the epoch adds `first_epoch` to it.
 #ifndef TF_GULP_OPS_FRAMEWORK_EPOCH_CURSOR_H_
 #define TF_GULP_OPS_FRAMEWORK_EPOCH_CURSOR_H_
 
@@ -33,13 +37,15 @@ namespace tf_gulp {
 class EpochCursor {
  public:
   // `name` names the dataset in errors; `key` keys its passes in `epochs`;
-  // a pass has `num_splits` splits under tf.data service.
+  // a pass has `num_splits` splits under tf.data service; pass p is epoch
+  // `first_epoch` + p.
   EpochCursor(std::string name, std::shared_ptr<EpochCounter> epochs, std::string key,
-              int64_t num_splits)
+              int64_t num_splits, int64_t first_epoch = 0)
       : name_(std::move(name)),
         epochs_(std::move(epochs)),
         key_(std::move(key)),
-        num_splits_(num_splits) {}
+        num_splits_(num_splits),
+        first_epoch_(first_epoch) {}
 
   // The split provider a dataset offers tf.data service: one split per
   // position of a pass, each pass (Reset) the counter's next epoch. It may
@@ -47,15 +53,16 @@ class EpochCursor {
   std::unique_ptr<::tensorflow::data::SplitProvider> MakeSplitProvider() const {
     std::shared_ptr<EpochCounter> epochs = epochs_;
     std::string key = key_;
+    const int64_t first = first_epoch_;
     return std::make_unique<ElementSplitProvider>(
-        num_splits_, [epochs, key]() { return epochs->Next(key); });
+        num_splits_, [epochs, key, first]() { return first + epochs->Next(key); });
   }
 
   // At the iterator's start: takes the dispatcher's split provider when the
   // iterator has one, else draws the pass's epoch.
   absl::Status Initialize(::tensorflow::data::IteratorContext* ctx) {
     if (ctx->split_providers().empty()) {
-      epoch_ = epochs_->Next(key_);
+      epoch_ = first_epoch_ + epochs_->Next(key_);
       return absl::OkStatus();
     }
     if (ctx->split_providers().size() != 1) {
@@ -93,7 +100,7 @@ class EpochCursor {
     TF_RETURN_IF_ERROR(reader->ReadScalar(prefix, kEpoch, &epoch_));
     // Later passes (e.g. under repeat()) continue from the restored one.
     TF_RETURN_IF_ERROR(epochs_->Restore(prefix, reader));
-    epochs_->SetNextAtLeast(key_, epoch_ + 1);
+    epochs_->SetNextAtLeast(key_, epoch_ - first_epoch_ + 1);
     if (!split_provider_) return absl::OkStatus();
     return split_provider_->Restore(
         [&prefix](const std::string& key) { return SplitProviderKey(prefix, key); }, reader);
@@ -113,6 +120,8 @@ class EpochCursor {
   const std::shared_ptr<EpochCounter> epochs_;
   const std::string key_;
   const int64_t num_splits_;
+  const int64_t first_epoch_;
+  // The epoch itself (first_epoch_ + the pass), as checkpoints hold it.
   int64_t epoch_ = 0;
   std::shared_ptr<::tensorflow::data::SplitProvider> split_provider_;
 };

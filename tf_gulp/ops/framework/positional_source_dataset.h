@@ -9,7 +9,8 @@
 //   - the element spec, cardinality and debug string of the dataset;
 //   - the epoch: each iterator is a new pass over the dataset's key (the
 //     directory, the file list), counted by an EpochCounter shared by every
-//     re-creation of one Python dataset (epoch_counter.h, epoch_cursor.h);
+//     re-creation of one Python dataset (epoch_counter.h, epoch_cursor.h),
+//     from the source attrs' first_epoch (a dataset that starts at epoch e);
 //   - the position of the next element in the epoch, which is the whole
 //     checkpoint (elements read ahead are recomputed after a restore), and
 //     skip(), which moves it without reading anything;
@@ -143,7 +144,9 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
   }
 
   // An iterator's epoch and splits: one split per element.
-  EpochCursor MakeCursor() const { return EpochCursor(name_, epochs_, epoch_key_, num_elements_); }
+  EpochCursor MakeCursor() const {
+    return EpochCursor(name_, epochs_, epoch_key_, num_elements_, source_attrs_.first_epoch);
+  }
 
   const SourceAttrs& source_attrs() const { return source_attrs_; }
   const tfg::Shard& shard() const { return source_attrs_.shard; }

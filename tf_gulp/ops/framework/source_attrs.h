@@ -18,6 +18,10 @@ struct SourceAttrs {
   // Only these positions of each epoch's order are read (Dataset.shard).
   tfg::Shard shard;
   std::string epoch_counter;  // see epoch_counter.h
+  // The epoch of the first pass (Python's `epoch=`): pass p is epoch
+  // first_epoch + p, so a dataset made at epoch e starts where one made at 0
+  // is after e passes, reading nothing of the epochs before (epoch_cursor.h).
+  int64_t first_epoch = 0;
 
   template <typename Self, typename Visit>
   static void ForEachAttr(Self& a, Visit&& visit) {
@@ -27,6 +31,7 @@ struct SourceAttrs {
     // The name of the epoch counter shared by every re-creation of one Python
     // dataset (epoch_counter.h); "" for a counter private to the dataset.
     visit(kEpochCounterAttr, "string = ''", a.epoch_counter);
+    visit("first_epoch", "int >= 0 = 0", a.first_epoch);
   }
 
   // What an attr cannot check: the index within the shards.

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,10 +27,12 @@
 #include "cc/gulp/gulp_directory.h"
 #include "cc/io/file_cache.h"
 #include "cc/io/file_system.h"
+#include "cc/util/record_order.h"
 #include "cc/util/shard.h"
 #include "cc/util/stateless_random.h"
 #include "cc/warp/color_transform.h"
 #include "cc/warp/similarity_transform.h"
+#include "cc/warp/view_crops.h"
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/partial_tensor_shape.h"
 #include "tensorflow/core/framework/tensor.h"
@@ -60,8 +63,11 @@ namespace gulp = ::tfg::gulp;
 // The op's input; its attrs are GulpDatasetAttrs' (gulp_ops.h).
 constexpr char kDirectory[] = "directory";
 
-// How many chunks an iterator keeps open.
-constexpr size_t kOpenFiles = 16;
+// How many chunks an iterator keeps open. The uniform shuffle visits the
+// chunks in any order: 64 keeps most reads of a directory of up to 64 chunks
+// (and a good share of larger ones) from reopening their file (an open(2),
+// or a metadata request on a remote store), at 64 descriptors per iterator.
+constexpr size_t kOpenFiles = 64;
 
 // Everything the op's attrs say (gulp_ops.h), read once in the kernel
 // constructor, and what the kernel derives from them.
@@ -69,6 +75,11 @@ struct Options : GulpDatasetAttrs {
   bool fused() const { return output_height > 0; }
   tfg::warp::TransformSpec transform;
   tfg::warp::ColorSpec color_spec;
+  tfg::warp::ViewCrops view_crops = tfg::warp::ViewCrops::kNone;
+  // Views of an element (clips x crops); `views_output`: frames are
+  // [views, T, ...] (several clips, or spatial views), else [T, ...].
+  int64_t views = 1;
+  bool views_output = false;
   // bias, norm and the out-of-bounds colour, one value per channel.
   std::vector<float> channel_bias, channel_norm, oob_color;
 
@@ -95,10 +106,33 @@ absl::Status ParseOptions(Options* o) {
   } else if (o->frame_mode == "indices") {
     s.mode = gulp::FrameSelection::Mode::kIndices;
     s.indices = o->frame_indices;
+  } else if (o->frame_mode == "clips") {
+    s.mode = gulp::FrameSelection::Mode::kClips;
+    s.clip_len = o->clip_len;
+    s.frame_interval = o->frame_interval;
+    s.num_clips = o->num_clips;
+    s.random_offsets = o->training;
   } else {  // "segments"
     s.mode = gulp::FrameSelection::Mode::kSegments;
     s.num_frames = o->num_frames;
     s.random_offsets = o->training;
+  }
+  o->view_crops = o->crops == "three"    ? tfg::warp::ViewCrops::kThree
+                  : o->crops == "center" ? tfg::warp::ViewCrops::kCenter
+                                         : tfg::warp::ViewCrops::kNone;
+  if (o->view_crops != tfg::warp::ViewCrops::kNone) {
+    if (o->output_height <= 0 || !o->warp.empty()) {
+      return absl::InvalidArgumentError(
+          "crops (the test views) need shape=(height, width) and no warp: each view is its "
+          "own crop");
+    }
+    s.views_per_clip = tfg::warp::NumViewCrops(o->view_crops);
+  }
+  if (s.mode == gulp::FrameSelection::Mode::kClips) {
+    o->views = s.num_clips * s.views_per_clip;
+    o->views_output = s.num_clips > 1 || o->view_crops != tfg::warp::ViewCrops::kNone;
+  } else if (o->view_crops != tfg::warp::ViewCrops::kNone) {
+    return absl::InvalidArgumentError("crops need clip sampling (clip_len=)");
   }
   TFG_TF_RETURN_IF_ERROR(gulp::ValidateFrameSelection(s));
 
@@ -192,19 +226,23 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
       t = options_.num_frames;
     } else if (options_.element.selection.mode == gulp::FrameSelection::Mode::kIndices) {
       t = static_cast<int64_t>(options_.frame_indices.size());
+    } else if (options_.element.selection.mode == gulp::FrameSelection::Mode::kClips) {
+      t = options_.clip_len;
     }
     const int64_t channels = tfg::jpeg::Channels(options_.element.decode_options.color_space);
+    std::vector<int64_t> dims;
+    if (options_.views_output) dims.push_back(options_.views);
+    dims.push_back(t);
     if (options_.fused()) {
       dtypes_ = {frames_dtype()};
-      shapes_ = {PartialTensorShape(
-          {t, options_.output_height, options_.output_width, channels})};
+      dims.insert(dims.end(), {options_.output_height, options_.output_width, channels});
     } else if (options_.decode) {
       dtypes_ = {tensorflow::DT_UINT8};
-      shapes_ = {PartialTensorShape({t, -1, -1, channels})};
+      dims.insert(dims.end(), {-1, -1, channels});
     } else {
       dtypes_ = {tensorflow::DT_STRING};
-      shapes_ = {PartialTensorShape({t})};
     }
+    shapes_ = {PartialTensorShape(dims)};
     dtypes_.insert(dtypes_.end(), {tensorflow::DT_STRING, tensorflow::DT_INT64,
                                    tensorflow::DT_STRING});
     shapes_.insert(shapes_.end(), {PartialTensorShape({}), PartialTensorShape({}),
@@ -253,14 +291,22 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     // elements.
     int64_t read_ahead_units() const override { return 2 * threads_; }
 
-    void SetEpoch(int64_t epoch) override { order_ = dataset_->EpochOrder(epoch); }
+    void SetEpoch(int64_t epoch) override {
+      const Dataset& d = *dataset_;
+      if (d.options_.shuffle_chunk_window > 0) {
+        window_order_ = d.WindowOrder(epoch);
+      } else {
+        uniform_order_.emplace(static_cast<int64_t>(d.elements_.size()), d.options_.shuffle,
+                               static_cast<uint64_t>(d.options_.seed), epoch);
+      }
+    }
 
     void Read(int64_t epoch, int64_t first, int64_t count, bool alone,
               Produced* produced) override {
       // A clip read alone (a tf.data service split) has its frames decoded
       // in parallel; read ahead, one clip per thread. (Its output is sized by
       // the JPEG headers, known only here.)
-      *produced = ProduceElement(epoch, order_[first], alone ? threads_ : 1);
+      *produced = ProduceElement(epoch, Element(first), alone ? threads_ : 1);
     }
 
     absl::Status Output(Produced& produced, int64_t k,
@@ -271,6 +317,16 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     }
 
    private:
+    // The dataset's element at the iterator's position `p` of the epoch: the
+    // epoch's order at the shard's global position (the shards of an epoch
+    // are disjoint and cover it). The uniform order is the keyed permutation
+    // FFRecordDataset and Benzina use (cc/util/record_order.h), O(1) per
+    // position: nothing of the epoch is materialized.
+    int64_t Element(int64_t p) const {
+      if (!uniform_order_) return window_order_[p];
+      return (*uniform_order_)[dataset_->shard().Global(p)];
+    }
+
     // Reads and decodes element `element` (an index into the dataset's
     // elements) of `epoch`, decoding its frames on up to `decode_threads`
     // threads, through the core's element reader (cc/gulp/element_reader.h):
@@ -347,6 +403,19 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
         }
         TF_RETURN_IF_ERROR(DecodeInto(reader, shape, key, decode_threads, &frames));
       }
+      if (o.views_output) {
+        // [views * T, ...] as [views, T, ...]: the selection lists the views'
+        // frames view after view (clip-major), so this is the same buffer.
+        TensorShape views_shape({o.views, o.clip_len});
+        for (int d = 1; d < frames.dims(); ++d) views_shape.AddDim(frames.dim_size(d));
+        Tensor reshaped;
+        if (!reshaped.CopyFrom(frames, views_shape)) {
+          return absl::InternalError(absl::StrCat("views of id '", item.id, "': ",
+                                                  frames.shape().DebugString(), " is not ",
+                                                  views_shape.DebugString()));
+        }
+        frames = std::move(reshaped);
+      }
       tensors->clear();
       tensors->push_back(std::move(frames));
       tensors->emplace_back(tensorflow::tstring(item.id));
@@ -365,10 +434,21 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
         return ToTfStatus(reader.Decode(shape, runner, decode_threads,
                                         frames->flat<uint8_t>().data()));
       }
-      // One matrix per clip, from the full-size frames' shape and the key.
-      double matrix[9];
-      tfg::warp::TransformMatrix(o.transform, key, shape.height, shape.width, o.output_height,
-                                 o.output_width, matrix);
+      // One matrix per clip, from the full-size frames' shape and the key; or
+      // one per spatial view, each clip's frames listed once per view.
+      double view_matrices[9 * 3];
+      gulp::FrameMatrices matrices(view_matrices);
+      if (o.view_crops != tfg::warp::ViewCrops::kNone) {
+        const int k = tfg::warp::NumViewCrops(o.view_crops);
+        for (int v = 0; v < k; ++v) {
+          tfg::warp::ViewCropMatrix(o.view_crops, v, shape.height, shape.width, o.output_height,
+                                    o.output_width, view_matrices + 9 * v);
+        }
+        matrices = gulp::FrameMatrices(view_matrices, k, static_cast<size_t>(o.clip_len));
+      } else {
+        tfg::warp::TransformMatrix(o.transform, key, shape.height, shape.width,
+                                   o.output_height, o.output_width, view_matrices);
+      }
       tfg::jpeg::WarpTarget target;
       target.out_height = static_cast<int>(o.output_height);
       target.out_width = static_cast<int>(o.output_width);
@@ -380,10 +460,10 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
       const tfg::warp::ColorDraw color = tfg::warp::DrawColor(o.color_spec, key);
       target.color = &color;
       if (frames->dtype() == tensorflow::DT_FLOAT) {
-        return ToTfStatus(reader.DecodeWarped(shape, matrix, target, runner, decode_threads,
+        return ToTfStatus(reader.DecodeWarped(shape, matrices, target, runner, decode_threads,
                                               frames->flat<float>().data()));
       }
-      return ToTfStatus(reader.DecodeWarped(shape, matrix, target, runner, decode_threads,
+      return ToTfStatus(reader.DecodeWarped(shape, matrices, target, runner, decode_threads,
                                             frames->flat<uint8_t>().data()));
     }
 
@@ -393,14 +473,18 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     tfg::FileCache files_;
     // Decoded clips' memory, recycled (see pooled_tensor.h).
     const std::shared_ptr<tfg::BufferPool> frame_buffers_;
-    // The epoch's order (SetEpoch).
-    std::vector<int64_t> order_;
+    // The epoch's order (SetEpoch): a keyed permutation of all items (the
+    // default), or with shuffle_chunk_window, the chunk-window order of this
+    // shard's positions, materialized.
+    std::optional<tfg::RecordOrder> uniform_order_;
+    std::vector<int64_t> window_order_;
   };
 
-  // The elements of `epoch`, in order: the whole epoch's order (the same on
-  // every worker for one seed), then only this shard's positions of it, so
-  // the shards of an epoch are disjoint and cover it.
-  std::vector<int64_t> EpochOrder(int64_t epoch) const {
+  // The chunk-window order (shuffle_chunk_window > 0): the elements of
+  // `epoch`, in order: the whole epoch's order (the same on every worker for
+  // one seed), then only this shard's positions of it, so the shards of an
+  // epoch are disjoint and cover it.
+  std::vector<int64_t> WindowOrder(int64_t epoch) const {
     std::vector<int64_t> order = gulp::EpochOrder(
         elements_, options_.shuffle, static_cast<uint64_t>(options_.seed), epoch,
         options_.shuffle_chunk_window);

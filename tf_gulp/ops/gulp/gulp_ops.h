@@ -34,6 +34,10 @@ struct GulpDatasetAttrs {
   int64_t slice_start = 0, slice_stop = 0, slice_step = 1;
   std::vector<int64_t> frame_indices;
   int64_t num_frames = 0;
+  // frame_mode 'clips': mmaction2's SampleFrames (cc/gulp/frame_selection.h).
+  int64_t clip_len = 0, frame_interval = 1, num_clips = 1;
+  // Spatial test views of each clip (cc/warp/view_crops.h), with the fused warp.
+  std::string crops;
   bool training = false;
   bool decode = true;
   std::string colorspace;
@@ -41,7 +45,11 @@ struct GulpDatasetAttrs {
   std::string dct_method;
   bool shuffle = false;
   int64_t seed = 0;
-  int64_t shuffle_chunk_window = 4;
+  // 0: shuffle is a uniform permutation of all items (cc/util/record_order.h);
+  // n > 0: the chunk order is permuted and the items of n consecutive chunks
+  // are permuted together (cc/gulp/element_order.h: reads stay within a few
+  // chunks, batches mix only the classes of those chunks).
+  int64_t shuffle_chunk_window = 0;
   // The most bytes one element's frames may take (decoded, or as JPEG bytes
   // with decode=False); checked before reading and before decoding.
   int64_t max_clip_bytes = static_cast<int64_t>(::tfg::gulp::kDefaultMaxClipBytes);
@@ -65,12 +73,17 @@ struct GulpDatasetAttrs {
     visit("use_label_map", "bool = false", a.use_label_map);
     visit("label_names", "list(string) = []", a.label_names);
     visit("label_values", "list(int) = []", a.label_values);
-    visit("frame_mode", "{'all', 'slice', 'indices', 'segments'} = 'all'", a.frame_mode);
+    visit("frame_mode", "{'all', 'slice', 'indices', 'segments', 'clips'} = 'all'",
+          a.frame_mode);
     visit("slice_start", "int = 0", a.slice_start);
     visit("slice_stop", "int = 0", a.slice_stop);
     visit("slice_step", "int = 1", a.slice_step);
     visit("frame_indices", "list(int) = []", a.frame_indices);
     visit("num_frames", "int = 0", a.num_frames);
+    visit("clip_len", "int >= 0 = 0", a.clip_len);
+    visit("frame_interval", "int >= 1 = 1", a.frame_interval);
+    visit("num_clips", "int >= 1 = 1", a.num_clips);
+    visit("crops", "{'none', 'center', 'three'} = 'none'", a.crops);
     visit("training", "bool = false", a.training);
     visit("decode", "bool = true", a.decode);
     visit("colorspace", "{'rgb', 'gray'} = 'rgb'", a.colorspace);
@@ -78,7 +91,7 @@ struct GulpDatasetAttrs {
     visit("dct_method", "{'fast', 'accurate'} = 'fast'", a.dct_method);
     visit("shuffle", "bool = false", a.shuffle);
     visit("seed", "int = 0", a.seed);
-    visit("shuffle_chunk_window", "int >= 1 = 4", a.shuffle_chunk_window);
+    visit("shuffle_chunk_window", "int >= 0 = 0", a.shuffle_chunk_window);
     visit("max_clip_bytes", absl::StrCat("int >= 1 = ", ::tfg::gulp::kDefaultMaxClipBytes),
           a.max_clip_bytes);
     // The fused decode + warp (tf_gulp.GulpDataset's warp=, shape=, dtype=,

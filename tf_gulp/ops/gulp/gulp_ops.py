@@ -31,6 +31,10 @@ def gulp_dataset_variant(
     frames: FrameSpec,
     num_frames: Optional[int],
     training: bool,
+    clip_len: Optional[int] = None,
+    frame_interval: int = 1,
+    num_clips: int = 1,
+    crops: Optional[str] = None,
     decode: bool,
     colorspace: str,
     scale: int,
@@ -41,23 +45,35 @@ def gulp_dataset_variant(
     max_clip_bytes: int,
     num_shards: int = 1,
     shard_index: int = 0,
+    first_epoch: int = 0,
     **fused,
 ) -> tf.Tensor:
     """Creates the variant tensor of a GulpDataset (see tf_gulp.GulpDataset).
 
     Raises ValueError for an option the op's registration does not accept (a colorspace or
     dct_method outside its allowed values, a shuffle_chunk_window or max_clip_bytes under its
-    minimum), naming the option and what it accepts. `fused` holds the fused decode + warp's
+    minimum; shuffle_chunk_window 0 is the uniform shuffle), naming the option and what it accepts. `fused` holds the fused decode + warp's
     attrs (warp, output_height, output_width, output_dtype, bias, norm, dct_scaling).
     """
     for attr, value in (("colorspace", colorspace), ("dct_method", dct_method),
                         ("shuffle_chunk_window", int(shuffle_chunk_window)),
                         ("max_clip_bytes", int(max_clip_bytes))):
         check_attr(OP_NAME, attr, value)
-    if frames is not None and num_frames is not None:
-        raise ValueError("pass either frames= (a slice or indices) or num_frames=, not both")
+    chosen = [name for name, value in (("frames", frames), ("num_frames", num_frames),
+                                       ("clip_len", clip_len)) if value is not None]
+    if len(chosen) > 1:
+        raise ValueError(f"pass one of frames= (a slice or indices), num_frames= (TSN segments) "
+                         f"or clip_len= (dense clips), not {' and '.join(chosen)}")
+    if clip_len is None and (frame_interval != 1 or num_clips != 1 or crops is not None):
+        raise ValueError("frame_interval=, num_clips= and crops= sample clips: they need "
+                         "clip_len=")
     frame_args = dict(frame_mode="all")
-    if num_frames is not None:
+    if clip_len is not None:
+        check_attr(OP_NAME, "crops", "none" if crops is None else crops)
+        frame_args = dict(frame_mode="clips", clip_len=int(clip_len),
+                          frame_interval=int(frame_interval), num_clips=int(num_clips),
+                          crops="none" if crops is None else crops)
+    elif num_frames is not None:
         frame_args = dict(frame_mode="segments", num_frames=int(num_frames))
     elif isinstance(frames, slice):
         frame_args = dict(
@@ -92,6 +108,7 @@ def gulp_dataset_variant(
         max_clip_bytes=int(max_clip_bytes),
         num_shards=int(num_shards),
         shard_index=int(shard_index),
+        first_epoch=int(first_epoch),
         epoch_counter=new_epoch_counter(),
         **fused,
         **label_args,

@@ -1,6 +1,6 @@
 // DecodeJpegWarped's kernel (registered in image_ops.cc): a batch of JPEG
-// strings decoded fused with the similarity warp (cc/codec/jpeg_warp.h), for
-// JPEG bytes from anywhere (FFRecord records, TFRecord examples, files): each
+// (or PNG: cc/codec/picture.h) strings decoded fused with the similarity warp
+// (cc/codec/jpeg_warp.h), for picture bytes from anywhere (FFRecord records, TFRecord examples, files): each
 // picture is decoded only as far as its transform samples it and warped
 // straight into the output. The attrs, inputs, random transform and batch
 // loop are shared with DecodeHevcWarped (fused_warp_args.h).
@@ -9,6 +9,7 @@
 
 #include "cc/codec/jpeg_decoder.h"
 #include "cc/codec/jpeg_warp.h"
+#include "cc/codec/picture.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
 
@@ -31,11 +32,15 @@ class DecodeJpegWarpedOp : public ::tensorflow::OpKernel {
   }
 
   void Compute(::tensorflow::OpKernelContext* ctx) override {
+    const auto what = ctx->input(1).flat<::tensorflow::tstring>();  // checked [B] before it is read
     // A picture costs about a million cycles to decode: shard by picture.
-    ComputeFusedWarpBatch(ctx, kOp, attrs_, {}, 1000000,
-                          [this](int64_t, const ::tensorflow::tstring& jpeg,
-                                 const FusedWarpPicture& picture) {
-                            return DecodeOne(jpeg, picture);
+    ComputeFusedWarpBatch(ctx, kOp, attrs_, {"what"}, 1000000,
+                          [&](int64_t i, const ::tensorflow::tstring& jpeg,
+                              const FusedWarpPicture& picture) {
+                            const tfg::Status s = DecodeOne(jpeg, picture);
+                            if (s.ok() || what(i).empty()) return s;
+                            // The caller's name for the picture: its file and record.
+                            return tfg::Status(s.code(), std::string(what(i)) + ": " + s.message());
                           });
   }
 
@@ -43,7 +48,7 @@ class DecodeJpegWarpedOp : public ::tensorflow::OpKernel {
   tfg::Status DecodeOne(const ::tensorflow::tstring& jpeg, const FusedWarpPicture& picture) const {
     const auto* data = reinterpret_cast<const uint8_t*>(jpeg.data());
     tfg::jpeg::ImageInfo info;
-    TFG_RETURN_IF_ERROR(tfg::jpeg::ReadHeader(data, jpeg.size(), &info));
+    TFG_RETURN_IF_ERROR(tfg::picture::ReadHeader(data, jpeg.size(), &info));
     double m[9];
     picture.Matrix(info.height, info.width, m);
     tfg::jpeg::WarpTarget target;
@@ -52,7 +57,7 @@ class DecodeJpegWarpedOp : public ::tensorflow::OpKernel {
     const tfg::warp::ColorDraw color = picture.Color();
     target.color = &color;
     return picture.Write([&](auto* out) {
-      return tfg::jpeg::DecodeWarped(data, jpeg.size(), options_, info, m, target, out);
+      return tfg::picture::DecodeWarped(data, jpeg.size(), options_, info, m, target, out);
     });
   }
 

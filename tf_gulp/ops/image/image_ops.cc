@@ -93,6 +93,9 @@ elements of the given input sizes (see tf_gulp.ops.similarity_transform_matrices
 
 REGISTER_OP("TfGulp>DecodeJpegWarped")
     .Input("contents: string")
+    // What each picture is called in errors ([B]; "" for its place in the batch only), e.g.
+    // "train.ffr record 17" or an Example's file name.
+    .Input("what: string")
     .Input("seed: int64")
     .Input("epoch: int64")
     .Input("elements: int64")
@@ -116,7 +119,7 @@ REGISTER_OP("TfGulp>DecodeJpegWarped")
       return FusedWarpShape(c, colorspace == "gray" ? 1 : 3);
     })
     .Doc(R"doc(
-Decodes a batch of JPEG strings fused with a similarity warp (see
+Decodes a batch of JPEG (or PNG, BMP, GIF) strings fused with a similarity warp (see
 tf_gulp.ops.decode_jpeg_warped).
 )doc");
 

@@ -1,0 +1,133 @@
+"""Every picture tf.io.decode_image reads (JPEG, PNG, BMP, a GIF's first frame) decodes through
+every fused path (decode_jpeg_warped, GulpDataset's frames, the FFRecord recipe) to what
+tf.io.decode_image(channels=3, expand_animations=False) + the same warp gives, within 2 levels; a
+damaged picture's error names it (issue 34)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from PIL import Image
+
+import tf_gulp
+from tf_gulp import transforms as T
+from tf_gulp.ffrecord import FileWriter
+from tf_gulp.ops import decode_jpeg_warped, similarity_warp
+
+from picture_kinds_testing import HEIGHT, KINDS, WIDTH, reference
+
+OUT = (24, 32)
+# A crop, flipped and rotated a little: output (x, y) -> input pixels.
+MATRIX = T.compute_affine_matrix((HEIGHT, WIDTH), OUT, crop_hw=(30, 41), crop_center=(-3, 4),
+                                 degrees=7, flip_h=True).numpy()
+
+
+def warped_reference(data: bytes) -> np.ndarray:
+    image = reference(data)
+    return similarity_warp(image[np.newaxis], MATRIX[np.newaxis], OUT)[0].numpy()
+
+
+def assert_close(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    assert got.shape == want.shape, what
+    diff = np.abs(got.astype(np.int32) - want.astype(np.int32)).max()
+    assert diff <= 2, f"{what}: differs by {diff} levels"
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_decode_jpeg_warped_equals_decode_image_then_warp(kind):
+    data = KINDS[kind](1)
+    got = decode_jpeg_warped(data, OUT, T.ConstantWarpTransform(MATRIX), dct_scaling=False).numpy()
+    assert_close(got, warped_reference(data), kind)
+    # The whole picture, unwarped: the pixels themselves.
+    whole = decode_jpeg_warped(data, (HEIGHT, WIDTH), dct_scaling=False).numpy()
+    assert_close(whole, reference(data), kind + " (whole)")
+
+
+def write_gulp(path, pictures: dict) -> None:
+    """One chunk, one item per picture (gulp's layout: frames padded to 4 bytes)."""
+    os.makedirs(path)
+    data, meta = b"", {}
+    for name, picture in pictures.items():
+        pad = (4 - len(picture) % 4) % 4
+        meta[name] = {"frame_info": [[len(data), pad, len(picture) + pad]],
+                      "meta_data": [{"id": name, "label": 0}]}
+        data += picture + b"\0" * pad
+    with open(os.path.join(path, "data_0.gulp"), "wb") as f:
+        f.write(data)
+    with open(os.path.join(path, "meta_0.gmeta"), "w", encoding="utf-8") as f:
+        json.dump(meta, f)
+
+
+def test_gulp_frames_of_every_kind(tmp_path):
+    pictures = {kind: make(2) for kind, make in KINDS.items()}
+    write_gulp(tmp_path / "g", pictures)
+    fused = tf_gulp.GulpDataset(str(tmp_path / "g"), shape=OUT,
+                                warp=T.ConstantWarpTransform(MATRIX), dct_scaling=False)
+    plain = tf_gulp.GulpDataset(str(tmp_path / "g"))
+    seen = 0
+    for f, p in zip(fused, plain):
+        kind = f["id"].numpy().decode()
+        assert_close(f["frames"][0].numpy(), warped_reference(pictures[kind]), kind)
+        frame = p["frames"][0].numpy()
+        want = reference(pictures[kind])
+        # The unwarped reader keeps a gray picture gray (one channel), as gulpio2 does.
+        if frame.shape[-1] == 1:
+            assert kind in ("jpeg_gray", "png_gray", "png_gray_alpha", "bmp_gray"), kind
+            want = want[..., :1]
+        assert_close(frame, want, kind + " (plain)")
+        seen += 1
+    assert seen == len(KINDS)
+
+
+def test_ffrecord_recipe_reads_every_kind(tmp_path):
+    kinds = sorted(KINDS)
+    path = str(tmp_path / "pictures.ffr")
+    with FileWriter(path, len(kinds)) as w:
+        for kind in kinds:
+            w.write_one(KINDS[kind](3))
+    ds = tf_gulp.FFRecordDataset(path, batch_size=len(kinds))
+    ds = ds.map(lambda batch: decode_jpeg_warped(batch, OUT, T.ConstantWarpTransform(MATRIX),
+                                                 dct_scaling=False))
+    got = next(iter(ds)).numpy()
+    for i, kind in enumerate(kinds):
+        assert_close(got[i], warped_reference(KINDS[kind](3)), kind)
+
+
+def test_a_picture_of_another_format_is_refused_naming_its_place():
+    buf = io.BytesIO()
+    Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(buf, "TIFF")
+    with pytest.raises(tf.errors.DataLossError, match=r"picture 1 \(element 1\): x.tif: "):
+        decode_jpeg_warped([KINDS["png_rgb"](1), buf.getvalue()], OUT, names=["a.png", "x.tif"])
+
+
+def test_errors_name_the_picture():
+    damaged = KINDS["png_rgb"](4)[:-40]
+    with pytest.raises(tf.errors.DataLossError,
+                       match=r"picture 1 \(element 1\): train.ffr record 17: corrupt PNG"):
+        decode_jpeg_warped([KINDS["png_rgb"](4), damaged], OUT,
+                           names=["train.ffr record 16", "train.ffr record 17"])
+    jpeg = KINDS["jpeg_cmyk_adobe"](4)
+    with pytest.raises(tf.errors.DataLossError, match=r"picture 0 \(element 0\): corrupt JPEG"):
+        decode_jpeg_warped(jpeg[:len(jpeg) // 2], OUT)
+
+
+def test_gulp_frame_errors_name_item_and_frame(tmp_path):
+    write_gulp(tmp_path / "g", {"ok": KINDS["png_rgb"](5), "bad": KINDS["png_rgb"](5)[:-40]})
+    with pytest.raises(tf.errors.DataLossError, match=r"id 'bad' frame 0 .*corrupt PNG"):
+        list(tf_gulp.GulpDataset(str(tmp_path / "g")))
+
+
+def test_ffrecord_errors_name_the_file_and_the_record(tmp_path):
+    path = str(tmp_path / "pictures.ffr")
+    good = KINDS["jpeg_rgb_420"](6)
+    with FileWriter(path, 3) as w:
+        for record in (good, good[:len(good) // 2], good):
+            w.write_one(record)
+    ds = tf_gulp.FFRecordDataset(path, batch_size=3).decode_jpeg_warped(OUT)
+    with pytest.raises(tf.errors.DataLossError, match=rf"{path} record 1: corrupt JPEG"):
+        next(iter(ds))
