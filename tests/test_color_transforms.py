@@ -211,3 +211,14 @@ def test_benzina_data_loader_cpu_path(tmp_path):
                        T.color_draws(JITTER, 2, 0, k), "float32", 0.0, 1.0)
     with pytest.raises(ValueError, match="color_transform runs in decode_hevc_warped's CPU"):
         DataLoader(path, device="/CPU:0", color_transform=JITTER, **kw)
+
+
+def test_png_pictures_go_through_the_same_colour_stage():
+    """PNG (decoded whole, then warped: cc/codec/picture.cc) gets the colour stage too."""
+    rng = np.random.default_rng(8)
+    pngs = tf.constant([tf.io.encode_png(smooth_image(rng, 30, 44)).numpy() for _ in range(3)])
+    kw = dict(seed=6, elements=tf.constant([0, 1, 2], tf.int64))
+    plain = decode_jpeg_warped(pngs, (16, 20), T.RandomResizedCrop(), **kw).numpy()
+    colored = decode_jpeg_warped(pngs, (16, 20), T.RandomResizedCrop(), color=JITTER, **kw)
+    for k in range(3):
+        assert_colored(plain[k], colored[k].numpy(), T.color_draws(JITTER, 6, 0, k))
