@@ -45,7 +45,7 @@ CORE_EXCLUDE = ["cc/**/*_test.cc", "cc/gpu/**", "cc/fuzz/**"]
 # sandbox and the build fails; tests/test_cc_layering.py checks every file's includes against the
 # direct entries here (what Bazel 4 with g++ cannot: its layering_check needs clang). //cc:core is
 # all core modules together, as pip's CORE_SRCS globs build them. Adding a module: a folder cc/<name>/,
-# a line here, and a name in CORE_MODULES (in dependency order).
+# a line here (after the modules it depends on; CORE_MODULES follows from it).
 # Not core modules (no library of their own): gpu (the GPU path: //cc:gpu_host from GPU_SRCS, the
 # rest by nvcc/CMake), testing (header-only helpers of the C++ tests, //cc:testing, test-only) and
 # fuzz (libFuzzer targets, built by tools/fuzz.py); their includes are checked all the same.
@@ -60,9 +60,14 @@ CC_MODULE_DEPS = {
     "gulp": ["codec", "io", "util"],
     "gpu": ["codec", "util", "warp"],
     "testing": ["util"],
-    "fuzz": ["codec", "ffrecord", "gulp", "io", "mp4", "util", "warp"],
 }
-CORE_MODULES = ["util", "io", "warp", "mp4", "codec", "ffrecord", "gulp"]
+# The folders above that are not core modules (see the comment above the table).
+NOT_CORE_MODULES = ["gpu", "testing", "fuzz"]
+# The core modules in dependency order: derived from the table, so a new module is one line there.
+CORE_MODULES = [m for m in CC_MODULE_DEPS if m not in NOT_CORE_MODULES]
+
+# The fuzz targets (one per parser) may include every core module: derived, not listed.
+CC_MODULE_DEPS["fuzz"] = list(CORE_MODULES)
 
 # The op library tf_gulp/ops/_tf_gulp_ops.so: these plus the core.
 OPS_SRCS = ["tf_gulp/ops/**/*.cc"]

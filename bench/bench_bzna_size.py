@@ -169,7 +169,9 @@ def speed(pics, crf, presets, n_images, rounds):
                 "process_per_core_images_per_s": a, "process_per_core_images_per_s_per_core":
                 a / cores, "one_encoder_wavefront_images_per_s": b,
                 "one_encoder_wavefront_images_per_s_per_core": b / cores,
-                "process_per_core_over_wavefront": a / b}
+                "process_per_core_over_wavefront": a / b,
+                "all_rounds": {"process_per_core_images_per_s": per_core,
+                               "one_encoder_wavefront_images_per_s": wave}}
     return out
 
 
@@ -185,7 +187,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     pics = photos(args.max_side)
     result = {"date": run_info.now(), "machine": run_info.machine(),
-              "command": run_info.command(argv),
+              "command": run_info.command(argv), "rounds": args.rounds,
               "photos": {n: list(v.shape) for n, v in pics.items()},
               "jpeg_q90_444_gulp": summary(jpeg_rows(pics, "444")),
               "jpeg_q90_420": summary(jpeg_rows(pics, "420")), "bzna": {}}
@@ -204,7 +206,7 @@ def main(argv=None) -> int:
             result[f"bytes_ratio_bzna_crf{match}_over_{key}"] = (
                 result["bzna"][str(match)]["bytes_per_image"] / j["bytes_per_image"])
         print(f"  crf matching its PSNR: {match}", flush=True)
-    from tf_gulp._x265 import DEFAULT_CRF
+    from tf_gulp.bzna._x265 import DEFAULT_CRF
 
     result["encode_speed"] = speed(pics, DEFAULT_CRF, args.speed_presets, args.speed_images,
                                    args.rounds)

@@ -200,10 +200,90 @@ def shuffle() -> List[str]:
     return out
 
 
+def index_open() -> List[str]:
+    d = load("index_open")
+    rows = [[f"{r['items']:,}", f2(r["tf_gulp_construct_s"]) + " s",
+             f2(r["tf_gulp_first_iterator_s"]) + " s", f2(r["tf_gulp_second_pipeline_s"]) + " s",
+             f0(r["tf_gulp_rss_bytes_per_item"]) + " B", f2(r["gulpio2_open_s"]) + " s",
+             f0(r["gulpio2_rss_bytes_per_item"]) + " B", f2(r["open_time_ratio_median"]),
+             f2(r["rss_ratio_median"])] for r in d["results"]]
+    out = [provenance("index_open", d),
+           f"Load average at the start: {d['machine']['loadavg_start'][0]:.1f} (a shared machine: "
+           "absolute times are loose, the ratios and the memory are not).", ""]
+    return out + table(["items", "GulpDataset(): constructor", "first iterator",
+                        "a second pipeline on it", "RSS per item", "GulpDirectory(): open",
+                        "RSS per item", "open time x gulpio2", "RSS x gulpio2"], rows)
+
+
+def _bzna_size_rows(d: Dict[str, Any], with_ratio: bool) -> List[List[str]]:
+    base = d["jpeg_q90_420"]["bytes_per_image"]
+    default = str(d["encode_speed"]["crf"])
+    rows = []
+    for name, key in (("JPEG q90 4:4:4 (what `tf-gulp ingest` writes)", "jpeg_q90_444_gulp"),
+                      ("JPEG q90 4:2:0 (ImageNet's kind)", "jpeg_q90_420")):
+        r = d[key]
+        rows.append([name, f"{r['bytes_per_image']:,.0f}", f"{r['psnr_db']:.2f} dB"]
+                    + ([f2(r["bytes_per_image"] / base) + "x"] if with_ratio else []))
+    for crf, r in sorted(d["bzna"].items(), key=lambda kv: int(kv[0])):
+        name = ".bzna crf " + crf + (" (the reference's)" if crf == "10" else "")
+        cells = [name, f"{r['bytes_per_image']:,.0f}", f"{r['psnr_db']:.2f} dB"] + (
+            [f2(r["bytes_per_image"] / base) + "x"] if with_ratio else [])
+        if crf == default:
+            cells = [f"**{c} (default)**" if i == 0 else f"**{c}**" for i, c in enumerate(cells)]
+        rows.append(cells)
+    return rows
+
+
+def _bzna_size_findings(d: Dict[str, Any]) -> List[str]:
+    default = str(d["encode_speed"]["crf"])
+    c420, c444 = d["crf_matching_jpeg_q90_420"], d["crf_matching_jpeg_q90_444_gulp"]
+    bz = d["bzna"]
+    out = [f"- crf {c420} is the largest crf measured whose PSNR is at least JPEG q90 4:2:0's: "
+           f"{f2(d[f'bytes_ratio_bzna_crf{c420}_over_jpeg_q90_420'])}x its bytes, "
+           f"{bz[str(c420)]['psnr_db'] - d['jpeg_q90_420']['psnr_db']:+.2f} dB. The default is crf {default}."]
+    if c444 is not None:
+        out.append(f"- Matching the 4:4:4 JPEGs of a gulp directory takes crf {c444} at "
+                   f"{f2(d[f'bytes_ratio_bzna_crf{c444}_over_jpeg_q90_444_gulp'])}x their bytes: the "
+                   "HEVC pictures are 4:2:0 (`yuvj420p`, as the reference stores them), which caps "
+                   "their PSNR.")
+    if "10" in bz and default in bz:
+        out.append(f"- The reference's crf 10 costs "
+                   f"{f2(bz['10']['bytes_per_image'] / bz[default]['bytes_per_image'])}x the "
+                   f"default's bytes for {bz['10']['psnr_db'] - bz[default]['psnr_db']:+.2f} dB.")
+    return out
+
+
+def bzna_size() -> List[str]:
+    d = load("bzna_size")
+    out = [provenance("bzna_size", d), ""]
+    out += table(["format", "bytes per image", "PSNR", "bytes vs JPEG q90 4:2:0"],
+                 _bzna_size_rows(d, True))
+    out += [""] + _bzna_size_findings(d) + [""]
+    s = d["encode_speed"]
+    rows = []
+    for preset, p in s["presets"].items():
+        rows.append([preset + (" (default)" if preset == "medium" else ""),
+                     f"{f2(p['process_per_core_images_per_s'])} ({f2(p['process_per_core_images_per_s_per_core'])})",
+                     f"{f2(p['one_encoder_wavefront_images_per_s'])} ({f2(p['one_encoder_wavefront_images_per_s_per_core'])})",
+                     f2(p["process_per_core_over_wavefront"]) + "x"])
+    out += [f"Encoding speed at crf {s['crf']}, {s['images']} pictures, {s['cores']} cores:", ""]
+    out += table(["preset", "process per core: images/s (per core)",
+                  "one encoder, wavefront: images/s (per core)", "ratio"], rows)
+    return out
+
+
+def bzna_size_quality() -> List[str]:
+    d = load("bzna_size")
+    out = [provenance("bzna_size", d), ""]
+    out += table(["format", "bytes per image", "PSNR"], _bzna_size_rows(d, False))
+    return out + [""] + _bzna_size_findings(d)
+
+
 RENDERERS: Dict[str, Callable[[], List[str]]] = {
     "gulp_read": gulp_read, "fair_peers": fair_peers, "fused_warp": fused_warp,
     "fused_warp_color": fused_warp_color, "bzna": bzna,
-    "ffrecord": ffrecord, "ingest": ingest, "shuffle": shuffle}
+    "ffrecord": ffrecord, "ingest": ingest, "shuffle": shuffle,
+    "bzna_size": bzna_size, "bzna_size_quality": bzna_size_quality, "index_open": index_open}
 
 
 def render(name: str) -> str:

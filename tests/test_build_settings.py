@@ -139,3 +139,22 @@ def test_pin_quotes_are_found():
             "| 1.0.4 | yes | the pin, the version |\n| 0.9.0 | yes | older |\n")
     found = [next(v for v in m.groups() if v) for m in PIN_QUOTES.finditer(text)]
     assert found == ["1.0.0", "1.0.1", "1.0.2", "1.0.3", "1.0.4"]
+
+
+def _expected_guard(relative: str) -> str:
+    # tf_gulp/ops/x/y.h -> TF_GULP_OPS_X_Y_H_; cc/x/y.h -> TF_GULP_CC_X_Y_H_
+    name = re.sub(r"[^A-Za-z0-9]", "_", relative).upper() + "_"
+    return name if name.startswith("TF_GULP_") else "TF_GULP_" + name
+
+
+def test_header_guards_name_their_path():
+    # A header's include guard is its path: a guard left from before a move (two headers could
+    # then share one and silently hide each other) fails here.
+    wrong = []
+    for root in ("cc", "tf_gulp"):
+        for path in sorted((REPO_ROOT / root).rglob("*.h")):
+            relative = path.relative_to(REPO_ROOT).as_posix()
+            guard = re.search(r"^#ifndef (\w+)", path.read_text(), re.M)
+            if guard is None or guard.group(1) != _expected_guard(relative):
+                wrong.append(f"{relative}: {guard.group(1) if guard else None}")
+    assert not wrong, wrong

@@ -22,7 +22,7 @@ from bzna_reference_testing import read_moov
 from hevc_testing import ffmpeg_rgb, ffprobe, have_ffmpeg, smooth_image
 from tf_gulp.bzna import container as C
 from tf_gulp.bzna import create as K
-from tf_gulp.bzna import transforms as T
+from tf_gulp import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
 from tf_gulp.cli.main import main as cli
 from tf_gulp.ops.bzna.bzna_ops import bzna_epoch_order, bzna_track_index, read_file_range
@@ -494,3 +494,18 @@ def test_distributed_epoch_reads_each_pass_once(data, service, split_per_entry, 
         processing_mode=tf.data.experimental.service.ShardingPolicy.DYNAMIC,
         service=service.target)).as_numpy_iterator())
     assert sorted(got) == sorted(list(range(7)) * passes)
+
+
+def test_one_default_for_bias_and_norm(data):
+    # DataLoader given no bias/norm normalizes as ConstantBiasTransform() and
+    # ConstantNormTransform() do: one default (ImageNet's), documented in tf_gulp.transforms.
+    def first(**kwargs):
+        (x, _), = list(DataLoader(data["path"], (8, 8), 64, **kwargs).take(1).as_numpy_iterator())
+        return x
+
+    explicit = first(bias_transform=T.ConstantBiasTransform(T.IMAGENET_MEAN),
+                     norm_transform=T.ConstantNormTransform(T.IMAGENET_NORM))
+    np.testing.assert_allclose(first(), explicit, rtol=0, atol=1e-6)
+    raw = first(bias_transform=T.ConstantBiasTransform(0.0),
+                norm_transform=T.ConstantNormTransform(1.0))
+    assert raw.max() > 10.0 > explicit.max()  # 0-255 floats are not the default

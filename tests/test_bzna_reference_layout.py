@@ -20,7 +20,7 @@ import bzna_reference_testing as R
 import tf_gulp.ops
 from hevc_testing import ffmpeg_rgb, ffprobe, have_ffmpeg, smooth_image
 from tf_gulp.bzna import container as C
-from tf_gulp.bzna import transforms as T
+from tf_gulp import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
 from tf_gulp.bzna.on_device import warp_on_device
 from tf_gulp.cli.main import main as cli
@@ -137,7 +137,8 @@ def test_decode_hevc_reads_each_per_image_mp4(ref):
 
 def test_data_loader_decoding_in_the_step_equals_decoding_in_tf_data(ref):
     kwargs = dict(split="test", splits=SPLITS, shuffle=True, seed=1, epochs=1,
-                  warp_transform=T.RandomResizedCrop())
+                  warp_transform=T.RandomResizedCrop(), bias_transform=T.ConstantBiasTransform(0.0),
+                  norm_transform=T.ConstantNormTransform(1.0))
     plain = list(DataLoader(ref["path"], (32, 40), 2, **kwargs).as_numpy_iterator())
     staged = list(DataLoader(ref["path"], (32, 40), 2, device="/CPU:0", decode="device", **kwargs))
     assert len(plain) == len(staged) == 1

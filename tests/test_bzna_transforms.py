@@ -1,4 +1,4 @@
-"""tf_gulp.bzna.transforms: the reference's check value, the matrix formula against numpy, (H, W)
+"""tf_gulp.transforms (the transforms Benzina defined): the reference's check value, the matrix formula against numpy, (H, W)
 conventions with non-square shapes, stateless reproducibility, and the random crop's ranges."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 import tf_gulp.ops
-from tf_gulp.bzna import transforms as T
+from tf_gulp import transforms as T
 
 
 def test_check_value_of_the_reference():
@@ -161,3 +161,4 @@ def test_runs_in_a_graph_with_dynamic_sizes():
 
     np.testing.assert_allclose(f(tf.constant([375, 500]), tf.constant(5, tf.int64)),
                                t((375, 500), (224, 224), T.element_key(0, 0, 5)), rtol=1e-6)
+

@@ -111,7 +111,7 @@ def test_ffrecord_keys_are_the_epoch_and_the_records(jpeg_records):
 
 def test_benzina_loader_crops_change_each_epoch_unshuffled(tmp_path):
     from tf_gulp.bzna import DataLoader, create_dataset
-    from tf_gulp.bzna import transforms as T
+    from tf_gulp import transforms as T
 
     rng = np.random.default_rng(0)
     for k, cls in enumerate(("ant", "bee")):

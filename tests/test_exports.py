@@ -1,6 +1,6 @@
 """Saved graphs that use tf_gulp's ops load in a fresh process after a plain ``import tf_gulp``
 (or ``import tf_gulp.ops``), whichever of tf_gulp and TensorFlow is imported first
-(tf_gulp/_op_registration.py): a SavedModel calling ``similarity_warp``, a tf.data service worker
+(tf_gulp/ops/library.py): a SavedModel calling ``similarity_warp``, a tf.data service worker
 running a ``GulpDataset`` graph, and ``tf.data.Dataset.load`` of a saved pipeline. Each runs in a
 child process, since op registration is for the life of a process."""
 
@@ -125,13 +125,11 @@ def test_registration_failure_is_a_warning_not_an_import_error(tmp_path):
     """A broken op library must not break ``import tf_gulp`` (its TensorFlow-free parts still
     work); the warning says why saved graphs will not load."""
     code = textwrap.dedent("""
-        import sys, types, warnings
-        import tf_gulp.ops  # no TensorFlow yet
-        library = types.ModuleType("tf_gulp.ops.library")  # a library that cannot load
-        def broken(directory=None):
+        import warnings
+        from tf_gulp.ops import library  # no TensorFlow yet
+        def broken(directory=None):  # a library that cannot load
             raise ImportError("no op library here")
         library.load_ops = broken
-        sys.modules["tf_gulp.ops.library"] = library
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             import tensorflow as tf

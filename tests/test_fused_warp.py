@@ -5,6 +5,8 @@ tf_gulp.transforms as the one transforms API."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -31,12 +33,13 @@ MATRIX = T.compute_affine_matrix((61, 83), (24, 32), crop_hw=(30, 41), crop_cent
                                  degrees=7, flip_h=True).numpy()
 
 
-def test_bzna_transforms_is_the_one_transforms_module():
-    import tf_gulp.bzna.transforms as old
-
-    assert old is T
+def test_transforms_is_one_module_without_the_pre_release_alias():
     assert tf_gulp.transforms is T
-    assert old.RandomResizedCrop is T.RandomResizedCrop
+    assert "transforms" in tf_gulp.__all__
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("tf_gulp.bzna.transforms")
+    with pytest.raises(AttributeError):
+        getattr(tf_gulp.bzna, "transforms")
 
 
 def test_scalar_norm_and_bias_broadcast_to_every_channel():

@@ -25,7 +25,7 @@ from tensorflow.python.framework import kernels
 import tf_gulp.ops
 from hevc_testing import smooth_image
 from tf_gulp.bzna import create as K
-from tf_gulp.bzna import transforms as T
+from tf_gulp import transforms as T
 from tf_gulp.bzna.dataset import DataLoader
 from tf_gulp.bzna.on_device import WarpOnDevice, check_device, warp_on_device
 from tf_gulp.cli.main import main as cli
@@ -226,11 +226,13 @@ def test_fused_device_path_gives_the_cpu_loaders_batches(bzna):
 
 def test_fused_device_path_spans_epochs_and_refuses_another_transform(bzna):
     # Batches that straddle two epochs: each epoch's pictures get that epoch's crops.
+    raw = dict(bias_transform=T.ConstantBiasTransform(0.0),
+               norm_transform=T.ConstantNormTransform(1.0))  # one level is 1.0
     plain = list(DataLoader(bzna, (24, 32), 3, shuffle=True, seed=5, epochs=2,
-                            warp_transform=T.RandomResizedCrop()).as_numpy_iterator())
+                            warp_transform=T.RandomResizedCrop(), **raw).as_numpy_iterator())
     staged = list(DataLoader(bzna, (24, 32), 3, shuffle=True, seed=5, epochs=2,
                              warp_transform=T.RandomResizedCrop(), device="/CPU:0",
-                             decode="device"))
+                             decode="device", **raw))
     epochs = [set(tf.strings.to_number(i["key"], tf.int64).numpy()[:, 1]) for i, _ in staged]
     assert any(len(e) == 2 for e in epochs)
     for (x, _), (inputs, _) in zip(plain, staged):

@@ -285,3 +285,17 @@ def test_serialized_graph_is_small_and_holds_no_index(synthetic):
     assert len(graph) < 4096
     assert b"vid0003" not in graph  # the index is parsed by the kernel, not embedded
     assert synthetic["path"].encode() in graph
+
+
+def test_the_index_is_parsed_once_per_dataset(tmp_path):
+    # The constructor, every iterator and every pipeline built on one dataset object share the
+    # index parsed when it was made (tf.data re-creates the dataset op for each of them): with
+    # the .gmeta files gone, the dataset still reads, while a new dataset cannot.
+    g = make_gulp_dir(tmp_path / "g", 4, 2, 16, 16, 2)["path"]
+    ds = tf_gulp.GulpDataset(g, decode=False)
+    for meta in pathlib.Path(g).glob("meta_*.gmeta"):
+        meta.unlink()
+    assert len(list(ds)) == 4
+    assert len(list(ds.map(lambda e: e["id"]).batch(2))) == 2
+    with pytest.raises(tf.errors.NotFoundError):
+        tf_gulp.GulpDataset(g, decode=False)

@@ -386,6 +386,22 @@ def test_fsyncs(tmp_path, monkeypatch):
     assert names.count(tmp_path.name) >= 2   # the directory, after each rename
 
 
+def test_write_atomically_fsyncs_the_file_then_its_directory(tmp_path, monkeypatch):
+    # The one durable write (tf_gulp/_durable.py) that the ingest record, label2idx.json and the
+    # Benzina parts go through: the file, then (after the rename) its directory.
+    from tf_gulp._durable import write_atomically
+
+    if not os.path.exists("/proc/self/fd"):
+        pytest.skip("needs /proc to name fsynced files")
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")),
+                                                 real_fsync(fd))[1])
+    write_atomically(str(tmp_path / "x.json"), b"{}")
+    assert [os.path.basename(p) for p in synced] == ["x.json.tmp", tmp_path.name]
+    assert (tmp_path / "x.json").read_bytes() == b"{}"
+
+
 def test_killed_writer_leaves_only_tmp_files(tmp_path):
     script = textwrap.dedent(f"""
         import os, sys, numpy as np

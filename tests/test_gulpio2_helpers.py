@@ -4,7 +4,10 @@ tf_gulp.gulp.sanity_utils (docs/compat.md): the behaviours gulpio2's test suite 
 from __future__ import annotations
 
 import os
+import pathlib
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -161,3 +164,20 @@ def test_get_duplicate_entries_and_report(capsys):
     sanity_utils.check_for_failures({"message": "ANY", "failures": ["FAILURE"]})
     assert capsys.readouterr().out == ("Sanity Check: ANY\nTest passed\n"
                                        "Sanity Check: ANY\nTest failed for: ['FAILURE']\n")
+
+
+def test_the_readers_do_not_import_the_compatibility_modules():
+    # The gulp readers and writers keep their own settings (the JPEG quality): gulpio2's helper
+    # and adapter modules are imported only by code that asks for them.
+    code = ("import sys\n"
+            "from tf_gulp.gulp import GulpChunk, GulpDirectory, GulpIngestor\n"
+            "from tf_gulp.gulp.chunk import default_jpeg_quality\n"
+            "assert default_jpeg_quality() == 90\n"
+            "compat = {'tf_gulp.gulp.utils', 'tf_gulp.gulp.gulpio2_adapters'} & set(sys.modules)\n"
+            "assert not compat, compat\n"
+            "from tf_gulp.gulp import utils\n"
+            "utils._JPEG_WRITE_QUALITY = 100  # as gulpio2's tests do\n"
+            "assert default_jpeg_quality() == 100 and utils._JPEG_WRITE_QUALITY == 100\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=str(pathlib.Path(__file__).resolve().parents[1]))
+    assert result.returncode == 0, result.stderr

@@ -135,3 +135,27 @@ def test_gulp_datasets_of_directories_that_disagree_warn_naming_both(tmp_path):
     # Read with the training directory's map: no warning, and the labels are training's.
     ds = tf_gulp.GulpDataset(alone_g, label2idx=read_label2idx(train_g), decode=False)
     assert sorted(int(e["label"]) for e in ds) == [1, 2, 2]
+
+
+def test_label2idx_is_read_by_one_function_through_the_core(tmp_path, monkeypatch):
+    # GulpDataset's reading of label2idx.json (cc/gulp LoadLabelMap) is the only one: the Python
+    # readers, the class-list reader and the ingest command's check all go through
+    # tf_gulp.gulp.index.load_label_map.
+    from tf_gulp.cli import ingest as cli_ingest
+    from tf_gulp.gulp import index, label_maps
+
+    (tmp_path / "label2idx.json").write_text('{"a": 0}')
+    asked = []
+
+    class Core:
+        @staticmethod
+        def gulp_load_label_map(path):
+            asked.append(path)
+            return {"judged by the core": 7}
+
+    monkeypatch.setattr(index, "_core", lambda: Core)
+    expected = {"judged by the core": 7}
+    assert label_maps.read_label2idx(tmp_path) == expected
+    assert label_maps.read_class_list(tmp_path) == expected
+    assert cli_ingest._existing_label2idx(str(tmp_path)) == expected  # pylint: disable=protected-access
+    assert len(asked) == 3 and all(p.endswith("label2idx.json") for p in asked)

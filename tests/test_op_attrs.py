@@ -6,6 +6,8 @@ names the option and what it accepts; the public constructors' defaults agree wi
 from __future__ import annotations
 
 import inspect
+import re
+from pathlib import Path
 
 import pytest
 import tensorflow as tf
@@ -176,3 +178,40 @@ def test_max_clip_bytes_default_is_the_cores():
 
 def test_wrappers_name_the_ops():
     assert gulp_ops.OP_NAME == GULP and ffrecord_ops.OP_NAME == FFRECORD
+
+
+# TensorFlow's own dataset-op attrs: DatasetGraphDefBuilder::AddDataset writes them itself, so a
+# pass-through dataset op registers them by hand and no table holds them.
+_TF_DATASET_ATTRS = ("output_types", "output_shapes")
+_OPS_ROOT = Path(__file__).resolve().parents[1] / "tf_gulp" / "ops"
+
+
+def test_every_attr_is_declared_in_an_attr_table():
+    # An attr is written once, in a table (tf_gulp/ops/framework/attr_table.h) that registers it,
+    # reads it in the kernel and writes it to the graph: no `.Attr("...")` by hand in a
+    # registration and no `ctx->GetAttr` in a kernel (shape functions read attrs with
+    # `c->GetAttr`, from the registration).
+    by_hand = []
+    for path in sorted(_OPS_ROOT.rglob("*.cc")) + sorted(_OPS_ROOT.rglob("*.h")):
+        text = path.read_text()
+        for match in re.finditer(r'\.Attr\("(\w+)', text):
+            if match.group(1) not in _TF_DATASET_ATTRS:
+                by_hand.append(f"{path.relative_to(_OPS_ROOT)}: .Attr({match.group(1)!r})")
+        for match in re.finditer(r'ctx->GetAttr\("(\w+)"', text):
+            by_hand.append(f"{path.relative_to(_OPS_ROOT)}: ctx->GetAttr({match.group(1)!r})")
+    assert not by_hand, by_hand
+
+
+# The fused output stage (FusedWarpAttrs, tf_gulp/ops/image/fused_warp_args.h): one table, so the
+# three ops that decode fused with a warp register its attrs alike.
+_FUSED_OPS = (GULP, "TfGulp>DecodeJpegWarped", "TfGulp>DecodeHevcWarped")
+_FUSED_ATTRS = ("output_type", "warp", "output_height", "output_width", "bias", "norm")
+
+
+def test_fused_warp_attrs_are_one_declaration():
+    defs = {}
+    for op in _FUSED_OPS:
+        load_ops()
+        attrs = {a.name: a for a in op_def_registry.get(op).attr}
+        defs[op] = [attrs[name].SerializeToString(deterministic=True) for name in _FUSED_ATTRS]
+    assert defs[_FUSED_OPS[1]] == defs[_FUSED_OPS[0]] == defs[_FUSED_OPS[2]]

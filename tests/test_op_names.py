@@ -14,7 +14,7 @@ from tensorflow.python.framework import op_def_registry
 
 import tf_gulp
 from gulp_testing import make_gulp_dir
-from tf_gulp import _sharding
+from tf_gulp import _source_dataset
 from tf_gulp.ops import library
 
 NAMESPACE = "TfGulp>"
@@ -56,8 +56,8 @@ def test_dataset_graphs_record_the_namespaced_names(tmp_path):
     ops = {node.op for node in graph.node}
     assert {"TfGulp>GulpDataset", "TfGulp>EpochCountsDataset"} <= ops
     # The auto-shard check looks for the sources by these names.
-    assert set(_sharding.source_ops()) <= set(registered_op_names())
-    assert "TfGulp>GulpDataset" in _sharding.source_ops()
+    assert set(_source_dataset.source_ops()) <= set(registered_op_names())
+    assert "TfGulp>GulpDataset" in _source_dataset.source_ops()
 
 
 # Ops that start no dataset of tf_gulp's: element ops and datasets over another dataset.
@@ -78,7 +78,7 @@ def test_sources_are_found_from_their_registrations():
     from tf_gulp.ops import op_attrs
     assert set(op_attrs.source_ops()) == {
         "TfGulp>GulpDataset", "TfGulp>FFRecordDataset", "TfGulp>EpochDataset"}
-    unclassified = set(op_attrs.registered_ops()) - set(_sharding.source_ops()) - NOT_SOURCES
+    unclassified = set(op_attrs.registered_ops()) - set(_source_dataset.source_ops()) - NOT_SOURCES
     assert unclassified == set(), (
         f"{sorted(unclassified)}: a new op; if it starts a dataset, register the shared source "
         f"attrs (tf_gulp/ops/framework/source_attrs.h), else add it to NOT_SOURCES")

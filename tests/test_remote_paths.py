@@ -267,7 +267,7 @@ def test_python_readers_fetch_chunk_indexes_in_parallel(tmp_path):
     import threading
     import time
 
-    from tf_gulp import _core, _files
+    from tf_gulp import _core, _remote_core
     from tf_gulp.gulp.index import load_directory_index
 
     g = make_gulp_dir(tmp_path / "g", num_videos=16, frames_per_video=1, height=8, width=8,
@@ -300,11 +300,11 @@ def test_python_readers_fetch_chunk_indexes_in_parallel(tmp_path):
                 return f.read(size)
 
     slow = SlowFileSystem()
-    _files.use_remote_paths_in_core("ram://")  # so nothing replaces it while this test runs
+    _remote_core.use_remote_paths_in_core("ram://")  # so nothing replaces it while this test runs
     _core.set_remote_file_system(slow)
     try:
         chunks = load_directory_index("slow://" + g)
     finally:
-        _core.set_remote_file_system(_files._GFileSystem())
+        _core.set_remote_file_system(_remote_core._GFileSystem())
     assert [len(c["ids"]) for c in chunks] == [1] * 16
     assert slow.most_in_flight >= 4, slow.most_in_flight

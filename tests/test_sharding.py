@@ -6,6 +6,9 @@ warns once."""
 from __future__ import annotations
 
 import json
+import pathlib
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -16,7 +19,7 @@ import tf_gulp
 import tf_gulp.ops
 from ffrecord_testing import ffrecord_bytes, sample_records
 from gulp_testing import make_gulp_dir
-from tf_gulp import _sharding
+from tf_gulp import _source_dataset
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +134,7 @@ def test_ffrecord_shard_never_reads_other_shares(tmp_path):
 def test_auto_shard_warns_once(gulp_dir, ffr_path, monkeypatch):
     from tensorflow.python.distribute import input_ops
 
-    monkeypatch.setattr(_sharding, "_warned", False)
+    monkeypatch.setattr(_source_dataset, "_warned", False)
     plain = tf.data.Dataset.range(10).map(lambda x: x + 1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -144,6 +147,22 @@ def test_auto_shard_warns_once(gulp_dir, ffr_path, monkeypatch):
     assert len(messages) == 1
     assert "every worker would read and decode the whole dataset" in messages[0]
     assert ".shard(ctx.num_input_pipelines, ctx.input_pipeline_id)" in messages[0]
+
+
+def test_importing_patches_nothing_the_first_source_installs_the_warning(ffr_path):
+    # Importing tf_gulp (and its dataset modules) leaves TensorFlow as it is; the auto-shard
+    # warning is installed when the first source is made.
+    code = (
+        "import tensorflow as tf\n"
+        "from tensorflow.python.distribute import input_ops\n"
+        "import tf_gulp, tf_gulp.gulp.dataset, tf_gulp.ffrecord.dataset, tf_gulp.bzna.dataset\n"
+        "wrapped = lambda: getattr(input_ops.auto_shard_dataset, '_tf_gulp_wrapped', False)\n"
+        "assert not wrapped(), 'patched at import'\n"
+        f"tf_gulp.FFRecordDataset({ffr_path!r})\n"
+        "assert wrapped(), 'not installed by the first dataset'\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=str(pathlib.Path(__file__).resolve().parents[1]))
+    assert result.returncode == 0, result.stderr[-2000:]
 
 
 @pytest.mark.parametrize("fmt", ["gulp", "ffrecord"])

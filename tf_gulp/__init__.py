@@ -5,44 +5,25 @@
 
 Importing tf_gulp registers its ops with TensorFlow (now, or when TensorFlow is imported), so a
 SavedModel, a tf.data service worker or any other saved graph that uses them loads after a plain
-``import tf_gulp`` (tf_gulp/_op_registration.py); it does not import TensorFlow itself.
+``import tf_gulp`` (tf_gulp/ops/library.py); it does not import TensorFlow itself.
 """
 
-from typing import Any
-
-from tf_gulp import _op_registration
+from tf_gulp._lazy import lazy_exports
+from tf_gulp.ops import library as _library
 
 __version__ = "0.1.0"
 
-__all__ = ["BenzinaDataset", "FFRecordDataset", "GulpDataset", "keep_epoch_counts", "__version__"]
+__all__ = ["BenzinaDataset", "FFRecordDataset", "GulpDataset", "keep_epoch_counts", "transforms",
+           "__version__"]
 
-_op_registration.install()
+_library.install()
 
 
-def __getattr__(name: str) -> Any:
-    # Lazy, so `import tf_gulp.gulp` (writers, readers) works without TensorFlow.
-    if name == "GulpDataset":
-        from tf_gulp.gulp.dataset import GulpDataset
-
-        globals()["GulpDataset"] = GulpDataset
-        return GulpDataset
-    if name == "FFRecordDataset":
-        from tf_gulp.ffrecord.dataset import FFRecordDataset
-
-        globals()["FFRecordDataset"] = FFRecordDataset
-        return FFRecordDataset
-    if name == "BenzinaDataset":
-        from tf_gulp.bzna.dataset import BenzinaDataset
-
-        globals()["BenzinaDataset"] = BenzinaDataset
-        return BenzinaDataset
-    if name == "transforms":
-        import tf_gulp.transforms as transforms
-
-        return transforms
-    if name == "keep_epoch_counts":
-        from tf_gulp.epochs import keep_epoch_counts
-
-        globals()["keep_epoch_counts"] = keep_epoch_counts
-        return keep_epoch_counts
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Lazy, so `import tf_gulp.gulp` (writers, readers) works without TensorFlow.
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "GulpDataset": "tf_gulp.gulp.dataset",
+    "FFRecordDataset": "tf_gulp.ffrecord.dataset",
+    "BenzinaDataset": "tf_gulp.bzna.dataset",
+    "keep_epoch_counts": "tf_gulp.epochs",
+    "transforms": "tf_gulp.transforms:",
+}, __all__)

@@ -32,7 +32,7 @@ import os
 from typing import Any, Callable, Collection, Optional, Tuple
 
 __all__ = ["WrongTypeError", "boolean", "choice", "cli_int", "integer", "integer_list",
-           "optional_callable", "optional_integer", "path", "real", "seed", "string"]
+           "one_of", "optional_callable", "optional_integer", "path", "real", "seed", "string"]
 
 #: The range of an int64 attr (the ops' ``seed``): what a seed may be.
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
@@ -126,7 +126,8 @@ def string(value: Any, name: str, *, what: str = "", none: bool = False) -> Opti
     return value
 
 
-def _one_of(values: Collection[Any]) -> str:
+def one_of(values: Collection[Any]) -> str:
+    """``'a', 'b' or 'c'``: the allowed values as a message lists them."""
     quoted = [repr(v) for v in values]
     return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
@@ -139,7 +140,7 @@ def choice(value: Any, name: str, allowed: Collection[Any], *, what: str = "") -
             return value
         if is_integer(option) and is_integer(value) and value == option:
             return int(value)
-    raise ValueError(f"{what}{name} must be {_one_of(allowed)}, got {value!r}")
+    raise ValueError(f"{what}{name} must be {one_of(allowed)}, got {value!r}")
 
 
 def integer_list(value: Any, name: str, *, what: str = "") -> list:

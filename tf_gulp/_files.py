@@ -11,12 +11,12 @@ files of TensorFlow's file systems: :func:`is_remote` tells them apart, :func:`a
 as they are, and :func:`open_binary` / :func:`read_regular` read them through ``tf.io.gfile`` (the
 C++ core reads them through ``tensorflow::Env``, see ``cc/io/file_system.h``).
 
-Also: JSON parsing whose nesting depth is bounded by the interpreter, not by the input.
+(Beside it, by job: ``tf_gulp/_json.py``, JSON parsing whose depth the interpreter bounds;
+``tf_gulp/_remote_core.py``, the bridge that lets ``tf_gulp._core`` read those remote paths.)
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -24,8 +24,8 @@ import threading
 from typing import Any, BinaryIO, Optional, Type, Union
 
 __all__ = ["PositionalReader", "absolute", "check_regular_file", "exists", "file_kind", "file_size",
-           "isdir", "is_remote", "join", "loads_json", "open_binary", "open_regular",
-           "read_regular", "use_remote_paths_in_core"]
+           "isdir", "is_remote", "join", "open_binary", "open_regular",
+           "read_regular"]
 
 # "scheme://": a letter, then letters, digits, '+', '-' or '.' (RFC 3986), as cc/io/file_system.cc.
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -158,67 +158,6 @@ def read_regular(path: str, error: Type[Exception] = ValueError) -> bytes:
     """The whole contents of the regular file ``path``, local or remote (:func:`open_binary`)."""
     with open_binary(path, error) as f:
         return f.read()
-
-
-def loads_json(data: Any, **kwargs: Any) -> Any:
-    """``json.loads(data, **kwargs)``, raising ``ValueError`` (not ``RecursionError``) for input
-    nested deeper than the interpreter's recursion limit allows (e.g. ``[[[[...`` 300,000 deep).
-
-    Python's JSON parser recurses once per nesting level, and every level is counted against
-    ``sys.getrecursionlimit()``: the depth it reaches is bounded by that limit, not by the input.
-    """
-    try:
-        return json.loads(data, **kwargs)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply (more levels than Python's recursion limit "
-                         "allows)") from None
-
-
-class _GFileSystem:
-    """The file-system object ``tf_gulp._core`` reads non-local paths through
-    (``tf_gulp/pybind/python_file_system.h``): TensorFlow's file systems via ``tf.io.gfile``."""
-
-    def stat(self, path: str) -> "tuple[bool, int, int]":
-        import tensorflow as tf
-
-        try:
-            st = tf.io.gfile.stat(path)
-        except tf.errors.NotFoundError:
-            # Some stores (ram://) know directories only by what is in them.
-            if tf.io.gfile.isdir(path):
-                return True, 0, 0
-            raise FileNotFoundError(f"{path}: no such file or directory") from None
-        return bool(st.is_directory), int(st.length), int(st.mtime_nsec)
-
-    def listdir(self, path: str) -> "list[str]":
-        import tensorflow as tf
-
-        return [name.rstrip("/") for name in tf.io.gfile.listdir(path)]
-
-    def read(self, path: str, offset: int, size: int) -> bytes:
-        import tensorflow as tf
-
-        with tf.io.gfile.GFile(path, "rb") as f:
-            f.seek(offset)
-            return f.read(size)
-
-
-_core_file_system_lock = threading.Lock()
-_core_file_system_set = False
-
-
-def use_remote_paths_in_core(path: Union[str, bytes, os.PathLike]) -> None:
-    """Lets ``tf_gulp._core`` (which has no TensorFlow) read ``path`` when it is remote, by handing
-    it :class:`_GFileSystem` once per process. Local paths need nothing."""
-    global _core_file_system_set
-    if _core_file_system_set or not is_remote(path):
-        return
-    with _core_file_system_lock:
-        if not _core_file_system_set:
-            from tf_gulp import _core
-
-            _core.set_remote_file_system(_GFileSystem())
-            _core_file_system_set = True
 
 
 class PositionalReader:

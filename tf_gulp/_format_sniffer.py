@@ -11,9 +11,9 @@ from typing import Optional
 def wrong_reader_message(path: str, reader_wants: str, reads: str) -> Optional[str]:
     """``"<path> is <what it is>, not <reader_wants>: <what reads it>"`` when the sniffer knows
     `path` as a format other than `reads` (its name, e.g. ``"a gulp directory"``), else None."""
-    from tf_gulp._core import sniff_path
+    from tf_gulp._runtime_libs import import_core  # the one accessor of tf_gulp._core
 
-    name, advice = sniff_path(os.fspath(path))
+    name, advice = import_core().sniff_path(os.fspath(path))
     if not advice or name == reads:
         return None
     return f"{path} is {name}, not {reader_wants}: {advice}"

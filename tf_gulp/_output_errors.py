@@ -98,21 +98,3 @@ def writing_output(path: Union[str, os.PathLike], hint: str = "") -> Iterator[No
         raise
     except OSError as e:
         raise output_error(e, path, hint) from e
-
-
-def write_atomically(path: str, data: bytes, tmp: Optional[str] = None) -> None:
-    """``data`` into ``tmp`` (default ``path + ".tmp"``), fsynced and renamed to ``path``, so that
-    a reader sees the old file or the whole new one. A failed write is an :class:`OutputError`
-    naming ``path`` and leaves ``path`` as it was and no temporary file."""
-    tmp = tmp or path + ".tmp"
-    with writing_output(path):
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise

@@ -132,7 +132,7 @@ def names_by_index(label2idx: Mapping[str, int]) -> List[Optional[str]]:
 def write_label2idx(directory: str, class_names: Iterable[str]) -> str:
     """Writes ``directory/label2idx.json`` (``{name: index}``, the table GulpDataset and
     FFRecordDataset read their ``class_names`` from) atomically; returns its path."""
-    from tf_gulp._output_errors import write_atomically  # pylint: disable=import-outside-toplevel
+    from tf_gulp._durable import write_atomically  # pylint: disable=import-outside-toplevel
 
     path = os.path.join(directory, LABEL_TABLE)
     table = {name: i for i, name in enumerate(class_names)}

@@ -63,7 +63,10 @@ __all__ = [
     "kernel_vector",
 ]
 
-# ImageNet's RGB mean (0.485, 0.456, 0.406) * 255 and 1 / (std (0.229, 0.224, 0.225) * 255).
+# ImageNet's RGB mean (0.485, 0.456, 0.406) * 255 and 1 / (std (0.229, 0.224, 0.225) * 255): the
+# one default of bias and norm, ConstantBiasTransform()'s and ConstantNormTransform()'s, which
+# tf_gulp.bzna.DataLoader uses when given none. The ops (similarity_warp, decode_*_warped) and
+# GulpDataset(shape=...) apply no normalization unless given bias= / norm=.
 IMAGENET_MEAN = (123.675, 116.28, 103.53)
 IMAGENET_NORM = (1.0 / 58.395, 1.0 / 57.12, 1.0 / 57.375)
 
@@ -399,12 +402,13 @@ def kernel_transform(warp) -> List[float]:
 
 
 def kernel_warp_attrs(shape, warp, dtype: str, bias, norm, what: str = "", color=None) -> dict:
-    """The attrs of a kernel that decodes fused with a warp (``output_height``, ``output_width``,
-    ``warp``, ``bias``, ``norm``, and ``color`` when given), its output options checked by
-    :func:`tf_gulp._args.warp_output` (messages prefixed by ``what``); the caller adds the output
-    type in its op's spelling."""
+    """The attrs of the fused output stage (``output_type``, ``warp``, ``output_height``,
+    ``output_width``, ``bias``, ``norm``, and ``color`` when given: one table for the three ops
+    that have it, ``tf_gulp/ops/image/fused_warp_args.h``), its output options checked by
+    :func:`tf_gulp._args.warp_output` (messages prefixed by ``what``)."""
     height, width = A.warp_output(shape, dtype, bias, norm, what)
-    attrs = dict(warp=kernel_transform(warp), output_height=height, output_width=width,
+    attrs = dict(output_type=tf.float32 if dtype == "float32" else tf.uint8,
+                 warp=kernel_transform(warp), output_height=height, output_width=width,
                  bias=kernel_vector(bias, "bias"), norm=kernel_vector(norm, "norm"))
     color_params = kernel_color(color, what)
     if color_params:  # left out when empty: the attr's default, and graphs stay as they were

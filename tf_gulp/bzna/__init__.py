@@ -9,37 +9,23 @@
   reading with tf.data (imported on first use);
 - :class:`WarpOnDevice`, :func:`warp_on_device`: the warp in the training step, on a GPU, for
   ``DataLoader(..., device="/GPU:0")`` (docs/gpu.md);
-- :mod:`tf_gulp.bzna.transforms`: warp / bias / norm transforms for
-  :func:`tf_gulp.ops.similarity_warp`.
+- the warp / bias / norm transforms are :mod:`tf_gulp.transforms` (one module for every format).
 
 See docs/benzina.md.
 """
 
-from typing import Any
-
-from tf_gulp.bzna.container import describe, read_container
-from tf_gulp.bzna.create import create_dataset
+from tf_gulp._lazy import lazy_exports
 
 __all__ = ["BenzinaDataset", "ClassificationDataset", "DataLoader", "ImageNet", "WarpOnDevice",
            "create_dataset", "describe", "read_container", "warp_on_device"]
 
-_DATASET_NAMES = ("BenzinaDataset", "ClassificationDataset", "DataLoader", "ImageNet")
-_ON_DEVICE_NAMES = ("WarpOnDevice", "warp_on_device")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _ON_DEVICE_NAMES:
-        import importlib
-
-        value = getattr(importlib.import_module("tf_gulp.bzna.on_device"), name)
-        globals()[name] = value
-        return value
-    if name in _DATASET_NAMES or name == "transforms":
-        import importlib
-
-        module = importlib.import_module(
-            "tf_gulp.bzna.transforms" if name == "transforms" else "tf_gulp.bzna.dataset")
-        value = module if name == "transforms" else getattr(module, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Lazy: the datasets import TensorFlow, the reader and writer the C++ core; `tf-gulp bzna`'s
+# options (tf_gulp.bzna._x265) need neither.
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "describe": "tf_gulp.bzna.container",
+    "read_container": "tf_gulp.bzna.container",
+    "create_dataset": "tf_gulp.bzna.create",
+    **{name: "tf_gulp.bzna.dataset"
+       for name in ("BenzinaDataset", "ClassificationDataset", "DataLoader", "ImageNet")},
+    **{name: "tf_gulp.bzna.on_device" for name in ("WarpOnDevice", "warp_on_device")},
+}, __all__)

@@ -17,8 +17,10 @@ import json
 import struct
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from tf_gulp import _core
-from tf_gulp._files import use_remote_paths_in_core
+from tf_gulp._runtime_libs import import_core
+from tf_gulp._remote_core import use_remote_paths_in_core
+
+_core = import_core()  # tf_gulp._core, through its one accessor
 
 TIMESCALE = 20
 # The reference ImageNet file's splits: test = the last 100000 entries, val = the 50000 before,

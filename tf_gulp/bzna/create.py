@@ -38,11 +38,14 @@ import numpy as np
 
 from tf_gulp._progress import progress_bar
 from tf_gulp import _args as A
-from tf_gulp import _core
-from tf_gulp._x265 import DEFAULT_CRF, REFERENCE_CRF, X265_CRF_RANGE, X265_PRESETS
-from tf_gulp._output_errors import OutputError, write_atomically, writing_output
+from tf_gulp._runtime_libs import import_core
+from tf_gulp.bzna._x265 import DEFAULT_CRF, REFERENCE_CRF, X265_CRF_RANGE, X265_PRESETS
+from tf_gulp._durable import replace_durably, write_atomically
+from tf_gulp._output_errors import OutputError, writing_output
 from tf_gulp.bzna import container as C
 from tf_gulp.class_folders import class_folder_names, scan_class_folders, warn_empty_classes
+
+_core = import_core()  # tf_gulp._core, through its one accessor
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".ppm")
 SPLITS = ("train", "val", "test")
@@ -413,16 +416,11 @@ def _assemble(entries: Sequence[Entry], classes: Sequence[str], parts: Sequence[
         try:
             _write_container(tmp, head, payload_size, parts, sizes, entries, names, classes,
                              base)
-            os.replace(tmp, output)
+            replace_durably(tmp, output)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        dir_fd = os.open(os.path.dirname(os.path.abspath(output)), os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
     _remove_parts(parts_dir)
     return _summary(entries, classes, output)
 

@@ -18,11 +18,11 @@ import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops
 
 from tf_gulp import _args as A
-from tf_gulp import _core
+from tf_gulp._runtime_libs import import_core
 from tf_gulp._files import absolute, check_regular_file
 from tf_gulp._format_sniffer import wrong_reader_message
-from tf_gulp._sharding import as_int, check_shard
-from tf_gulp._source_dataset import ShardsItself
+from tf_gulp._source_dataset import (ShardsItself, as_int, check_shard, require_shared_seed,
+                                     source_made, source_seed)
 from tf_gulp.class_folders import ClassTable
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
@@ -33,6 +33,8 @@ from tf_gulp.ops.bzna.hevc_ops import (decode_hevc, decode_hevc_warped, hevc_sam
                                   nvdec_unavailable_reason)
 from tf_gulp.ops.op_attrs import check_attr
 from tf_gulp.ops.image.warp_ops import similarity_transform_matrices, similarity_warp
+
+_core = import_core()  # tf_gulp._core, through its one accessor
 
 IMAGENET_TEST = container.IMAGENET_TEST
 IMAGENET_VAL = container.IMAGENET_VAL
@@ -51,22 +53,25 @@ def _container(path: str) -> container.Container:
         raise tf.errors.InvalidArgumentError(None, None, str(e)) from None
 
 
-def _check_common(what: str, split, track: str, shuffle, seed, splits) -> Tuple[bool, int]:
-    """The arguments BenzinaDataset and DataLoader share: (shuffle, seed) checked."""
+def _check_common(what: str, split, track: str, shuffle, seed, splits, *,
+                  draw: bool) -> Tuple[bool, int, bool]:
+    """The arguments BenzinaDataset and DataLoader share: (shuffle, seed, seed given) checked; a
+    seed of None is drawn at random where something is random (`draw`), as the other sources
+    do (:func:`tf_gulp._source_dataset.source_seed`)."""
     A.string(split, "split", what=what, none=True)
     A.choice(track, "track", TRACKS, what=what)
     shuffle = A.boolean(shuffle, "shuffle", what=what)
-    seed = A.seed(seed, what=what, none=False)
+    seed, seed_given = source_seed(seed, what, draw=draw or shuffle)
     if splits is not None and not isinstance(splits, Mapping):
         raise A.WrongTypeError(f"{what}splits must be a mapping {{name: (start, stop)}} or None, "
                                f"got {splits!r} ({type(splits).__name__})")
-    return shuffle, seed
+    return shuffle, seed, seed_given
 
 
 def _transform(value, name: str, what: str):
     T._check_transform_instance(value, name, what)  # pylint: disable=protected-access
     return A.optional_callable(value, name, what=what,
-                               example=f"tf_gulp.bzna.transforms.{_TRANSFORM_EXAMPLES[name]}")
+                               example=f"tf_gulp.transforms.{_TRANSFORM_EXAMPLES[name]}")
 
 
 _TRANSFORM_EXAMPLES = {"warp_transform": "RandomResizedCrop()",
@@ -174,8 +179,11 @@ class BenzinaSource(ClassTable, ShardsItself, dataset_ops.DatasetV2):
     def __init__(self, path: str, start: int, stop: int, track: str, shuffle: bool, seed: int,
                  epoch: int, crop: str, decode: bool, selection: Selection = (),
                  counter: Optional[str] = None, split_per_entry: bool = True,
+                 seed_given: bool = True,
                  class_names: Optional[Sequence[str]] = None) -> None:
+        source_made()
         self._args = (path, start, stop, track, shuffle, seed, epoch, crop, decode)
+        self._seed_given = bool(seed_given)
         self._class_names = None if class_names is None else tuple(class_names)
         self._split_per_entry = bool(split_per_entry)
         self._selection = tuple(selection)
@@ -215,7 +223,7 @@ class BenzinaSource(ClassTable, ShardsItself, dataset_ops.DatasetV2):
     def _with(self, op: Tuple[int, ...]) -> "BenzinaSource":
         return BenzinaSource(*self._args, selection=self._selection + (op,),
                              counter=self._counter, split_per_entry=self._split_per_entry,
-                             class_names=self._class_names)
+                             seed_given=self._seed_given, class_names=self._class_names)
 
     def skip(self, count, name=None) -> tf.data.Dataset:
         known = as_int(count)
@@ -231,11 +239,13 @@ class BenzinaSource(ClassTable, ShardsItself, dataset_ops.DatasetV2):
 
     def _own_shard(self, num_shards: int, index: int) -> tf.data.Dataset:
         check_shard(num_shards, index)
+        require_shared_seed("BenzinaDataset", bool(self._args[4]), self._seed_given)
         return self._with(("shard", num_shards, index))
 
 
 def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
-                   track: str = "bzna_input", *, shuffle: bool = False, seed: int = 0,
+                   track: str = "bzna_input", *, shuffle: bool = False,
+                   seed: Optional[int] = None,
                    epoch: int = 0, crop: str = "clean", decode: bool = True,
                    splits: Optional[Mapping[str, Sequence[int]]] = None,
                    split_per_entry: bool = True) -> "BenzinaSource":
@@ -248,7 +258,9 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
         table when tf_gulp wrote it, else the reference ImageNet ranges (see :func:`split_range`).
       track: "bzna_input" (the full image) or "bzna_thumb" (the thumbnail, longer side <= 512;
         decoded from the per-image MP4).
-      shuffle, seed, epoch: a full shuffle of the split, a pure function of (seed, epoch). Each
+      shuffle, seed, epoch: a full shuffle of the split, a pure function of (seed, epoch); the
+        seed defaults to a random one, as for the other sources (give one to shard a shuffled
+        dataset or to repeat a run). Each
         pass over the dataset (each iterator, ``repeat()`` pass or Keras epoch) is the next epoch,
         starting from `epoch`; iterator checkpoints restore it.
       crop: "clean" (the image without Benzina's padding) or "full" (the coded frame).
@@ -274,7 +286,8 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
     """
     what = "BenzinaDataset: "
     path = A.path(path, "path", what=what)
-    shuffle, seed = _check_common(what, split, track, shuffle, seed, splits)
+    shuffle, seed, seed_given = _check_common(what, split, track, shuffle, seed, splits,
+                                              draw=False)
     epoch = A.integer(epoch, "epoch", minimum=0, what=what)
     check_attr("TfGulp>DecodeHevc", "crop", crop, what=what)
     decode = A.boolean(decode, "decode", what=what)
@@ -291,7 +304,7 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
     start, stop = file.split_range(split, splits)
     classes = (file.metadata or {}).get("classes")
     return BenzinaSource(path, start, stop, track, shuffle, seed, epoch, crop, decode,
-                         split_per_entry=split_per_entry,
+                         split_per_entry=split_per_entry, seed_given=seed_given,
                          class_names=[str(c) for c in classes] if classes else None)
 
 
@@ -321,7 +334,7 @@ def ImageNet(root: Union[str, os.PathLike], split: str = "train", **kwargs) -> t
 
 def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                batch_size: int = 256, *, split: Optional[str] = None, shuffle: bool = False,
-               seed: int = 0, epochs: Optional[int] = 1, start_epoch: int = 0,
+               seed: Optional[int] = None, epochs: Optional[int] = 1, start_epoch: int = 0,
                warp_transform=None, bias_transform=None, norm_transform=None,
                track: str = "bzna_input", drop_remainder: bool = False,
                splits: Optional[Mapping[str, Sequence[int]]] = None,
@@ -335,9 +348,11 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     ``element_key(seed, epoch, index)``: results do not depend on thread timing, and epoch e is the
     same whether it is reached by one run or after a restart with ``start_epoch=e``.
 
-    Defaults: the whole image resized to `shape` (no crop), bias 0, norm 1. For ImageNet training:
-    ``warp_transform=RandomResizedCrop(), bias_transform=ConstantBiasTransform(),
-    norm_transform=ConstantNormTransform()``; for evaluation ``CenterResizedCrop()``.
+    Defaults: the whole image resized to `shape` (no crop), and ``ConstantBiasTransform()`` /
+    ``ConstantNormTransform()``: the one default of bias and norm, documented in
+    :mod:`tf_gulp.transforms` (ImageNet's normalization). For ImageNet training:
+    ``warp_transform=RandomResizedCrop()``; for evaluation ``CenterResizedCrop()``; for float
+    pixels on the 0-255 scale, ``ConstantBiasTransform(0.0)`` and ``ConstantNormTransform(1.0)``.
 
     On the CPU, when `warp_transform` is a :mod:`tf_gulp.transforms` SimilarityTransform family
     member or ConstantWarpTransform and bias / norm are constants (the defaults), decoding and
@@ -388,16 +403,18 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     path = absolute(A.path(path, "path", what=what))
     shape = A.output_shape(shape, what)
     batch_size = A.integer(batch_size, "batch_size", minimum=1, what=what)
-    shuffle, seed = _check_common(what, split, track, shuffle, seed, splits)
+    # The warps are random even without a shuffle: a seed of None is drawn.
+    shuffle, seed, _ = _check_common(what, split, track, shuffle, seed, splits, draw=True)
     epochs = A.optional_integer(epochs, "epochs", minimum=1, what=what)
     start_epoch = A.integer(start_epoch, "start_epoch", minimum=0, what=what)
     drop_remainder = A.boolean(drop_remainder, "drop_remainder", what=what)
     warp_transform = (_transform(warp_transform, "warp_transform", what)
                       or T.SimilarityTransform(resize=True))
+    # The one default of bias and norm: the Constant*Transforms' (tf_gulp.transforms).
     bias_transform = (_transform(bias_transform, "bias_transform", what)
-                      or T.ConstantBiasTransform((0.0, 0.0, 0.0)))
+                      or T.ConstantBiasTransform())
     norm_transform = (_transform(norm_transform, "norm_transform", what)
-                      or T.ConstantNormTransform((1.0, 1.0, 1.0)))
+                      or T.ConstantNormTransform())
     if decode not in ("auto", "device", "host"):
         raise ValueError(f"{what}decode={decode!r}: expected 'auto', 'device' or 'host'")
     if decode == "device" and device is None:
@@ -410,89 +427,130 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
         on_device = decode == "device" or (decode == "auto" and device.startswith("/GPU")
                                            and not nvdec_unavailable_reason())
     start, stop = split_range(path, split, splits)
-
-    # Transforms the kernels can draw are drawn in C++ on every path (decode_hevc_warped on the
-    # CPU, similarity_transform_matrices for a warp on a device), so one seed gives one set of
-    # crops wherever the loader warps.
-    drawn_in_cpp = _fusable(warp_transform, bias_transform, norm_transform)
-    fused = device is None and drawn_in_cpp
+    plan = _LoaderPlan(path=path, shape=shape, track=track, shuffle=shuffle, seed=seed,
+                       warp=warp_transform, bias=bias_transform, norm=norm_transform,
+                       color=color_transform, device=device, on_device=on_device)
     T.kernel_color(color_transform, what)  # checked here, before any graph is built
-    if color_transform is not None and not fused:
+    if color_transform is not None and not plan.fused:
         raise ValueError(f"{what}color_transform runs in decode_hevc_warped's CPU kernel only: "
                          f"it needs device=None and a warp / bias / norm the kernel can draw "
                          f"(tf_gulp.transforms' SimilarityTransform family, constant bias and "
                          f"norm)")
-
-    @tf.autograph.experimental.do_not_convert
-    def one_epoch(epoch):
-        ds = _epoch(path, start, stop, track, shuffle, seed, epoch, "clean",
-                    not (fused or on_device), name_samples=on_device)
-        if fused:
-            # On the CPU: decode + warp in one op (decode_hevc_warped), the transform drawn in
-            # C++ from (seed, epoch, index); only what the crop samples is converted to RGB.
-            @tf.autograph.experimental.do_not_convert
-            def decode_warp(x):
-                what = tf.strings.join([path, ": sample ", tf.strings.as_string(x["index"])])
-                image = decode_hevc_warped(
-                    x["sample"], shape, warp_transform, seed=seed, epoch=epoch,
-                    elements=x["index"], dtype="float32", bias=bias_transform,
-                    norm=norm_transform, what=what, track=track, color=color_transform)
-                return image, x["label"]
-
-            return ds.map(decode_warp, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-
-        @tf.autograph.experimental.do_not_convert
-        def warp(x):
-            key = T.element_key(seed, epoch, x["index"])
-            if on_device:  # decoded and warped in the step by WarpOnDevice: size from the MP4
-                size = hevc_sample_size(x["sample"], track=track, crop="clean", what=x["what"])
-            else:
-                size = tf.shape(x["image"], out_type=tf.int32)[:2]
-            if drawn_in_cpp:  # the matrix the CPU path's fused kernel draws: the same crops
-                matrix = similarity_transform_matrices(size, shape, warp_transform, seed=seed,
-                                                       epoch=epoch, elements=x["index"])
-            else:
-                matrix = warp_transform(size, shape, key)
-            if device is not None:  # warped (and, on_device, decoded) in the step by WarpOnDevice
-                params = {"size": size, "matrix": tf.convert_to_tensor(matrix, tf.float32),
-                          "bias": _per_channel(bias_transform(key)),
-                          "norm": _per_channel(norm_transform(key))}
-                if on_device:
-                    if drawn_in_cpp:  # the key decode_hevc_warped draws from (WarpOnDevice)
-                        params["key"] = tf.strings.as_string(tf.stack(
-                            [tf.constant(seed, tf.int64), tf.cast(epoch, tf.int64),
-                             tf.cast(x["index"], tf.int64)]))
-                    return {"sample": x["sample"], "what": x["what"], **params}, x["label"]
-                return {"image": x["image"], **params}, x["label"]
-            image = similarity_warp(x["image"], matrix, shape, bias_transform(key),
-                                    norm_transform(key))
-            return image, x["label"]
-
-        return ds.map(warp, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-
-    if epochs is None:
-        epochs_ds = tf.data.Dataset.counter(start_epoch)
-    else:
-        # Each pass over the loader (iterator, Keras epoch) covers the next `epochs` epochs.
-        epochs_ds = EpochDataset(path).flat_map(
-            lambda p: tf.data.Dataset.range(start_epoch + p * epochs,
-                                            start_epoch + (p + 1) * epochs))
-    # flat_map hides the count from tf.data (cardinality -2, and Keras then warns that the input
-    # ran out of data); it is known: every epoch reads the whole range. Stated, not asserted, as
-    # BenzinaSource does (a tf.data service worker yields only its splits).
-    if epochs is None:
-        if stop == start:  # an endless loader of empty epochs would never yield
-            raise ValueError(f"{what}{path}: the split [{start}, {stop}) is empty; with "
-                             f"epochs=None the loader would never yield a batch")
-        count = tf.data.INFINITE_CARDINALITY
-    else:
-        count = epochs * (stop - start)
-    ds = KnownCardinalityDataset(epochs_ds.flat_map(one_epoch), count)
-    if device is not None and not on_device:  # pictures of different sizes: padded, with sizes
+    epochs_ds, count = _epoch_numbers(what, path, start, stop, epochs, start_epoch)
+    ds = KnownCardinalityDataset(
+        epochs_ds.flat_map(tf.autograph.experimental.do_not_convert(
+            lambda epoch: plan.one_epoch(start, stop, epoch))), count)
+    if plan.padded:  # pictures of different sizes: padded, with their sizes
         ds = ds.padded_batch(batch_size, drop_remainder=drop_remainder)
     else:
         ds = ds.batch(batch_size, drop_remainder=drop_remainder)
     return ds.prefetch(tf.data.AUTOTUNE)
+
+
+class _LoaderPlan:
+    """What DataLoader does with each entry of an epoch, by where each step runs:
+
+    - **source**: the epoch's entries (:func:`_epoch`), decoded in tf.data unless decoding is
+      fused with the warp (``fused``) or moved to the device (``on_device``);
+    - **decode + warp placement**, one of three: ``fused`` (no device: ``decode_hevc_warped``,
+      decode and warp in one op, the transform drawn in C++), ``in tf.data`` (no device,
+      transforms only Python can draw: ``decode_hevc`` then ``similarity_warp``), or ``for the
+      device`` (a device: the warp, and with ``on_device`` the decoding, run in the step by
+      ``WarpOnDevice``; tf.data gives the inputs and each picture's matrix, bias and norm).
+
+    A colour transform (``color``) runs only in the fused kernel; DataLoader refuses it on the
+    other placements.
+
+    Transforms the kernels can draw (``drawn_in_cpp``) are drawn in C++ on every path
+    (``similarity_transform_matrices`` where the warp is not fused), so one seed gives one set of
+    crops wherever the loader warps."""
+
+    def __init__(self, *, path, shape, track, shuffle, seed, warp, bias, norm, color, device,
+                 on_device) -> None:
+        self.path, self.shape, self.track = path, shape, track
+        self.shuffle, self.seed = shuffle, seed
+        self.warp, self.bias, self.norm = warp, bias, norm
+        self.color = color  # ColorJitter / RandomGrayscale: the fused path's kernel only
+        self.device, self.on_device = device, on_device
+        self.drawn_in_cpp = _fusable(warp, bias, norm)
+        self.fused = device is None and self.drawn_in_cpp
+        # Decoded on the host and warped on a device: pictures of different sizes in a batch.
+        self.padded = device is not None and not on_device
+
+    @tf.autograph.experimental.do_not_convert
+    def one_epoch(self, start: int, stop: int, epoch) -> tf.data.Dataset:
+        """The epoch's entries (the source), each mapped by the placement's step."""
+        ds = _epoch(self.path, start, stop, self.track, self.shuffle, self.seed, epoch, "clean",
+                    not (self.fused or self.on_device), name_samples=self.on_device)
+        if self.fused:
+            step = lambda x: self._decode_and_warp(x, epoch)  # noqa: E731
+        elif self.device is not None:
+            step = lambda x: self._inputs_for_device(x, epoch)  # noqa: E731
+        else:
+            step = lambda x: self._warp_in_tf_data(x, epoch)  # noqa: E731
+        return ds.map(tf.autograph.experimental.do_not_convert(step),
+                      num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+    def _decode_and_warp(self, x, epoch):
+        """Fused, on the CPU: decode + warp in one op, the transform drawn in C++ from (seed,
+        epoch, index); only what the crop samples is converted to RGB."""
+        what = tf.strings.join([self.path, ": sample ", tf.strings.as_string(x["index"])])
+        image = decode_hevc_warped(
+            x["sample"], self.shape, self.warp, seed=self.seed, epoch=epoch,
+            elements=x["index"], dtype="float32", bias=self.bias, norm=self.norm, what=what,
+            track=self.track, color=self.color)
+        return image, x["label"]
+
+    def _matrix(self, x, epoch, size):
+        if self.drawn_in_cpp:  # the matrix the CPU path's fused kernel draws: the same crops
+            return similarity_transform_matrices(size, self.shape, self.warp, seed=self.seed,
+                                                 epoch=epoch, elements=x["index"])
+        return self.warp(size, self.shape, T.element_key(self.seed, epoch, x["index"]))
+
+    def _warp_in_tf_data(self, x, epoch):
+        """Decoded in tf.data, warped there by ``similarity_warp``."""
+        key = T.element_key(self.seed, epoch, x["index"])
+        size = tf.shape(x["image"], out_type=tf.int32)[:2]
+        image = similarity_warp(x["image"], self._matrix(x, epoch, size), self.shape,
+                                self.bias(key), self.norm(key))
+        return image, x["label"]
+
+    def _inputs_for_device(self, x, epoch):
+        """What ``WarpOnDevice`` takes in the step: the picture (or, decoded there, its sample),
+        its size, matrix, bias and norm."""
+        key = T.element_key(self.seed, epoch, x["index"])
+        if self.on_device:  # decoded in the step: the size from the MP4 header
+            size = hevc_sample_size(x["sample"], track=self.track, crop="clean", what=x["what"])
+        else:
+            size = tf.shape(x["image"], out_type=tf.int32)[:2]
+        params = {"size": size,
+                  "matrix": tf.convert_to_tensor(self._matrix(x, epoch, size), tf.float32),
+                  "bias": _per_channel(self.bias(key)), "norm": _per_channel(self.norm(key))}
+        if not self.on_device:
+            return {"image": x["image"], **params}, x["label"]
+        if self.drawn_in_cpp:  # the key decode_hevc_warped draws from (WarpOnDevice)
+            params["key"] = tf.strings.as_string(tf.stack(
+                [tf.constant(self.seed, tf.int64), tf.cast(epoch, tf.int64),
+                 tf.cast(x["index"], tf.int64)]))
+        return {"sample": x["sample"], "what": x["what"], **params}, x["label"]
+
+
+def _epoch_numbers(what: str, path: str, start: int, stop: int, epochs: Optional[int],
+                   start_epoch: int) -> Tuple[tf.data.Dataset, int]:
+    """The epochs one pass over the loader covers, and the loader's count of entries."""
+    if epochs is None:
+        if stop == start:  # an endless loader of empty epochs would never yield
+            raise ValueError(f"{what}{path}: the split [{start}, {stop}) is empty; with "
+                             f"epochs=None the loader would never yield a batch")
+        return tf.data.Dataset.counter(start_epoch), tf.data.INFINITE_CARDINALITY
+    # Each pass over the loader (iterator, Keras epoch) covers the next `epochs` epochs.
+    # flat_map hides the count from tf.data (cardinality -2, and Keras then warns that the
+    # input ran out of data); it is known: every epoch reads the whole range. Stated, not
+    # asserted, as BenzinaSource does (a tf.data service worker yields only its splits).
+    epochs_ds = EpochDataset(path).flat_map(
+        lambda p: tf.data.Dataset.range(start_epoch + p * epochs,
+                                        start_epoch + (p + 1) * epochs))
+    return epochs_ds, epochs * (stop - start)
 
 
 def _fusable(warp_transform, bias_transform, norm_transform) -> bool:

@@ -9,8 +9,8 @@ from typing import Any
 
 from tf_gulp._args import cli_int
 from tf_gulp._format import human_bytes
+from tf_gulp.bzna._x265 import DEFAULT_CRF, REFERENCE_CRF, X265_CRF_RANGE, X265_PRESETS
 from tf_gulp.class_folders import ignored_summary
-from tf_gulp._x265 import DEFAULT_CRF, REFERENCE_CRF, X265_CRF_RANGE, X265_PRESETS
 from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
                                  positive_int, progress_wanted, usable_cpus)
 

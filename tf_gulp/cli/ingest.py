@@ -157,18 +157,16 @@ def _frame_options(args: argparse.Namespace, workers: int) -> Any:
 
 
 def _existing_label2idx(output: str) -> Optional[Dict[str, int]]:
+    from tf_gulp.gulp.index import load_label_map  # pylint: disable=import-outside-toplevel
+
     path = os.path.join(output, "label2idx.json")
     if not os.path.isfile(path):
         return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            mapping = json.load(f)
+    try:  # the core's reading, GulpDataset's (tf_gulp.gulp.index.load_label_map)
+        return load_label_map(path)
     except (OSError, ValueError) as e:
         raise UsageError(f"{path}: unreadable ({e}); fix or delete it, or use --overwrite") \
             from None
-    if not isinstance(mapping, dict):
-        raise UsageError(f"{path}: not a JSON object")
-    return mapping
 
 
 def _check_options_apply(args: argparse.Namespace, adapter: Optional[str]) -> None:

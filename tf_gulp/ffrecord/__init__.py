@@ -13,9 +13,8 @@ writers call the C++ core through ``tf_gulp._core``); ``FFRecordDataset`` is imp
 See docs/ffrecord.md.
 """
 
-from typing import Any
-
 from tf_gulp import __version__
+from tf_gulp._lazy import lazy_exports
 from tf_gulp.ffrecord import utils
 from tf_gulp.ffrecord.fs_align import checkFsAlign
 from tf_gulp.ffrecord.packed import PackedFolder, pack_folder
@@ -36,15 +35,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # Lazy: importing tf_gulp.ffrecord must not import TensorFlow.
-    if name == "FFRecordDataset":
-        from tf_gulp.ffrecord.dataset import FFRecordDataset
-
-        globals()["FFRecordDataset"] = FFRecordDataset
-        return FFRecordDataset
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list:
-    return sorted(set(globals()) | set(__all__))
+# Lazy: importing tf_gulp.ffrecord must not import TensorFlow.
+__getattr__, __dir__ = lazy_exports(__name__, {"FFRecordDataset": "tf_gulp.ffrecord.dataset"}, __all__)

@@ -16,7 +16,11 @@ import numpy as np
 
 from tf_gulp import _args as A
 from tf_gulp._files import is_remote
-from tf_gulp.ffrecord._native import DataLossError, _core
+from tf_gulp._runtime_libs import import_core
+
+_core = import_core()  # tf_gulp._core, through its one accessor
+#: A damaged file (a ``ValueError``): the core's data-loss error.
+DataLossError = _core.DataLossError
 
 __all__ = ["DataLossError", "FFRecordWarning", "FileReader", "PathArg"]
 

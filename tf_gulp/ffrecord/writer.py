@@ -25,8 +25,11 @@ from typing import Any, Iterator, List, Optional, Sequence, Union
 
 from tf_gulp._progress import progress_bar
 from tf_gulp import _args as A
+from tf_gulp._durable import fsync_dir
 from tf_gulp._output_errors import OutputError, output_error
-from tf_gulp.ffrecord._native import _core
+from tf_gulp._runtime_libs import import_core
+
+_core = import_core()  # tf_gulp._core, through its one accessor
 
 __all__ = ["FileWriter", "dump"]
 
@@ -333,9 +336,9 @@ class _Staging:
         if not published:
             for name in names:
                 os.replace(os.path.join(self.path, name), os.path.join(self.out, name))
-            _fsync_dir(self.out)
+            fsync_dir(self.out)
             os.rmdir(self.path)
-        _fsync_dir(self.parent)
+        fsync_dir(self.parent)
 
     def close(self) -> None:
         """Removes the staging directory if it is still there (an error stopped the dump)."""
@@ -369,11 +372,3 @@ def _still_names(path: str, fd: int) -> bool:
     except OSError:
         return False
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
-
-
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

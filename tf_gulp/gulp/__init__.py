@@ -6,9 +6,8 @@ gulpio2's module names are here too (``fileio``, ``utils``, ``sanity_utils``, ``
 replacing ``gulpio2`` by ``tf_gulp.gulp`` in imports is the migration (docs/compat.md).
 """
 
-from typing import Any
-
 from tf_gulp import __version__
+from tf_gulp._lazy import lazy_exports
 from tf_gulp.gulp.adapters import (AbstractDatasetAdapter, FrameOptions, ImageFolderAdapter,
                                    ImageListAdapter, InputError, KineticsAdapter,
                                    TwentyBNAdapter, VideoFolderAdapter)
@@ -40,14 +39,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # Lazy: importing tf_gulp.gulp must not import TensorFlow.
-    if name == "GulpDataset":
-        from tf_gulp.gulp.dataset import GulpDataset
-        globals()["GulpDataset"] = GulpDataset
-        return GulpDataset
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list:
-    return sorted(set(globals()) | set(__all__))
+# Lazy: importing tf_gulp.gulp must not import TensorFlow.
+__getattr__, __dir__ = lazy_exports(__name__, {"GulpDataset": "tf_gulp.gulp.dataset"}, __all__)

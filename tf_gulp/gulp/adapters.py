@@ -42,6 +42,7 @@ import json
 import os
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from tf_gulp._lazy import lazy_exports
 from tf_gulp.class_folders import class_folder_names, extension_of, warn_empty_classes
 from tf_gulp.gulp.label_maps import label_map_differences, read_class_list
 from tf_gulp.gulp.video import (FrameOptions, InputError, decode_video, load_frame_folder,
@@ -746,10 +747,7 @@ class KineticsAdapter(MediaAdapter):
         return dict(super().describe(), csv_file=self.csv_file, data_dir=self.data_dir)
 
 
-def __getattr__(name: str) -> Any:
-    # gulpio2's adapter of the same module (``from gulpio2.adapters import
-    # Custom20BNJsonVideoAdapter``); lazy, as it imports this module.
-    if name == "Custom20BNJsonVideoAdapter":
-        from tf_gulp.gulp.gulpio2_adapters import Custom20BNJsonVideoAdapter
-        return Custom20BNJsonVideoAdapter
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# gulpio2's adapter of the same module (``from gulpio2.adapters import
+# Custom20BNJsonVideoAdapter``); lazy, as it imports this module.
+__getattr__, __dir__ = lazy_exports(
+    __name__, {"Custom20BNJsonVideoAdapter": "tf_gulp.gulp.gulpio2_adapters"})

@@ -37,7 +37,9 @@ import numpy as np
 import simplejpeg
 
 from tf_gulp import _args as A
-from tf_gulp._files import PositionalReader, exists, is_remote, use_remote_paths_in_core
+from tf_gulp._files import PositionalReader, exists, is_remote
+from tf_gulp._remote_core import use_remote_paths_in_core
+from tf_gulp._durable import replace_durably
 from tf_gulp._output_errors import writing_output
 from tf_gulp.gulp.index import (DEFAULT_MAX_CLIP_BYTES, GulpDataError, _core, load_chunk_index,
                                 meta_dict)
@@ -199,16 +201,22 @@ def load_meta_file(meta_path: str, data_path: str) -> Dict[str, Any]:
     return meta_dict(load_chunk_index(meta_path, data_path))
 
 
-#: JPEG quality of frames appended as arrays when none is given: gulpio2's. gulpio2's tests set
-#: ``gulpio2.utils._JPEG_WRITE_QUALITY`` to change it; ``tf_gulp.gulp.utils._JPEG_WRITE_QUALITY``
-#: does the same here (read when a chunk or an ingestor is made).
+#: JPEG quality of frames appended as arrays when none is given: gulpio2's.
 DEFAULT_JPEG_QUALITY = 90
+_jpeg_write_quality = DEFAULT_JPEG_QUALITY
 
 
 def default_jpeg_quality() -> int:
-    """The JPEG quality used when none is given (gulpio2's module setting, 90 unless changed)."""
-    from tf_gulp.gulp import utils  # lazy: utils is the gulpio2-compatible helpers module
-    return int(getattr(utils, "_JPEG_WRITE_QUALITY", DEFAULT_JPEG_QUALITY))
+    """The JPEG quality used when none is given (read when a chunk or an ingestor is made): 90
+    unless changed by :func:`set_default_jpeg_quality`, which gulpio2-compatible code reaches as
+    ``tf_gulp.gulp.utils._JPEG_WRITE_QUALITY = q`` (gulpio2's tests set that module setting)."""
+    return _jpeg_write_quality
+
+
+def set_default_jpeg_quality(quality: int) -> None:
+    """Sets what :func:`default_jpeg_quality` returns."""
+    global _jpeg_write_quality
+    _jpeg_write_quality = int(quality)
 
 
 def encode_frame(frame: Frame, quality: int = 90, subsampling: str = "444") -> bytes:
@@ -249,15 +257,6 @@ def encode_frame(frame: Frame, quality: int = 90, subsampling: str = "444") -> b
     return simplejpeg.encode_jpeg(arr, quality=quality,
                                   colorspace="RGB" if channels == 3 else "RGBX",
                                   colorsubsampling=subsampling)
-
-
-def fsync_dir(path: str) -> None:
-    """fsync a directory so that renames/unlinks in it are durable."""
-    fd = os.open(path or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _unlink_quietly(path: str) -> None:
@@ -510,16 +509,12 @@ class GulpChunk:
         self.flush()
         fp, self._data_fp = self._data_fp, None
         fp.close()
-        data_dir = os.path.dirname(self.data_file_path)
-        meta_dir = os.path.dirname(self.meta_file_path)
         if self._data_to_publish:
             if os.path.lexists(self.meta_file_path):
                 # The chunk being replaced disappears before the new one appears.
                 os.unlink(self.meta_file_path)
-            os.replace(self.data_tmp_path, self.data_file_path)
-            fsync_dir(data_dir)
-        os.replace(self.meta_tmp_path, self.meta_file_path)
-        fsync_dir(meta_dir)
+            replace_durably(self.data_tmp_path, self.data_file_path)
+        replace_durably(self.meta_tmp_path, self.meta_file_path)
         self._reset_open_state()
 
     def _abort(self) -> None:

@@ -18,9 +18,9 @@ import random
 import sys
 from typing import Any, Dict, Iterator, List, Optional
 
-from tf_gulp._output_errors import write_atomically
+from tf_gulp._durable import write_atomically
 from tf_gulp.gulp.adapters import AbstractDatasetAdapter
-from tf_gulp.gulp.chunk import default_jpeg_quality, fsync_dir
+from tf_gulp.gulp.chunk import default_jpeg_quality
 from tf_gulp.gulp.utils import get_single_video_path, remove_entries_with_duplicate_ids
 from tf_gulp.gulp.video import FrameOptions, InputError, decode_video
 
@@ -125,4 +125,3 @@ class Custom20BNJsonVideoAdapter(AbstractDatasetAdapter):
         path = os.path.join(self.output_folder, LABEL2IDX)
         write_atomically(path, json.dumps(self.labels2idx).encode("utf-8"),
                          tmp=f"{path}.{os.getpid()}.tmp")
-        fsync_dir(self.output_folder)

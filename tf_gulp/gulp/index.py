@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Dict, List, Optional
 
-from tf_gulp._files import use_remote_paths_in_core
+from tf_gulp._remote_core import use_remote_paths_in_core
+from tf_gulp._runtime_libs import import_core as _core  # called where used: docs build without it
 
 __all__ = ["GulpDataError", "check_directory_index", "check_ingest_record", "load_chunk_index",
            "load_directory_index", "meta_dict"]
@@ -29,12 +30,6 @@ class GulpDataError(ValueError):
 #: decoding. 1 GiB: about 170 frames of 1920x1080 RGB, or 4,000 of 320x240. GulpDataset's
 #: default (``cc/gulp/clip_reader.h``; tests/test_op_attrs.py checks the two agree).
 DEFAULT_MAX_CLIP_BYTES = 1 << 30
-
-
-def _core() -> Any:
-    from tf_gulp._runtime_libs import import_core  # imported late so docs build without it
-
-    return import_core()
 
 
 def _judged(call: Callable[[], Any]) -> Any:

@@ -49,10 +49,11 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from tf_gulp._progress import progress_bar
 from tf_gulp import _args as A
+from tf_gulp._durable import fsync_dir
 from tf_gulp._output_errors import OutputError, writing_output
 from tf_gulp.gulp.adapters import AbstractDatasetAdapter
-from tf_gulp.gulp.chunk import (GulpChunk, GulpDataError, default_jpeg_quality, fsync_dir,
-                                load_meta_file, normalize_id)
+from tf_gulp.gulp.chunk import (GulpChunk, GulpDataError, default_jpeg_quality, load_meta_file,
+                                normalize_id)
 from tf_gulp.gulp.chunk_writer import ChunkWriter, chunk_slices
 from tf_gulp.gulp.directory import (GulpDirectory, chunk_file_names, list_chunk_files,
                                     next_chunk_number)

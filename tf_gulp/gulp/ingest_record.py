@@ -15,9 +15,10 @@ import os
 import warnings
 from typing import Any, Dict, Optional, Sequence
 
-from tf_gulp._files import join, loads_json, read_regular
-from tf_gulp._output_errors import write_atomically, writing_output
-from tf_gulp.gulp.chunk import fsync_dir, normalize_id
+from tf_gulp._files import join, read_regular
+from tf_gulp._json import loads_json
+from tf_gulp._durable import write_atomically
+from tf_gulp.gulp.chunk import normalize_id
 from tf_gulp.gulp.index import check_ingest_record
 from tf_gulp.gulp.ingest_results import IngestStateError
 
@@ -41,8 +42,6 @@ def write_json_atomic(path: str, obj: Any) -> None:
     no temporary file."""
     text = json.dumps(obj, indent=1) + "\n"  # first: a TypeError leaves no file
     write_atomically(path, text.encode("utf-8"))
-    with writing_output(path):
-        fsync_dir(os.path.dirname(path))
 
 
 def read_ingest_record(folder: str) -> Optional[Dict[str, Any]]:

@@ -21,7 +21,9 @@ import threading
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
-from tf_gulp._files import absolute, exists, isdir, join, loads_json, read_regular
+from tf_gulp._files import absolute, exists, isdir, join, read_regular
+from tf_gulp._json import loads_json
+from tf_gulp.gulp.index import load_label_map
 
 __all__ = ["LABEL2IDX", "LabelMapWarning", "label_map_differences", "note_label_map",
            "read_class_list", "read_label2idx"]
@@ -73,8 +75,8 @@ def read_class_list(source: Union[str, os.PathLike]) -> Dict[str, int]:
         if not exists(label_path):
             raise FileNotFoundError(f"{path}: a folder without {LABEL2IDX} (give a gulp "
                                     "directory written with labels, or a class list file)")
-        path = label_path
-    elif not exists(path):
+        return _distinct_indexes(label_path, load_label_map(label_path))
+    if not exists(path):
         raise FileNotFoundError(f"{path}: no such file or folder")
     data = read_regular(path)
     try:
@@ -99,6 +101,11 @@ def read_class_list(source: Union[str, os.PathLike]) -> Dict[str, int]:
         if len(mapping) != len(names):
             twice = next(n for n in names if names.count(n) > 1)
             raise ValueError(f"{path}: class {twice!r} is listed twice")
+    return _distinct_indexes(path, mapping)
+
+
+def _distinct_indexes(path: str, mapping: Dict[str, int]) -> Dict[str, int]:
+    """``mapping`` when no two classes share an index; ValueError naming ``path`` otherwise."""
     seen: Dict[int, str] = {}
     for label, index in mapping.items():
         other = seen.setdefault(index, label)
@@ -108,17 +115,13 @@ def read_class_list(source: Union[str, os.PathLike]) -> Dict[str, int]:
 
 
 def read_label2idx(directory: Union[str, os.PathLike]) -> Optional[Dict[str, int]]:
-    """The ``label2idx.json`` of a gulp directory as ``{label: index}``; None when it has none or
-    it is not a JSON object of integers (the readers report that themselves)."""
-    path = join(os.fsdecode(directory), LABEL2IDX)
+    """The ``label2idx.json`` of a gulp directory as ``{label: index}``, read by the core's rules
+    (GulpDataset's, :func:`tf_gulp.gulp.index.load_label_map`); None when it has none or it is
+    not a JSON object of integers (the readers report that themselves)."""
     try:
-        parsed = loads_json(read_regular(path).decode("utf-8"))
+        return load_label_map(join(os.fsdecode(directory), LABEL2IDX))
     except (OSError, ValueError):
         return None
-    if not isinstance(parsed, dict) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in parsed.values()):
-        return None
-    return {str(k): int(v) for k, v in parsed.items()}
 
 
 def label_map_differences(a: Mapping[str, int],

@@ -1,8 +1,8 @@
 """gulpio2's ``utils`` helpers, for code that imports them (``from gulpio2.utils import ...``
 becomes ``from tf_gulp.gulp.utils import ...``). See docs/compat.md.
 
-They behave as gulpio2's, with these differences: frames are decoded with libjpeg-turbo's accurate
-DCT (gulpio2: the fast one); :func:`resize_by_short_edge` rounds the longer side to the nearest
+They behave as gulpio2's, with these differences: frames are decoded as GulpDataset decodes them
+(libjpeg-turbo's fast integer IDCT, smooth chroma upsampling; :func:`jpeg_bytes_to_img`); :func:`resize_by_short_edge` rounds the longer side to the nearest
 pixel (gulpio2 truncates, which can fall a pixel short; this is also what ``tf-gulp ingest
 --shorter-side`` does); ffmpeg is run as a subprocess (no ``sh`` dependency); argument errors that
 gulpio2 raised with ``assert`` raise :class:`AssertionValueError`, which is both an AssertionError
@@ -19,10 +19,12 @@ import random
 import shutil
 import subprocess
 import sys
+import types
 from typing import Any, Dict, Iterable, Iterator, List, Sequence, Union
 
 import numpy as np
 
+from tf_gulp.gulp import chunk as _chunk
 from tf_gulp.gulp.chunk import decode_jpeg, encode_frame
 from tf_gulp.gulp.video import resized_size
 
@@ -32,9 +34,24 @@ __all__ = ["AssertionValueError", "DuplicateIdException", "FFMPEGNotFound", "Ima
            "jpeg_bytes_to_img", "remove_entries_with_duplicate_ids", "resize_by_short_edge",
            "resize_images", "temp_dir_for_bursting"]
 
-#: JPEG quality of frames written by :func:`img_to_jpeg_bytes` and, when none is given, by
-#: GulpChunk / GulpIngestor (gulpio2's setting; its tests set it to 100).
-_JPEG_WRITE_QUALITY = 90
+
+
+class _UtilsModule(types.ModuleType):
+    """This module, with gulpio2's setting ``_JPEG_WRITE_QUALITY`` (the JPEG quality of frames
+    written by :func:`img_to_jpeg_bytes` and, when none is given, by GulpChunk / GulpIngestor; its
+    tests set it to 100) kept where the readers and writers read it (tf_gulp.gulp.chunk), so that
+    they need not import this compatibility module."""
+
+    @property
+    def _JPEG_WRITE_QUALITY(self) -> int:  # pylint: disable=invalid-name
+        return _chunk.default_jpeg_quality()
+
+    @_JPEG_WRITE_QUALITY.setter
+    def _JPEG_WRITE_QUALITY(self, quality: int) -> None:  # pylint: disable=invalid-name
+        _chunk.set_default_jpeg_quality(quality)
+
+
+sys.modules[__name__].__class__ = _UtilsModule
 
 
 class AssertionValueError(ValueError, AssertionError):
@@ -74,7 +91,7 @@ def img_to_jpeg_bytes(img: np.ndarray) -> bytes:
     img = np.asarray(img)
     if img.ndim not in (2, 3):
         raise ValueError(f"Unsupported img shape: {img.shape}")
-    return encode_frame(img, quality=_JPEG_WRITE_QUALITY)
+    return encode_frame(img, quality=_chunk.default_jpeg_quality())
 
 
 def jpeg_bytes_to_img(jpeg_bytes: bytes) -> np.ndarray:

@@ -5,8 +5,7 @@ Image ops, loaded on first use: `similarity_warp`, `similarity_transform_matrice
 `decode_jpeg_warped` (tf_gulp/ops/image/jpeg_ops.py).
 """
 
-import importlib
-from typing import Any
+from tf_gulp._lazy import lazy_exports
 
 # Public op wrapper -> the module that defines it.
 _LAZY = {
@@ -18,10 +17,5 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    # Lazy, so importing a submodule (library, the dataset wrappers) stays cheap.
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+# Lazy, so importing a submodule (library, the dataset wrappers) stays cheap.
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

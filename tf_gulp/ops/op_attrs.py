@@ -11,11 +11,12 @@ Python wrappers check an option here first, against the same registration, and r
 
 from __future__ import annotations
 
-from typing import Any, Sequence, Tuple
+from typing import Any, Tuple
 
 from tensorflow.core.framework import attr_value_pb2, op_def_pb2
 from tensorflow.python.framework import op_def_registry
 
+from tf_gulp._args import one_of
 from tf_gulp.ops.library import load_ops
 
 __all__ = ["allowed_values", "attr_default", "check_attr", "minimum", "registered_ops",
@@ -81,11 +82,6 @@ def attr_default(op_name: str, attr_name: str) -> Any:
     return out.decode() if kind == "s" else out
 
 
-def _one_of(values: Sequence[str]) -> str:
-    quoted = [repr(v) for v in values]
-    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
-
-
 def check_attr(op_name: str, attr_name: str, value: Any, *, what: str = "") -> Any:
     """Returns `value` when the op's registration accepts it for `attr_name`; otherwise raises
     ValueError naming the option (prefixed by `what`, e.g. ``"similarity_warp: "``) and the
@@ -93,7 +89,7 @@ def check_attr(op_name: str, attr_name: str, value: Any, *, what: str = "") -> A
     attr = _attr(op_name, attr_name)
     allowed = [v.decode() for v in attr.allowed_values.list.s]
     if allowed and value not in allowed:
-        raise ValueError(f"{what}{attr_name} must be {_one_of(allowed)}, got {value!r}")
+        raise ValueError(f"{what}{attr_name} must be {one_of(allowed)}, got {value!r}")
     if attr.has_minimum and attr.type == "int" and value < attr.minimum:
         raise ValueError(f"{what}{attr_name} must be at least {attr.minimum}, got {value!r}")
     return value

@@ -13,6 +13,7 @@
 #include "cc/util/record_order.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
+#include "tf_gulp/ops/bzna/bzna_ops.h"
 
 namespace tf_gulp {
 namespace {
@@ -51,7 +52,7 @@ class BznaEpochOrderOp : public tf::OpKernel {
   }
 };
 
-REGISTER_KERNEL_BUILDER(Name("TfGulp>BznaEpochOrder").Device(tf::DEVICE_CPU), BznaEpochOrderOp);
+REGISTER_KERNEL_BUILDER(Name(kBznaEpochOrderOp).Device(tf::DEVICE_CPU), BznaEpochOrderOp);
 
 }  // namespace
 }  // namespace tf_gulp

@@ -30,6 +30,8 @@
 #include "cc/mp4/mp4_reader.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
+#include "tf_gulp/ops/bzna/bzna_ops.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/scalar_inputs.h"
 
@@ -46,7 +48,9 @@ using ::tensorflow::tstring;
 class BznaTrackIndexOp : public OpKernel {
  public:
   explicit BznaTrackIndexOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("track", &track_));
+    BznaTrackIndexAttrs attrs;
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs));
+    track_ = attrs.track;
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -114,12 +118,12 @@ class BznaIndexCacheStatsOp : public OpKernel {
   }
 };
 
-REGISTER_KERNEL_BUILDER(Name("TfGulp>BznaEntryIndex").Device(tensorflow::DEVICE_CPU),
+REGISTER_KERNEL_BUILDER(Name(kBznaEntryIndexOp).Device(tensorflow::DEVICE_CPU),
                         BznaEntryIndexOp);
-REGISTER_KERNEL_BUILDER(Name("TfGulp>InternalTestingBznaTrackIndex").Device(tensorflow::DEVICE_CPU),
+REGISTER_KERNEL_BUILDER(Name(kBznaTrackIndexOp).Device(tensorflow::DEVICE_CPU),
                         BznaTrackIndexOp);
 REGISTER_KERNEL_BUILDER(
-    Name("TfGulp>InternalTestingBznaIndexCacheStats").Device(tensorflow::DEVICE_CPU),
+    Name(kBznaIndexCacheStatsOp).Device(tensorflow::DEVICE_CPU),
     BznaIndexCacheStatsOp);
 
 }  // namespace

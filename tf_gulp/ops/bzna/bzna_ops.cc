@@ -1,6 +1,6 @@
 // The Benzina ops' registrations: names, inputs, outputs, attrs and shape
 // functions, apart from their kernels (as tensorflow-io keeps `ops/` apart
-// from `kernels/`). Op names are recorded in dataset graphs, checkpoints and
+// from `kernels/`); names and attr tables in bzna_ops.h. Op names are recorded in dataset graphs, checkpoints and
 // SavedModels, so they never change (tests/test_op_names.py), except the
 // `InternalTesting` ones: shipped for tests and benchmarks only, named so that
 // no one builds on them, free to change.
@@ -18,6 +18,8 @@
 
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
+#include "tf_gulp/ops/bzna/bzna_ops.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
 
 namespace tf_gulp {
@@ -54,15 +56,14 @@ absl::Status EntriesLikePositions(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-REGISTER_OP("TfGulp>InternalTestingBznaTrackIndex")
+TF_GULP_REGISTER_OP_WITH_ATTRS(kBznaTrackIndexOp, BznaTrackIndexAttrs)
     .Input("path: string")
     .Output("offsets: int64")
     .Output("sizes: int64")
-    .Attr("track: string")
     .SetShapeFn(ScalarInputsShape(1, {{kAny}, {kAny}}))
     .Doc("For tests: byte ranges of the samples of an MP4 track found by its hdlr name.");
 
-REGISTER_OP("TfGulp>BznaEntryIndex")
+REGISTER_OP(kBznaEntryIndexOp)
     .Input("path: string")
     .Output("offsets: int64")
     .Output("sizes: int64")
@@ -70,13 +71,13 @@ REGISTER_OP("TfGulp>BznaEntryIndex")
     .SetShapeFn(ScalarInputsShape(1, {{kAny}, {kAny}, {kAny}}))
     .Doc("Per entry of a Benzina container: image sample range and target offset (-1: none).");
 
-REGISTER_OP("TfGulp>InternalTestingBznaIndexCacheStats")
+REGISTER_OP(kBznaIndexCacheStatsOp)
     .Output("reads_and_hits: int64")
     .SetIsStateful()  // its value changes between calls: never constant-folded
     .SetShapeFn(ScalarInputsShape(0, {{2}}))
     .Doc("For tests: [reads, hits] of this process's Benzina entry index cache.");
 
-REGISTER_OP("TfGulp>ReadFileRange")
+REGISTER_OP(kReadFileRangeOp)
     .Input("path: string")
     .Input("offset: int64")
     .Input("size: int64")
@@ -84,7 +85,7 @@ REGISTER_OP("TfGulp>ReadFileRange")
     .SetShapeFn(ScalarInputsShape(0, {{}}))  // the kernel checks the inputs
     .Doc("Reads exactly `size` bytes at `offset` of a file.");
 
-REGISTER_OP("TfGulp>BznaEpochOrder")
+REGISTER_OP(kBznaEpochOrderOp)
     .Input("count: int64")
     .Input("seed: int64")
     .Input("epoch: int64")
@@ -98,14 +99,10 @@ pseudo-random permutation keyed by (seed, epoch): FFRecordDataset's record
 order for the same arguments.
 )doc");
 
-REGISTER_OP("TfGulp>DecodeHevc")
+TF_GULP_REGISTER_OP_WITH_ATTRS(kDecodeHevcOp, HevcDecodeAttrs)
     .Input("contents: string")
     .Input("what: string")
     .Output("image: uint8")
-    .Attr("track: string = 'bzna_input'")
-    .Attr("crop: {'clean', 'full'} = 'clean'")
-    .Attr("chroma_upsampling: {'bilinear', 'nearest'} = 'bilinear'")
-    .Attr("threads: int = 1")
     .SetShapeFn(ScalarInputsShape(2, {{kAny, kAny, 3}}))
     .Doc(R"doc(
 Decodes the HEVC picture of a single-picture MP4 (a Benzina per-image sample)
@@ -113,39 +110,23 @@ to RGB [H, W, 3]: the clean aperture by default, or the full coded frame.
 `what` names the sample in error messages (empty: its size).
 )doc");
 
-REGISTER_OP("TfGulp>HevcSampleSize")
+TF_GULP_REGISTER_OP_WITH_ATTRS(kHevcSampleSizeOp, HevcCropAttrs)
     .Input("contents: string")
     .Input("what: string")
     .Output("size: int32")
-    .Attr("track: string = 'bzna_input'")
-    .Attr("crop: {'clean', 'full'} = 'clean'")
     .SetShapeFn(ScalarInputsShape(2, {{2}}))
     .Doc(R"doc(
 [height, width] of what DecodeHevc outputs for this sample, read from the MP4
 (the sample entry's picture size and the crop) without decoding.
 )doc");
 
-REGISTER_OP("TfGulp>DecodeHevcWarped")
+TF_GULP_REGISTER_OP_WITH_ATTRS(kDecodeHevcWarpedOp, DecodeHevcWarpedAttrs)
     .Input("contents: string")
     .Input("what: string")
     .Input("seed: int64")
     .Input("epoch: int64")
     .Input("elements: int64")
     .Output("images: output_type")
-    // uint8: the samples; float: (sample - bias) * norm.
-    .Attr("output_type: {uint8, float} = DT_UINT8")
-    .Attr("warp: list(float) = []")
-    .Attr("output_height: int >= 1")
-    .Attr("output_width: int >= 1")
-    .Attr("bias: list(float) = []")
-    .Attr("norm: list(float) = []")
-    // Colour augmentation after the warp, before bias and norm (tf_gulp.transforms'
-    // ColorJitter / RandomGrayscale encoding, cc/warp/color_transform.h).
-    .Attr("color: list(float) = []")
-    .Attr("track: string = 'bzna_input'")
-    .Attr("crop: {'clean', 'full'} = 'clean'")
-    .Attr("chroma_upsampling: {'bilinear', 'nearest'} = 'bilinear'")
-    .Attr("threads: int = 1")
     .SetShapeFn([](InferenceContext* c) { return FusedWarpShape(c, 3); })
     .Doc(R"doc(
 Decodes a batch of single-picture HEVC MP4s fused with a similarity warp (see

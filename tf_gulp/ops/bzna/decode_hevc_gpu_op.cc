@@ -23,18 +23,20 @@
 #include <mutex>
 #include <string>
 
+#include "cc/codec/hevc_sample.h"
 #include "cc/gpu/nvdec_rgb.h"
+#include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/device.h"
 #include "tensorflow/core/framework/device_base.h"
-#include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/op_requires.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/logging.h"
+#include "tf_gulp/ops/bzna/bzna_ops.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/gpu_kernel.h"
-#include "cc/codec/hevc_sample.h"
 
 namespace tf_gulp {
 namespace {
@@ -47,7 +49,6 @@ using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
 using ::tensorflow::tstring;
 
-constexpr char kOpName[] = "TfGulp>DecodeHevc";
 
 // One sample in flight: parsed on the executor thread, decoded on a worker.
 struct Sample {
@@ -70,15 +71,8 @@ void WarnFallbackOnce(bool per_picture, const tfg::Status& why) {
 class DecodeHevcGpuOp : public AsyncOpKernel {
  public:
   explicit DecodeHevcGpuOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
-    std::string crop, chroma;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("track", &track_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("crop", &crop));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("chroma_upsampling", &chroma));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("threads", &threads_));
-    clean_ = crop == "clean";
-    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::ParseChromaUpsampling(chroma, &chroma_)));
-    OP_REQUIRES(ctx, threads_ >= 0,
-                absl::InvalidArgumentError("decode_hevc: threads must be >= 0"));
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
+    OP_REQUIRES_OK(ctx, attrs_.Parse("decode_hevc"));
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
@@ -101,7 +95,7 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
     OP_REQUIRES_OK_ASYNC(ctx,
                          ToTfStatus(tfg::codec::ParseHevcSample(
                              reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                             track_, sample->what, &sample->parsed)),
+                             attrs_.track, sample->what, &sample->parsed)),
                          done);
     tfg::gpu::NvdecRgbDecoder* decoder = nullptr;
     const tfg::Status available = tfg::gpu::NvdecRgbDecoder::Get(&decoder);
@@ -125,10 +119,10 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
     const tfg::Status decoded = decoder->Decode(
         reinterpret_cast<const uint8_t*>(sample->parsed.annex_b.data()),
         sample->parsed.annex_b.size(),
-        chroma_ == tfg::codec::ChromaUpsampling::kBilinear, stream, sample->what.c_str(),
+        attrs_.chroma == tfg::codec::ChromaUpsampling::kBilinear, stream, sample->what.c_str(),
         [&](int width, int height, tfg::gpu::RgbRegion* region, CUdeviceptr* dst) {
           tfg::codec::PictureRegion keep;
-          TFG_RETURN_IF_ERROR(tfg::codec::HevcSampleRegion(sample->parsed, clean_, width, height,
+          TFG_RETURN_IF_ERROR(tfg::codec::HevcSampleRegion(sample->parsed, attrs_.clean(), width, height,
                                                            sample->what, &keep));
           region->x = keep.x;
           region->y = keep.y;
@@ -167,7 +161,7 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
     tfg::codec::PictureRegion r;
     OP_REQUIRES_OK_ASYNC(ctx,
                          ToTfStatus(tfg::codec::DecodeParsedHevcSample(
-                             sample->parsed, clean_, threads_, sample->what, &cpu, &r)),
+                             sample->parsed, attrs_.clean(), attrs_.threads, sample->what, &cpu, &r)),
                          done);
     const TensorShape shape({r.height, r.width, 3});
     Tensor* output = nullptr;
@@ -175,7 +169,7 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
         ctx->allocate_temp(::tensorflow::DT_UINT8, shape, host.get(), PinnedHost());
     if (allocated.ok()) allocated = ctx->allocate_output(0, shape, &output);
     const tfg::Status decoded =
-        allocated.ok() ? cpu->ToRgb(r.x, r.y, r.width, r.height, chroma_,
+        allocated.ok() ? cpu->ToRgb(r.x, r.y, r.width, r.height, attrs_.chroma,
                                     host->flat<uint8_t>().data())
                        : tfg::Status::Ok();
     OP_REQUIRES_OK_ASYNC(ctx, allocated, done);
@@ -192,10 +186,7 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
         });
   }
 
-  std::string track_;
-  bool clean_ = true;
-  tfg::codec::ChromaUpsampling chroma_ = tfg::codec::ChromaUpsampling::kBilinear;
-  int threads_ = 1;
+  HevcDecodeAttrs attrs_;
 };
 
 }  // namespace
@@ -231,7 +222,7 @@ REGISTER_KERNEL_BUILDER(Name(kStatusOpName).Device(::tensorflow::DEVICE_CPU), Nv
 
 // The compressed sample and its name are read on the host (MP4 parsing, the
 // crop); the picture is decoded and converted on the GPU, into GPU memory.
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(DEVICE_GPU).HostMemory("contents").HostMemory("what"),
+REGISTER_KERNEL_BUILDER(Name(kDecodeHevcOp).Device(DEVICE_GPU).HostMemory("contents").HostMemory("what"),
                         DecodeHevcGpuOp);
 
 }  // namespace tf_gulp

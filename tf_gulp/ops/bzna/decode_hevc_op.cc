@@ -15,7 +15,8 @@
 #include "cc/codec/hevc_sample.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
-#include "tf_gulp/ops/bzna/hevc_sample_attrs.h"
+#include "tf_gulp/ops/bzna/bzna_ops.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/scalar_inputs.h"
 
@@ -32,7 +33,8 @@ using ::tensorflow::tstring;
 class DecodeHevcOp : public OpKernel {
  public:
   explicit DecodeHevcOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, attrs_.Read(ctx, "decode_hevc"));
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
+    OP_REQUIRES_OK(ctx, attrs_.Parse("decode_hevc"));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -51,7 +53,7 @@ class DecodeHevcOp : public OpKernel {
     tfg::codec::HevcDecoder* decoder = nullptr;
     tfg::codec::PictureRegion r;
     OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::DecodeHevcSample(data, bytes.size(), attrs_.track,
-                                                                attrs_.clean, attrs_.threads, what,
+                                                                attrs_.clean(), attrs_.threads, what,
                                                                 &decoder, &r)));
     const int x = r.x, y = r.y, w = r.width, h = r.height;
     Tensor* output = nullptr;
@@ -61,10 +63,10 @@ class DecodeHevcOp : public OpKernel {
   }
 
  private:
-  HevcSampleAttrs attrs_;
+  HevcDecodeAttrs attrs_;
 };
 
-REGISTER_KERNEL_BUILDER(Name("TfGulp>DecodeHevc").Device(tensorflow::DEVICE_CPU), DecodeHevcOp);
+REGISTER_KERNEL_BUILDER(Name(kDecodeHevcOp).Device(tensorflow::DEVICE_CPU), DecodeHevcOp);
 
 // HevcSampleSize: the [height, width] decode_hevc would output for a sample,
 // from its MP4 alone (no decoding): the crop rectangle computed on the size
@@ -74,7 +76,7 @@ REGISTER_KERNEL_BUILDER(Name("TfGulp>DecodeHevc").Device(tensorflow::DEVICE_CPU)
 class HevcSampleSizeOp : public OpKernel {
  public:
   explicit HevcSampleSizeOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, attrs_.ReadCrop(ctx));
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -95,7 +97,7 @@ class HevcSampleSizeOp : public OpKernel {
                                                  "' declares no picture size in its sample "
                                                  "entry")));
     tfg::codec::PictureRegion r;
-    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::HevcSampleRegion(sample, attrs_.clean,
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::HevcSampleRegion(sample, attrs_.clean(),
                                                                 track.coded_width,
                                                                 track.coded_height, what, &r)));
     const int w = r.width, h = r.height;
@@ -106,10 +108,10 @@ class HevcSampleSizeOp : public OpKernel {
   }
 
  private:
-  HevcSampleAttrs attrs_;  // track and crop only
+  HevcCropAttrs attrs_;
 };
 
-REGISTER_KERNEL_BUILDER(Name("TfGulp>HevcSampleSize").Device(tensorflow::DEVICE_CPU),
+REGISTER_KERNEL_BUILDER(Name(kHevcSampleSizeOp).Device(tensorflow::DEVICE_CPU),
                         HevcSampleSizeOp);
 
 }  // namespace

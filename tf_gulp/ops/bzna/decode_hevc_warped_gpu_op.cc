@@ -43,7 +43,8 @@
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/logging.h"
 #include "tensorflow/core/util/work_sharder.h"
-#include "tf_gulp/ops/bzna/decode_hevc_warped_attrs.h"
+#include "tf_gulp/ops/bzna/bzna_ops.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/gpu_kernel.h"
 
@@ -57,7 +58,6 @@ using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
 using ::tensorflow::tstring;
 
-constexpr char kOpName[] = "TfGulp>DecodeHevcWarped";
 
 // Pictures decoded at once per op: enough to keep an H100's 7 NVDEC engines
 // busy (the pool's sessions) while a worker parses the next sample.
@@ -91,7 +91,15 @@ struct Batch {
 class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
  public:
   explicit DecodeHevcWarpedGpuOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, attrs_.Read(ctx));
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
+    OP_REQUIRES_OK(ctx, attrs_.Parse("decode_hevc_warped"));
+    // The NV12 warp kernels (cc/gpu) have no colour stage yet: refuse rather
+    // than return pictures without it.
+    OP_REQUIRES(ctx, attrs_.color.empty(),
+                absl::UnimplementedError(
+                    "decode_hevc_warped: color= (ColorJitter, RandomGrayscale) runs only in the "
+                    "CPU kernel; place the op on the CPU (tf.data does) or leave color out on a "
+                    "GPU"));
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
@@ -117,7 +125,7 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
     batch->size = contents.dim_size(0);
     OP_REQUIRES_OK_ASYNC(
         ctx,
-        ctx->allocate_output(0, TensorShape({batch->size, attrs_.height, attrs_.width, 3}),
+        ctx->allocate_output(0, TensorShape({batch->size, attrs_.output_height, attrs_.output_width, 3}),
                              &batch->output),
         done);
     if (batch->size == 0) {
@@ -157,7 +165,7 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
           const int64_t i = mine[j];
           const tstring& bytes = Sample(*batch, i);
           batch->statuses[i] = tfg::codec::ParseHevcSample(
-              reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), attrs_.track,
+              reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), attrs_.extra.track,
               batch->what[i], parsed[j].get());
           if (!batch->statuses[i].ok()) continue;
           const auto& track = parsed[j]->picture_track();
@@ -182,7 +190,7 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
   int64_t Element(const Batch& b, int64_t i) const {
     return b.ctx->input(4).flat<int64_t>()(i);
   }
-  size_t Values() const { return static_cast<size_t>(attrs_.height) * attrs_.width * 3; }
+  size_t Values() const { return static_cast<size_t>(attrs_.output_height) * attrs_.output_width * 3; }
 
   // Picture i with NVDEC and the fused kernel, straight into its output slot;
   // a picture NVDEC cannot take goes to the CPU (OnHost).
@@ -200,24 +208,24 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
           planned = true;
           tfg::codec::PictureRegion region;
           TFG_RETURN_IF_ERROR(
-              tfg::codec::HevcSampleRegion(parsed, attrs_.clean, width, height, what, &region));
+              tfg::codec::HevcSampleRegion(parsed, attrs_.extra.clean(), width, height, what, &region));
           double m[9];
           tfg::warp::TransformMatrix(attrs_.spec, Key(*b, i), region.height, region.width,
-                                     attrs_.height, attrs_.width, m);
+                                     attrs_.output_height, attrs_.output_width, m);
           w->x0 = region.x;
           w->y0 = region.y;
           w->width = region.width;
           w->height = region.height;
           for (int k = 0; k < 9; ++k) w->matrix[k] = static_cast<float>(m[k]);
           for (int c = 0; c < 3; ++c) {
-            w->bias[c] = attrs_.float_output ? attrs_.bias[c] : 0.f;
-            w->norm[c] = attrs_.float_output ? attrs_.norm[c] : 1.f;
-            w->oob_color[c] = attrs_.oob[c];
+            w->bias[c] = attrs_.float_output ? attrs_.channel_bias[c] : 0.f;
+            w->norm[c] = attrs_.float_output ? attrs_.channel_norm[c] : 1.f;
+            w->oob_color[c] = attrs_.oob_color[c];
           }
-          w->out_height = static_cast<int>(attrs_.height);
-          w->out_width = static_cast<int>(attrs_.width);
+          w->out_height = static_cast<int>(attrs_.output_height);
+          w->out_width = static_cast<int>(attrs_.output_width);
           w->nchw = 0;
-          w->bilinear_chroma = attrs_.chroma == tfg::codec::ChromaUpsampling::kBilinear;
+          w->bilinear_chroma = attrs_.extra.chroma == tfg::codec::ChromaUpsampling::kBilinear;
           w->u8_output = !attrs_.float_output;
           *dst = base;
           return tfg::Status::Ok();
@@ -238,13 +246,13 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
     {
       std::lock_guard<std::mutex> lock(b->mu);
       const absl::Status s = b->ctx->allocate_temp(
-          b->output->dtype(), TensorShape({1, attrs_.height, attrs_.width, 3}), &host,
+          b->output->dtype(), TensorShape({1, attrs_.output_height, attrs_.output_width, 3}), &host,
           PinnedHost());
       if (!s.ok()) return tfg::InternalError(s.message());
     }
     tfg::codec::HevcDecoder* cpu = nullptr;
     tfg::codec::PictureRegion region;
-    TFG_RETURN_IF_ERROR(tfg::codec::DecodeParsedHevcSample(parsed, attrs_.clean, attrs_.threads,
+    TFG_RETURN_IF_ERROR(tfg::codec::DecodeParsedHevcSample(parsed, attrs_.extra.clean(), attrs_.extra.threads,
                                                            b->what[i], &cpu, &region));
     TFG_RETURN_IF_ERROR(WarpOnHost(*b, i, *cpu, region, &host, 0));
     std::lock_guard<std::mutex> lock(b->mu);
@@ -263,18 +271,18 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
                          size_t offset) const {
     double m[9];
     tfg::warp::TransformMatrix(attrs_.spec, Key(b, i), region.height, region.width,
-                               attrs_.height, attrs_.width, m);
+                               attrs_.output_height, attrs_.output_width, m);
     tfg::codec::HevcWarpTarget target;
-    target.out_height = static_cast<int>(attrs_.height);
-    target.out_width = static_cast<int>(attrs_.width);
-    target.bias = attrs_.bias;
-    target.norm = attrs_.norm;
-    target.oob_color = attrs_.oob;
+    target.out_height = static_cast<int>(attrs_.output_height);
+    target.out_width = static_cast<int>(attrs_.output_width);
+    target.bias = attrs_.channel_bias.data();
+    target.norm = attrs_.channel_norm.data();
+    target.oob_color = attrs_.oob_color.data();
     if (attrs_.float_output) {
-      return tfg::codec::WarpDecoded(decoder, region, attrs_.chroma, m, target,
+      return tfg::codec::WarpDecoded(decoder, region, attrs_.extra.chroma, m, target,
                                      out->flat<float>().data() + offset);
     }
-    return tfg::codec::WarpDecoded(decoder, region, attrs_.chroma, m, target,
+    return tfg::codec::WarpDecoded(decoder, region, attrs_.extra.chroma, m, target,
                                    out->flat<uint8_t>().data() + offset);
   }
 
@@ -292,8 +300,8 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
         tfg::codec::HevcDecoder* cpu = nullptr;
         tfg::codec::PictureRegion region;
         b->statuses[i] = tfg::codec::DecodeHevcSample(
-            reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), attrs_.track,
-            attrs_.clean, attrs_.threads, b->what[i], &cpu, &region);
+            reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), attrs_.extra.track,
+            attrs_.extra.clean(), attrs_.extra.threads, b->what[i], &cpu, &region);
         if (b->statuses[i].ok()) b->statuses[i] = WarpOnHost(*b, i, *cpu, region, host.get(), i * Values());
       }
     };
@@ -356,7 +364,7 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
 // The compressed samples, their names, the random keys' parts are read on the
 // host (MP4 parsing, the matrices); the pictures are decoded and warped on the
 // GPU, into GPU memory.
-REGISTER_KERNEL_BUILDER(Name(kOpName)
+REGISTER_KERNEL_BUILDER(Name(kDecodeHevcWarpedOp)
                             .Device(::tensorflow::DEVICE_GPU)
                             .HostMemory("contents")
                             .HostMemory("what")

@@ -13,7 +13,8 @@
 #include "cc/codec/hevc_sample.h"
 #include "cc/codec/hevc_warp.h"
 #include "tensorflow/core/framework/op_kernel.h"
-#include "tf_gulp/ops/bzna/hevc_sample_attrs.h"
+#include "tf_gulp/ops/bzna/bzna_ops.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
 
 namespace tf_gulp {
@@ -26,8 +27,8 @@ constexpr char kOp[] = "decode_hevc_warped";
 class DecodeHevcWarpedOp : public ::tensorflow::OpKernel {
  public:
   explicit DecodeHevcWarpedOp(::tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, hevc_.Read(ctx, kOp));
-    OP_REQUIRES_OK(ctx, attrs_.Read(ctx, kOp, 3));
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
+    OP_REQUIRES_OK(ctx, attrs_.Parse(kOp));
   }
 
   void Compute(::tensorflow::OpKernelContext* ctx) override {
@@ -46,8 +47,8 @@ class DecodeHevcWarpedOp : public ::tensorflow::OpKernel {
     tfg::codec::HevcDecoder* decoder = nullptr;
     tfg::codec::PictureRegion region;
     TFG_RETURN_IF_ERROR(tfg::codec::DecodeHevcSample(
-        reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), hevc_.track, hevc_.clean,
-        hevc_.threads, what, &decoder, &region));
+        reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), attrs_.extra.track,
+        attrs_.extra.clean(), attrs_.extra.threads, what, &decoder, &region));
     double m[9];
     picture.Matrix(region.height, region.width, m);
     tfg::codec::HevcWarpTarget target;
@@ -55,15 +56,14 @@ class DecodeHevcWarpedOp : public ::tensorflow::OpKernel {
     const tfg::warp::ColorDraw color = picture.Color();
     target.color = &color;
     return picture.Write([&](auto* out) {
-      return tfg::codec::WarpDecoded(*decoder, region, hevc_.chroma, m, target, out);
+      return tfg::codec::WarpDecoded(*decoder, region, attrs_.extra.chroma, m, target, out);
     });
   }
 
-  HevcSampleAttrs hevc_;
-  FusedWarpAttrs attrs_;
+  DecodeHevcWarpedAttrs attrs_;
 };
 
-REGISTER_KERNEL_BUILDER(Name("TfGulp>DecodeHevcWarped").Device(::tensorflow::DEVICE_CPU),
+REGISTER_KERNEL_BUILDER(Name(kDecodeHevcWarpedOp).Device(::tensorflow::DEVICE_CPU),
                         DecodeHevcWarpedOp);
 
 }  // namespace

@@ -158,7 +158,7 @@ def decode_hevc_warped(contents, shape, warp=None, *, seed=0, epoch=0, elements=
             contents=contents, what=whats,
             seed=tf.cast(seed, tf.int64), epoch=tf.cast(epoch, tf.int64),
             elements=tf.reshape(tf.cast(elements, tf.int64), [-1]),
-            output_type=tf.float32 if dtype == "float32" else tf.uint8, **warp_attrs,
+            **warp_attrs,
             track=str(track), crop=str(crop), chroma_upsampling=str(chroma_upsampling),
             threads=int(threads))
         return out[0] if single else out

@@ -15,6 +15,7 @@
 #include "cc/io/random_access_file.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
+#include "tf_gulp/ops/bzna/bzna_ops.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/scalar_inputs.h"
 
@@ -67,7 +68,7 @@ class ReadFileRangeOp : public OpKernel {
   tfg::FileCache remote_files_{8};
 };
 
-REGISTER_KERNEL_BUILDER(Name("TfGulp>ReadFileRange").Device(tensorflow::DEVICE_CPU),
+REGISTER_KERNEL_BUILDER(Name(kReadFileRangeOp).Device(tensorflow::DEVICE_CPU),
                         ReadFileRangeOp);
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Translates the core library's status into TensorFlow's, keeping the code
 // (NotFound, InvalidArgument, DataLoss, ...) so Python sees the matching
 // tf.errors exception.
-#ifndef TF_GULP_OPS_CORE_STATUS_H_
-#define TF_GULP_OPS_CORE_STATUS_H_
+#ifndef TF_GULP_OPS_FRAMEWORK_CORE_STATUS_H_
+#define TF_GULP_OPS_FRAMEWORK_CORE_STATUS_H_
 
 #include "absl/status/status.h"
 #include "cc/util/printable_text.h"
@@ -44,4 +44,4 @@ inline absl::Status ToTfStatus(const tfg::Status& status) {
 #define TFG_TF_RETURN_IF_ERROR(expr) \
   TF_RETURN_IF_ERROR(::tf_gulp::ToTfStatus(expr))
 
-#endif  // TF_GULP_OPS_CORE_STATUS_H_
+#endif  // TF_GULP_OPS_FRAMEWORK_CORE_STATUS_H_

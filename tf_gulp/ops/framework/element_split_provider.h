@@ -7,8 +7,8 @@
 // the index to an element) is decided where the splits are made, on the
 // dispatcher, so every worker reads the same epoch's order whatever its own
 // history, and each pass (Reset, e.g. under repeat()) is a new epoch.
-#ifndef TF_GULP_OPS_ELEMENT_SPLIT_PROVIDER_H_
-#define TF_GULP_OPS_ELEMENT_SPLIT_PROVIDER_H_
+#ifndef TF_GULP_OPS_FRAMEWORK_ELEMENT_SPLIT_PROVIDER_H_
+#define TF_GULP_OPS_FRAMEWORK_ELEMENT_SPLIT_PROVIDER_H_
 
 #include <cstdint>
 #include <functional>
@@ -87,4 +87,4 @@ class ElementSplitProvider : public ::tensorflow::data::SplitProvider {
 
 }  // namespace tf_gulp
 
-#endif  // TF_GULP_OPS_ELEMENT_SPLIT_PROVIDER_H_
+#endif  // TF_GULP_OPS_FRAMEWORK_ELEMENT_SPLIT_PROVIDER_H_

@@ -19,8 +19,8 @@
 // An attr (not a resource-handle input) keeps the dataset's graph plain data:
 // it serializes for tf.data service and Dataset.save unchanged, and a process
 // that rebuilds the graph (a service worker) gets its own counter.
-#ifndef TF_GULP_OPS_EPOCH_COUNTER_H_
-#define TF_GULP_OPS_EPOCH_COUNTER_H_
+#ifndef TF_GULP_OPS_FRAMEWORK_EPOCH_COUNTER_H_
+#define TF_GULP_OPS_FRAMEWORK_EPOCH_COUNTER_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -51,6 +51,24 @@ class EpochCounter : public ::tensorflow::ResourceBase {
     n = std::max(n, next);
   }
   std::string DebugString() const override { return "tf_gulp::EpochCounter"; }
+
+  // What every re-creation of the dataset this counter counts can share
+  // instead of computing again: its parsed index (tf.data re-creates a
+  // dataset from its graph for each iterator's optimizations and each
+  // pipeline built on it; one Python dataset parses its index once). Held
+  // weakly: it is freed with the last dataset holding it. Null when absent.
+  std::shared_ptr<const void> FindShared(const std::string& key) {
+    ::tensorflow::mutex_lock l(mu_);
+    auto it = shared_.find(key);
+    if (it == shared_.end()) return nullptr;
+    std::shared_ptr<const void> value = it->second.lock();
+    if (value == nullptr) shared_.erase(it);
+    return value;
+  }
+  void SetShared(const std::string& key, std::shared_ptr<const void> value) {
+    ::tensorflow::mutex_lock l(mu_);
+    shared_[key] = value;
+  }
 
   // Every key's count, saved with each iterator's checkpoint: an interleave
   // restored between two passes must also give the datasets it opens later
@@ -100,6 +118,7 @@ class EpochCounter : public ::tensorflow::ResourceBase {
   static constexpr char kValues[] = "epoch_counter_values";
   ::tensorflow::mutex mu_;
   absl::flat_hash_map<std::string, int64_t> next_ TF_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::weak_ptr<const void>> shared_ TF_GUARDED_BY(mu_);
 };
 
 // Where the counters live in the ResourceMgr.
@@ -132,4 +151,4 @@ inline absl::Status GetEpochCounter(::tensorflow::OpKernelContext* ctx,
 
 }  // namespace tf_gulp
 
-#endif  // TF_GULP_OPS_EPOCH_COUNTER_H_
+#endif  // TF_GULP_OPS_FRAMEWORK_EPOCH_COUNTER_H_

@@ -3,8 +3,8 @@
 // counts in every checkpoint (EpochCountsDataset). The forwarding (iterator,
 // element spec, inputs, the input's checkpoint) is written once here; a
 // subclass says what it adds and how it serializes itself.
-#ifndef TF_GULP_OPS_PASS_THROUGH_DATASET_H_
-#define TF_GULP_OPS_PASS_THROUGH_DATASET_H_
+#ifndef TF_GULP_OPS_FRAMEWORK_PASS_THROUGH_DATASET_H_
+#define TF_GULP_OPS_FRAMEWORK_PASS_THROUGH_DATASET_H_
 
 #include <cstdint>
 #include <memory>
@@ -122,4 +122,4 @@ class PassThroughDataset : public ::tensorflow::data::DatasetBase {
 
 }  // namespace tf_gulp
 
-#endif  // TF_GULP_OPS_PASS_THROUGH_DATASET_H_
+#endif  // TF_GULP_OPS_FRAMEWORK_PASS_THROUGH_DATASET_H_

@@ -7,8 +7,8 @@
 // consumer dropped it, batch() copied it), the buffer goes back to the pool.
 // Each buffer holds a reference to its pool, so tensors may outlive the
 // iterator that made them.
-#ifndef TF_GULP_OPS_POOLED_TENSOR_H_
-#define TF_GULP_OPS_POOLED_TENSOR_H_
+#ifndef TF_GULP_OPS_FRAMEWORK_POOLED_TENSOR_H_
+#define TF_GULP_OPS_FRAMEWORK_POOLED_TENSOR_H_
 
 #include <memory>
 #include <string>
@@ -85,4 +85,4 @@ inline absl::Status AllocatePooledTensor(
 
 }  // namespace tf_gulp
 
-#endif  // TF_GULP_OPS_POOLED_TENSOR_H_
+#endif  // TF_GULP_OPS_FRAMEWORK_POOLED_TENSOR_H_

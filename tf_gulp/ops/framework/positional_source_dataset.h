@@ -24,8 +24,8 @@
 // A source supplies only its Options' parsing, MakeDataset, its element spec
 // and a Reader: how the elements [first, first + count) of an epoch are read
 // into a Unit, and how element k of a Unit is output.
-#ifndef TF_GULP_OPS_POSITIONAL_SOURCE_DATASET_H_
-#define TF_GULP_OPS_POSITIONAL_SOURCE_DATASET_H_
+#ifndef TF_GULP_OPS_FRAMEWORK_POSITIONAL_SOURCE_DATASET_H_
+#define TF_GULP_OPS_FRAMEWORK_POSITIONAL_SOURCE_DATASET_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -356,4 +356,4 @@ class PositionalSourceOpKernel : public ::tensorflow::data::DatasetOpKernel {
 
 }  // namespace tf_gulp
 
-#endif  // TF_GULP_OPS_POSITIONAL_SOURCE_DATASET_H_
+#endif  // TF_GULP_OPS_FRAMEWORK_POSITIONAL_SOURCE_DATASET_H_

@@ -72,16 +72,12 @@ constexpr size_t kOpenFiles = 64;
 // Everything the op's attrs say (gulp_ops.h), read once in the kernel
 // constructor, and what the kernel derives from them.
 struct Options : GulpDatasetAttrs {
-  bool fused() const { return output_height > 0; }
-  tfg::warp::TransformSpec transform;
-  tfg::warp::ColorSpec color_spec;
+  bool warped() const { return fused.output_height > 0 || fused.output_width > 0; }
   tfg::warp::ViewCrops view_crops = tfg::warp::ViewCrops::kNone;
   // Views of an element (clips x crops); `views_output`: frames are
   // [views, T, ...] (several clips, or spatial views), else [T, ...].
   int64_t views = 1;
   bool views_output = false;
-  // bias, norm and the out-of-bounds colour, one value per channel.
-  std::vector<float> channel_bias, channel_norm, oob_color;
 
   // What the core's element reader is told: selection, decode settings, limit.
   gulp::ElementOptions element;
@@ -121,7 +117,7 @@ absl::Status ParseOptions(Options* o) {
                   : o->crops == "center" ? tfg::warp::ViewCrops::kCenter
                                          : tfg::warp::ViewCrops::kNone;
   if (o->view_crops != tfg::warp::ViewCrops::kNone) {
-    if (o->output_height <= 0 || !o->warp.empty()) {
+    if (o->fused.output_height <= 0 || !o->fused.warp.empty()) {
       return absl::InvalidArgumentError(
           "crops (the test views) need shape=(height, width) and no warp: each view is its "
           "own crop");
@@ -139,8 +135,7 @@ absl::Status ParseOptions(Options* o) {
   o->element.decode = o->decode;
   o->element.max_clip_bytes = static_cast<uint64_t>(o->max_clip_bytes);
   tfg::jpeg::DecodeOptions& d = o->element.decode_options;
-  d.color_space = o->colorspace == "gray" ? tfg::jpeg::ColorSpace::kGray
-                                           : tfg::jpeg::ColorSpace::kRgb;
+  d = o->jpeg.Options();
   if (!tfg::jpeg::IsValidScaleDenominator(static_cast<int>(o->scale))) {
     return absl::InvalidArgumentError(
         absl::StrCat("scale must be 1, 2, 4 or 8 (decode at 1/scale of the "
@@ -148,13 +143,7 @@ absl::Status ParseOptions(Options* o) {
                      o->scale));
   }
   d.scale_denominator = static_cast<int>(o->scale);
-  d.fast_dct = o->dct_method == "fast";
-  if ((o->output_height > 0) != (o->output_width > 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "shape must be (height, width), both positive; got ", o->output_height, "x",
-        o->output_width));
-  }
-  if (o->fused()) {
+  if (o->warped()) {
     if (!o->decode) {
       return absl::InvalidArgumentError("warp/shape need decode=True (they decode the frames)");
     }
@@ -163,27 +152,10 @@ absl::Status ParseOptions(Options* o) {
           "scale cannot be combined with warp/shape: the fused decode picks the DCT scale "
           "itself (turn it off with dct_scaling=False)");
     }
-    TFG_TF_RETURN_IF_ERROR(tfg::warp::ParseTransformSpec(o->warp, &o->transform));
-    TFG_TF_RETURN_IF_ERROR(tfg::warp::ParseColorSpec(o->color, &o->color_spec));
-    const size_t channels = tfg::jpeg::Channels(d.color_space);
-    auto per_channel = [&](const std::vector<float>& v, float fallback, const char* name,
-                           std::vector<float>* out) -> absl::Status {
-      if (v.empty()) {
-        out->assign(channels, fallback);
-      } else if (v.size() == 1) {
-        out->assign(channels, v[0]);
-      } else if (v.size() == channels) {
-        *out = v;
-      } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            name, " must be one value or one per channel (", channels, "), got ", v.size()));
-      }
-      return absl::OkStatus();
-    };
-    TF_RETURN_IF_ERROR(per_channel(o->bias, 0.f, "bias", &o->channel_bias));
-    TF_RETURN_IF_ERROR(per_channel(o->norm, 1.f, "norm", &o->channel_norm));
-    o->oob_color.assign(channels, 0.f);
-  } else if (!o->warp.empty() || !o->bias.empty() || !o->norm.empty() || !o->color.empty()) {
+    TF_RETURN_IF_ERROR(
+        o->fused.Parse("GulpDataset", static_cast<int>(tfg::jpeg::Channels(d.color_space))));
+  } else if (!o->fused.warp.empty() || !o->fused.bias.empty() || !o->fused.norm.empty() ||
+             !o->fused.color.empty()) {
     return absl::InvalidArgumentError("warp, color, bias and norm need shape=(height, width)");
   }
   if (o->label_names.size() != o->label_values.size()) {
@@ -233,9 +205,9 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     std::vector<int64_t> dims;
     if (options_.views_output) dims.push_back(options_.views);
     dims.push_back(t);
-    if (options_.fused()) {
+    if (options_.warped()) {
       dtypes_ = {frames_dtype()};
-      dims.insert(dims.end(), {options_.output_height, options_.output_width, channels});
+      dims.insert(dims.end(), {options_.fused.output_height, options_.fused.output_width, channels});
     } else if (options_.decode) {
       dtypes_ = {tensorflow::DT_UINT8};
       dims.insert(dims.end(), {-1, -1, channels});
@@ -250,7 +222,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
   }
 
   DataType frames_dtype() const {
-    return options_.fused() && options_.output_dtype == "float32" ? tensorflow::DT_FLOAT
+    return options_.warped() && options_.fused.float_output ? tensorflow::DT_FLOAT
                                                                  : tensorflow::DT_UINT8;
   }
 
@@ -384,9 +356,9 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
         TFG_TF_RETURN_IF_ERROR(reader.ClipShape(&shape));
         // The output's size: the decoded clip's, or the warped one's.
         gulp::ClipShape out = shape;
-        if (o.fused()) {
-          out.height = static_cast<int>(o.output_height);
-          out.width = static_cast<int>(o.output_width);
+        if (o.warped()) {
+          out.height = static_cast<int>(o.fused.output_height);
+          out.width = static_cast<int>(o.fused.output_width);
         }
         gulp::ClipShape out_bytes = out;
         if (d.frames_dtype() == tensorflow::DT_FLOAT) out_bytes.channels *= sizeof(float);
@@ -430,7 +402,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
                             uint64_t key, int decode_threads, Tensor* frames) {
       const Options& o = dataset_->options_;
       const tfg::Scheduler& runner = *ctx_->runner();
-      if (!o.fused()) {
+      if (!o.warped()) {
         return ToTfStatus(reader.Decode(shape, runner, decode_threads,
                                         frames->flat<uint8_t>().data()));
       }
@@ -441,23 +413,20 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
       if (o.view_crops != tfg::warp::ViewCrops::kNone) {
         const int k = tfg::warp::NumViewCrops(o.view_crops);
         for (int v = 0; v < k; ++v) {
-          tfg::warp::ViewCropMatrix(o.view_crops, v, shape.height, shape.width, o.output_height,
-                                    o.output_width, view_matrices + 9 * v);
+          tfg::warp::ViewCropMatrix(o.view_crops, v, shape.height, shape.width,
+                                    o.fused.output_height, o.fused.output_width,
+                                    view_matrices + 9 * v);
         }
         matrices = gulp::FrameMatrices(view_matrices, k, static_cast<size_t>(o.clip_len));
       } else {
-        tfg::warp::TransformMatrix(o.transform, key, shape.height, shape.width,
-                                   o.output_height, o.output_width, view_matrices);
+        tfg::warp::TransformMatrix(o.fused.spec, key, shape.height, shape.width,
+                                   o.fused.output_height, o.fused.output_width, view_matrices);
       }
       tfg::jpeg::WarpTarget target;
-      target.out_height = static_cast<int>(o.output_height);
-      target.out_width = static_cast<int>(o.output_width);
-      target.dct_scaling = o.dct_scaling;
-      target.bias = o.channel_bias.data();
-      target.norm = o.channel_norm.data();
-      target.oob_color = o.oob_color.data();
+      o.fused.FillTarget(&target);
+      target.dct_scaling = o.jpeg.dct_scaling;
       // One colour draw per clip: every frame gets the same steps.
-      const tfg::warp::ColorDraw color = tfg::warp::DrawColor(o.color_spec, key);
+      const tfg::warp::ColorDraw color = tfg::warp::DrawColor(o.fused.color_spec, key);
       target.color = &color;
       if (frames->dtype() == tensorflow::DT_FLOAT) {
         return ToTfStatus(reader.DecodeWarped(shape, matrices, target, runner, decode_threads,
@@ -506,9 +475,21 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
   OP_REQUIRES_OK(ctx, tensorflow::data::ParseScalarArgument<tensorflow::tstring>(
                           ctx, kDirectory, &directory_arg));
   std::string directory(directory_arg);
-  auto index = std::make_shared<gulp::GulpDirectory>();
-  OP_REQUIRES_OK(ctx, ToTfStatus(gulp::LoadGulpDirectory(
-                          directory, options_.label_field, index.get())));
+  std::shared_ptr<EpochCounter> epochs;
+  OP_REQUIRES_OK(ctx, GetEpochs(ctx, &epochs));
+  // The index is parsed once per Python dataset: its re-creations (each iterator's, each
+  // pipeline's built on it) share the counter, and the parsed index with it.
+  const std::string index_key = absl::StrCat("gulp index ", directory.size(), ":", directory,
+                                             options_.label_field);
+  auto index = std::static_pointer_cast<const gulp::GulpDirectory>(
+      epochs->FindShared(index_key));
+  if (index == nullptr) {
+    auto parsed = std::make_shared<gulp::GulpDirectory>();
+    OP_REQUIRES_OK(ctx, ToTfStatus(gulp::LoadGulpDirectory(
+                            directory, options_.label_field, parsed.get())));
+    index = parsed;
+    epochs->SetShared(index_key, index);
+  }
   if (options_.label_field_required) {
     OP_REQUIRES_OK(ctx, ToTfStatus(gulp::RequireLabelField(*index, options_.label_field)));
   }
@@ -528,8 +509,6 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
   OP_REQUIRES_OK(ctx, ToTfStatus(gulp::BuildElements(
                           *index, options_.ids, have_labels ? &labels : nullptr,
                           !options_.label_field.empty(), &elements)));
-  std::shared_ptr<EpochCounter> epochs;
-  OP_REQUIRES_OK(ctx, GetEpochs(ctx, &epochs));
   *output = new Dataset(ctx, std::move(directory), options_, std::move(index),
                         std::move(elements), std::move(epochs));
 }

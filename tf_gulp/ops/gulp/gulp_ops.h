@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "cc/gulp/element_reader.h"
 #include "tf_gulp/ops/framework/source_attrs.h"
+#include "tf_gulp/ops/image/fused_warp_args.h"
+#include "tf_gulp/ops/image/image_ops.h"
 
 namespace tf_gulp {
 
@@ -40,9 +42,9 @@ struct GulpDatasetAttrs {
   std::string crops;
   bool training = false;
   bool decode = true;
-  std::string colorspace;
+  // colorspace, dct_method, dct_scaling: DecodeJpegWarped's too (image_ops.h).
+  JpegDecodeAttrs jpeg;
   int64_t scale = 1;
-  std::string dct_method;
   bool shuffle = false;
   int64_t seed = 0;
   // 0: shuffle is a uniform permutation of all items (cc/util/record_order.h);
@@ -54,14 +56,10 @@ struct GulpDatasetAttrs {
   // with decode=False); checked before reading and before decoding.
   int64_t max_clip_bytes = static_cast<int64_t>(::tfg::gulp::kDefaultMaxClipBytes);
   // The fused decode + warp: one transform per clip (tf_gulp.transforms'
-  // encoding, similarity_transform.h), drawn from (seed, epoch, element).
-  std::vector<float> warp;
-  int64_t output_height = 0, output_width = 0;
-  std::string output_dtype;
-  std::vector<float> bias, norm;
-  // Colour transforms after the warp, one draw per clip (color_transform.h).
-  std::vector<float> color;
-  bool dct_scaling = true;
+  // encoding, similarity_transform.h), drawn from (seed, epoch, element), and
+  // the colour transforms after it, one draw per clip (color_transform.h); the
+  // attrs DecodeJpegWarped and DecodeHevcWarped have (fused_warp_args.h).
+  FusedWarpAttrs fused;
   // Dataset.shard's and the epoch counter's (source_attrs.h).
   SourceAttrs source;
 
@@ -86,24 +84,16 @@ struct GulpDatasetAttrs {
     visit("crops", "{'none', 'center', 'three'} = 'none'", a.crops);
     visit("training", "bool = false", a.training);
     visit("decode", "bool = true", a.decode);
-    visit("colorspace", "{'rgb', 'gray'} = 'rgb'", a.colorspace);
+    JpegDecodeAttrs::ForEachAttr(a.jpeg, visit);
     visit("scale", "int = 1", a.scale);
-    visit("dct_method", "{'fast', 'accurate'} = 'fast'", a.dct_method);
     visit("shuffle", "bool = false", a.shuffle);
     visit("seed", "int = 0", a.seed);
     visit("shuffle_chunk_window", "int >= 0 = 0", a.shuffle_chunk_window);
     visit("max_clip_bytes", absl::StrCat("int >= 1 = ", ::tfg::gulp::kDefaultMaxClipBytes),
           a.max_clip_bytes);
     // The fused decode + warp (tf_gulp.GulpDataset's warp=, shape=, dtype=,
-    // bias=, norm=, dct_scaling=); off while output_height is 0.
-    visit("warp", "list(float) = []", a.warp);
-    visit("output_height", "int >= 0 = 0", a.output_height);
-    visit("output_width", "int >= 0 = 0", a.output_width);
-    visit("output_dtype", "{'uint8', 'float32'} = 'uint8'", a.output_dtype);
-    visit("bias", "list(float) = []", a.bias);
-    visit("norm", "list(float) = []", a.norm);
-    visit("color", "list(float) = []", a.color);
-    visit("dct_scaling", "bool = true", a.dct_scaling);
+    // bias=, norm=, color=); off while output_height and output_width are 0.
+    FusedWarpAttrs::ForEachAttr(a.fused, visit);
     SourceAttrs::ForEachAttr(a.source, visit);
   }
 };

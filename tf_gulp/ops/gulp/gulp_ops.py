@@ -53,7 +53,7 @@ def gulp_dataset_variant(
     Raises ValueError for an option the op's registration does not accept (a colorspace or
     dct_method outside its allowed values, a shuffle_chunk_window or max_clip_bytes under its
     minimum; shuffle_chunk_window 0 is the uniform shuffle), naming the option and what it accepts. `fused` holds the fused decode + warp's
-    attrs (warp, output_height, output_width, output_dtype, bias, norm, dct_scaling).
+    attrs (warp, output_height, output_width, output_type, bias, norm, dct_scaling).
     """
     for attr, value in (("colorspace", colorspace), ("dct_method", dct_method),
                         ("shuffle_chunk_window", int(shuffle_chunk_window)),

@@ -1,4 +1,4 @@
-// DecodeJpegWarped's kernel (registered in image_ops.cc): a batch of JPEG
+// DecodeJpegWarped's kernel (registered in image_ops.cc, attrs in image_ops.h): a batch of JPEG
 // (or PNG: cc/codec/picture.h) strings decoded fused with the similarity warp
 // (cc/codec/jpeg_warp.h), for picture bytes from anywhere (FFRecord records, TFRecord examples, files): each
 // picture is decoded only as far as its transform samples it and warped
@@ -11,7 +11,9 @@
 #include "cc/codec/jpeg_warp.h"
 #include "cc/codec/picture.h"
 #include "tensorflow/core/framework/op_kernel.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
+#include "tf_gulp/ops/image/image_ops.h"
 
 namespace tf_gulp {
 namespace {
@@ -21,14 +23,9 @@ constexpr char kOp[] = "decode_jpeg_warped";
 class DecodeJpegWarpedOp : public ::tensorflow::OpKernel {
  public:
   explicit DecodeJpegWarpedOp(::tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
-    std::string colorspace, dct_method;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("dct_scaling", &dct_scaling_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("colorspace", &colorspace));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("dct_method", &dct_method));
-    options_.color_space =
-        colorspace == "gray" ? tfg::jpeg::ColorSpace::kGray : tfg::jpeg::ColorSpace::kRgb;
-    options_.fast_dct = dct_method == "fast";
-    OP_REQUIRES_OK(ctx, attrs_.Read(ctx, kOp, tfg::jpeg::Channels(options_.color_space)));
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
+    options_ = attrs_.extra.Options();
+    OP_REQUIRES_OK(ctx, attrs_.Parse(kOp, tfg::jpeg::Channels(options_.color_space)));
   }
 
   void Compute(::tensorflow::OpKernelContext* ctx) override {
@@ -53,7 +50,7 @@ class DecodeJpegWarpedOp : public ::tensorflow::OpKernel {
     picture.Matrix(info.height, info.width, m);
     tfg::jpeg::WarpTarget target;
     attrs_.FillTarget(&target);
-    target.dct_scaling = dct_scaling_;
+    target.dct_scaling = attrs_.extra.dct_scaling;
     const tfg::warp::ColorDraw color = picture.Color();
     target.color = &color;
     return picture.Write([&](auto* out) {
@@ -61,12 +58,11 @@ class DecodeJpegWarpedOp : public ::tensorflow::OpKernel {
     });
   }
 
-  FusedWarpAttrs attrs_;
+  DecodeJpegWarpedAttrs attrs_;
   tfg::jpeg::DecodeOptions options_;
-  bool dct_scaling_ = true;
 };
 
-REGISTER_KERNEL_BUILDER(Name("TfGulp>DecodeJpegWarped").Device(::tensorflow::DEVICE_CPU),
+REGISTER_KERNEL_BUILDER(Name(kDecodeJpegWarpedOp).Device(::tensorflow::DEVICE_CPU),
                         DecodeJpegWarpedOp);
 
 }  // namespace

@@ -39,39 +39,33 @@ absl::Status LikeContents(::tensorflow::OpKernelContext* ctx, int index, const c
 
 }  // namespace
 
-absl::Status WarpTransformAttrs::Read(::tensorflow::OpKernelConstruction* ctx) {
-  std::vector<float> warp;
-  TF_RETURN_IF_ERROR(ctx->GetAttr("warp", &warp));
-  TF_RETURN_IF_ERROR(ctx->GetAttr("output_height", &height));
-  TF_RETURN_IF_ERROR(ctx->GetAttr("output_width", &width));
+absl::Status WarpTransformAttrs::Parse(const char* op) {
+  if (output_height <= 0 || output_width <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": shape must be (height, width), both positive; got ",
+                                                    output_height, "x", output_width));
+  }
   return ToTfStatus(tfg::warp::ParseTransformSpec(warp, &spec));
 }
 
 void WarpTransformAttrs::Matrix(uint64_t seed, uint64_t epoch, int64_t element,
                                 int64_t in_height, int64_t in_width, double m[9]) const {
   tfg::warp::TransformMatrix(spec, tfg::HashKey({seed, epoch, static_cast<uint64_t>(element)}),
-                             in_height, in_width, height, width, m);
+                             in_height, in_width, output_height, output_width, m);
 }
 
 tfg::warp::ColorDraw FusedWarpAttrs::Color(uint64_t seed, uint64_t epoch,
                                            int64_t element) const {
-  return tfg::warp::DrawColor(color, tfg::HashKey({seed, epoch, static_cast<uint64_t>(element)}));
+  return tfg::warp::DrawColor(color_spec,
+                              tfg::HashKey({seed, epoch, static_cast<uint64_t>(element)}));
 }
 
-absl::Status FusedWarpAttrs::Read(::tensorflow::OpKernelConstruction* ctx, const char* op,
-                                  int output_channels) {
-  TF_RETURN_IF_ERROR(WarpTransformAttrs::Read(ctx));
-  ::tensorflow::DataType dtype;
-  std::vector<float> bias_attr, norm_attr, color_attr;
-  TF_RETURN_IF_ERROR(ctx->GetAttr("color", &color_attr));
-  TF_RETURN_IF_ERROR(ToTfStatus(tfg::warp::ParseColorSpec(color_attr, &color)));
-  TF_RETURN_IF_ERROR(ctx->GetAttr("output_type", &dtype));
-  TF_RETURN_IF_ERROR(ctx->GetAttr("bias", &bias_attr));
-  TF_RETURN_IF_ERROR(ctx->GetAttr("norm", &norm_attr));
+absl::Status FusedWarpAttrs::Parse(const char* op, int output_channels) {
+  TF_RETURN_IF_ERROR(WarpTransformAttrs::Parse(op));
+  TF_RETURN_IF_ERROR(ToTfStatus(tfg::warp::ParseColorSpec(color, &color_spec)));
   channels = output_channels;
-  float_output = dtype == ::tensorflow::DT_FLOAT;
-  TF_RETURN_IF_ERROR(PerChannel(bias_attr, 0.f, op, "bias", channels, &bias));
-  TF_RETURN_IF_ERROR(PerChannel(norm_attr, 1.f, op, "norm", channels, &norm));
+  float_output = output_type == ::tensorflow::DT_FLOAT;
+  TF_RETURN_IF_ERROR(PerChannel(bias, 0.f, op, "bias", channels, &channel_bias));
+  TF_RETURN_IF_ERROR(PerChannel(norm, 1.f, op, "norm", channels, &channel_norm));
   oob_color.assign(channels, 0.f);
   return absl::OkStatus();
 }
@@ -93,12 +87,12 @@ void ComputeFusedWarpBatch(::tensorflow::OpKernelContext* ctx, const char* op,
   OP_REQUIRES_OK(ctx, ScalarInput<int64_t>(ctx, epoch_input, op, "epoch", &first.epoch));
   const int64_t batch = contents.dim_size(0);
   OP_REQUIRES_OK(ctx, ctx->allocate_output(
-                          0, ::tensorflow::TensorShape({batch, attrs.height, attrs.width,
+                          0, ::tensorflow::TensorShape({batch, attrs.output_height, attrs.output_width,
                                                         attrs.channels}),
                           &first.output));
   const auto in = contents.flat<::tensorflow::tstring>();
   const auto elements = ctx->input(elements_input).flat<int64_t>();
-  const size_t values = static_cast<size_t>(attrs.height) * attrs.width * attrs.channels;
+  const size_t values = static_cast<size_t>(attrs.output_height) * attrs.output_width * attrs.channels;
   std::vector<tfg::Status> statuses(batch);
   auto work = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {

@@ -2,13 +2,13 @@
 // (decode_jpeg_warped_op.cc) and DecodeHevcWarped (decode_hevc_warped_op.cc)
 // decode a batch of pictures, each only as far as its warp samples it, straight
 // into the output: their common attrs (warp, output_height, output_width,
-// output_type, bias, norm) are read and checked here, each picture's matrix is
+// output_type, bias, norm) are declared and checked here, each picture's matrix is
 // drawn from (seed, epoch, element) as SimilarityTransformMatrices draws it,
 // and the batch is checked, allocated, run picture by picture over
 // TensorFlow's intra-op threads and its first failure named by its place in
 // the batch. The ops' output shape function is here too (image_ops.cc,
-// bzna_ops.cc). GulpDataset's fused decode has these attrs as well, read with
-// its other attrs in gulp_dataset_op.cc.
+// bzna_ops.cc). GulpDataset's fused decode visits the same table
+// (gulp/gulp_ops.h).
 #ifndef TF_GULP_OPS_IMAGE_FUSED_WARP_ARGS_H_
 #define TF_GULP_OPS_IMAGE_FUSED_WARP_ARGS_H_
 
@@ -25,16 +25,30 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/framework/types.pb.h"
 
 namespace tf_gulp {
 
-// The attrs that say which transform each element gets: warp (a
-// tf_gulp.transforms encoding), output_height, output_width.
+// The attrs that say which transform each element gets, declared once
+// (framework/attr_table.h) and visited by every op that draws transforms:
+// SimilarityTransformMatrices, DecodeJpegWarped, DecodeHevcWarped and
+// GulpDataset's fused decode.
 struct WarpTransformAttrs {
-  tfg::warp::TransformSpec spec;
-  int64_t height = 0, width = 0;
+  std::vector<float> warp;  // a tf_gulp.transforms encoding; [] for the whole picture
+  // The output size; 0 x 0 where it is optional (GulpDataset: no fused decode).
+  int64_t output_height = 0, output_width = 0;
+  tfg::warp::TransformSpec spec;  // `warp` parsed, by Parse
 
-  absl::Status Read(::tensorflow::OpKernelConstruction* ctx);
+  template <typename Self, typename Visit>
+  static void ForEachAttr(Self& a, Visit&& visit) {
+    visit("warp", "list(float) = []", a.warp);
+    visit("output_height", "int >= 0 = 0", a.output_height);
+    visit("output_width", "int >= 0 = 0", a.output_width);
+  }
+
+  // Checks the size (both positive) and parses the transform; `op` begins the
+  // messages ("decode_jpeg_warped").
+  absl::Status Parse(const char* op);
 
   // The matrix (output pixel -> input pixel) of `element` for a picture of
   // in_height x in_width: a pure function of (seed, epoch, element).
@@ -42,29 +56,60 @@ struct WarpTransformAttrs {
               int64_t in_width, double m[9]) const;
 };
 
-// The fused ops' attrs: the transform's, plus output_type, bias and norm (one
-// value for every channel, or one per channel) and the colour transforms.
+// The fused output stage's attrs: the transform's, plus output_type, bias and
+// norm (one value for every channel, or one per channel) and the colour
+// transforms (color). Declared once and visited by the three ops that decode
+// fused with a warp (DecodeJpegWarped, DecodeHevcWarped, GulpDataset).
 struct FusedWarpAttrs : WarpTransformAttrs {
+  ::tensorflow::DataType output_type = ::tensorflow::DT_UINT8;  // uint8 or float32
+  std::vector<float> bias, norm;  // as the attrs say: [], one value, or one per channel
+
+  // Derived by Parse: one value per channel each.
   int channels = 3;
   bool float_output = false;
-  std::vector<float> bias, norm, oob_color;  // one per channel each
-  tfg::warp::ColorSpec color;
+  std::vector<float> channel_bias, channel_norm, oob_color;
+  std::vector<float> color;  // a tf_gulp.transforms colour encoding; [] for none
+  tfg::warp::ColorSpec color_spec;  // `color` parsed, by Parse
+
+  template <typename Self, typename Visit>
+  static void ForEachAttr(Self& a, Visit&& visit) {
+    // uint8: the samples; float: (sample - bias) * norm.
+    visit("output_type", "{uint8, float} = DT_UINT8", a.output_type);
+    WarpTransformAttrs::ForEachAttr(a, visit);
+    visit("bias", "list(float) = []", a.bias);
+    visit("norm", "list(float) = []", a.norm);
+    // ColorJitter / RandomGrayscale, applied to the warped samples before bias and norm.
+    visit("color", "list(float) = []", a.color);
+  }
 
   // The colour steps of `element`, drawn from the key its matrix is drawn from.
   tfg::warp::ColorDraw Color(uint64_t seed, uint64_t epoch, int64_t element) const;
 
   // `op` begins the messages ("decode_jpeg_warped"); `channels`: the output's.
-  absl::Status Read(::tensorflow::OpKernelConstruction* ctx, const char* op, int channels);
+  absl::Status Parse(const char* op, int channels);
 
   // The output size, bias, norm and out-of-bounds colour of a core warp
   // target (cc/codec/jpeg_warp.h's WarpTarget, hevc_warp.h's HevcWarpTarget).
   template <typename Target>
   void FillTarget(Target* target) const {
-    target->out_height = static_cast<int>(height);
-    target->out_width = static_cast<int>(width);
-    target->bias = bias.data();
-    target->norm = norm.data();
+    target->out_height = static_cast<int>(output_height);
+    target->out_width = static_cast<int>(output_width);
+    target->bias = channel_bias.data();
+    target->norm = channel_norm.data();
     target->oob_color = oob_color.data();
+  }
+};
+
+// A fused op's attrs (DecodeJpegWarped's, DecodeHevcWarped's: FusedWarpAttrs
+// plus `Extra`'s table), read by ReadAttrs and parsed by Parse(op, channels).
+template <typename Extra>
+struct FusedOpAttrs : FusedWarpAttrs {
+  Extra extra;
+
+  template <typename Self, typename Visit>
+  static void ForEachAttr(Self& a, Visit&& visit) {
+    FusedWarpAttrs::ForEachAttr(a, visit);
+    Extra::ForEachAttr(a.extra, visit);
   }
 };
 

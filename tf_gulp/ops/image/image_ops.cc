@@ -1,6 +1,6 @@
 // The image ops' registrations: names, inputs, outputs, attrs and shape
 // functions, apart from their kernels (as tensorflow-io keeps `ops/` apart
-// from `kernels/`). Op names are recorded in dataset graphs, checkpoints and
+// from `kernels/`); names and attr tables in image_ops.h. Op names are recorded in dataset graphs, checkpoints and
 // SavedModels, so they never change (tests/test_op_names.py).
 //
 //   SimilarityWarp               similarity_warp_op.cc (GPU: similarity_warp_gpu_op.cc)
@@ -12,7 +12,9 @@
 
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
+#include "tf_gulp/ops/image/image_ops.h"
 
 namespace tf_gulp {
 namespace {
@@ -52,7 +54,7 @@ absl::Status SimilarityWarpShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-REGISTER_OP("TfGulp>SimilarityWarp")
+TF_GULP_REGISTER_OP_WITH_ATTRS(kSimilarityWarpOp, SimilarityWarpAttrs)
     .Input("images: uint8")
     .Input("matrices: float")
     .Input("output_shape: int32")
@@ -60,7 +62,6 @@ REGISTER_OP("TfGulp>SimilarityWarp")
     .Input("norm: float")
     .Input("oob_color: float")
     .Output("output: float")
-    .Attr("layout: {'NHWC', 'NCHW'} = 'NHWC'")
     .SetShapeFn(SimilarityWarpShape)
     .Doc(R"doc(
 Warps pictures [B, H, W, C] or clips [B, T, H, W, C] (NCHW: [B, C, H, W] /
@@ -69,15 +70,12 @@ to input pixels; bilinear sampling, then (round(v) - bias) * norm in float32;
 pixels mapping outside the input get oob_color.
 )doc");
 
-REGISTER_OP("TfGulp>SimilarityTransformMatrices")
+TF_GULP_REGISTER_OP_WITH_ATTRS(kSimilarityTransformMatricesOp, WarpTransformAttrs)
     .Input("input_sizes: int32")
     .Input("seed: int64")
     .Input("epoch: int64")
     .Input("elements: int64")
     .Output("matrices: float")
-    .Attr("warp: list(float) = []")
-    .Attr("output_height: int >= 1")
-    .Attr("output_width: int >= 1")
     .SetShapeFn([](InferenceContext* c) {
       ShapeHandle batch;
       TF_RETURN_IF_ERROR(c->Subshape(c->input(0), 0, -1, &batch));
@@ -91,7 +89,7 @@ The 3x3 matrices (output pixel -> input pixel) that the fused decode + warp kern
 elements of the given input sizes (see tf_gulp.ops.similarity_transform_matrices).
 )doc");
 
-REGISTER_OP("TfGulp>DecodeJpegWarped")
+TF_GULP_REGISTER_OP_WITH_ATTRS(kDecodeJpegWarpedOp, DecodeJpegWarpedAttrs)
     .Input("contents: string")
     // What each picture is called in errors ([B]; "" for its place in the batch only), e.g.
     // "train.ffr record 17" or an Example's file name.
@@ -100,19 +98,6 @@ REGISTER_OP("TfGulp>DecodeJpegWarped")
     .Input("epoch: int64")
     .Input("elements: int64")
     .Output("images: output_type")
-    // uint8: the samples; float: (sample - bias) * norm.
-    .Attr("output_type: {uint8, float} = DT_UINT8")
-    .Attr("warp: list(float) = []")
-    .Attr("output_height: int >= 1")
-    .Attr("output_width: int >= 1")
-    .Attr("bias: list(float) = []")
-    .Attr("norm: list(float) = []")
-    // Colour augmentation after the warp, before bias and norm (tf_gulp.transforms'
-    // ColorJitter / RandomGrayscale encoding, cc/warp/color_transform.h).
-    .Attr("color: list(float) = []")
-    .Attr("dct_scaling: bool = true")
-    .Attr("colorspace: {'rgb', 'gray'} = 'rgb'")
-    .Attr("dct_method: {'fast', 'accurate'} = 'fast'")
     .SetShapeFn([](InferenceContext* c) {
       std::string colorspace;
       TF_RETURN_IF_ERROR(c->GetAttr("colorspace", &colorspace));

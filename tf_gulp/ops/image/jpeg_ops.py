@@ -103,7 +103,6 @@ def decode_jpeg_warped(
             seed=tf.cast(seed, tf.int64),
             epoch=tf.cast(epoch, tf.int64),
             elements=tf.reshape(tf.cast(elements, tf.int64), [-1]),
-            output_type=tf.float32 if dtype == "float32" else tf.uint8,
             dct_scaling=bool(dct_scaling),
             colorspace=colorspace,
             dct_method=dct_method,

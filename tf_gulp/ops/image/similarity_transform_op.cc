@@ -11,8 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/scalar_inputs.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
+#include "tf_gulp/ops/image/image_ops.h"
 
 namespace tf_gulp {
 namespace {
@@ -26,7 +28,8 @@ class SimilarityTransformMatricesOp : public ::tensorflow::OpKernel {
  public:
   explicit SimilarityTransformMatricesOp(::tensorflow::OpKernelConstruction* ctx)
       : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, attrs_.Read(ctx));
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
+    OP_REQUIRES_OK(ctx, attrs_.Parse(kOp));
   }
 
   void Compute(::tensorflow::OpKernelContext* ctx) override {

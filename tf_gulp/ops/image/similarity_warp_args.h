@@ -2,8 +2,8 @@
 // both of its kernels (CPU: similarity_warp_op.cc, GPU:
 // similarity_warp_gpu_op.cc). Every input but `images` is in host memory for
 // both, so the checks read them directly.
-#ifndef TF_GULP_TF_GULP_OPS_SIMILARITY_WARP_ARGS_H_
-#define TF_GULP_TF_GULP_OPS_SIMILARITY_WARP_ARGS_H_
+#ifndef TF_GULP_OPS_IMAGE_SIMILARITY_WARP_ARGS_H_
+#define TF_GULP_OPS_IMAGE_SIMILARITY_WARP_ARGS_H_
 
 #include <cstdint>
 
@@ -98,4 +98,4 @@ void WarpOnCpu(::tensorflow::OpKernelContext* ctx, const SimilarityWarpArgs& arg
 
 }  // namespace tf_gulp
 
-#endif  // TF_GULP_TF_GULP_OPS_SIMILARITY_WARP_ARGS_H_
+#endif  // TF_GULP_OPS_IMAGE_SIMILARITY_WARP_ARGS_H_

@@ -29,8 +29,10 @@
 #include "tensorflow/core/framework/op_requires.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/logging.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/gpu_kernel.h"
+#include "tf_gulp/ops/image/image_ops.h"
 #include "tf_gulp/ops/image/similarity_warp_args.h"
 
 namespace tf_gulp {
@@ -43,7 +45,6 @@ using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
 
-constexpr char kOpName[] = "TfGulp>SimilarityWarp";
 
 void WarnFallbackOnce(const tfg::Status& why) {
   static std::once_flag once;
@@ -61,9 +62,9 @@ CUdeviceptr DevicePtr(const Tensor& t) {
 class SimilarityWarpGpuOp : public AsyncOpKernel {
  public:
   explicit SimilarityWarpGpuOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
-    std::string layout;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("layout", &layout));
-    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::warp::ParseLayout(layout, &layout_)));
+    SimilarityWarpAttrs attrs;
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs));
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::warp::ParseLayout(attrs.layout, &layout_)));
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
@@ -190,7 +191,7 @@ class SimilarityWarpGpuOp : public AsyncOpKernel {
 
 // Everything but the pictures is read on the host (checks, the clip's matrix
 // per frame); the pictures and the output stay on the GPU.
-REGISTER_KERNEL_BUILDER(Name(kOpName)
+REGISTER_KERNEL_BUILDER(Name(kSimilarityWarpOp)
                             .Device(DEVICE_GPU)
                             .HostMemory("matrices")
                             .HostMemory("output_shape")

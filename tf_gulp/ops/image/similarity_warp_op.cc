@@ -13,7 +13,9 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/util/work_sharder.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/image/image_ops.h"
 #include "tf_gulp/ops/image/similarity_warp_args.h"
 
 namespace tf_gulp {
@@ -62,15 +64,13 @@ using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
 
-constexpr char kOpName[] = "TfGulp>SimilarityWarp";
-constexpr char kLayout[] = "layout";
 
 class SimilarityWarpOp : public OpKernel {
  public:
   explicit SimilarityWarpOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    std::string layout;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr(kLayout, &layout));
-    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::warp::ParseLayout(layout, &layout_)));
+    SimilarityWarpAttrs attrs;
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs));
+    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::warp::ParseLayout(attrs.layout, &layout_)));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -88,6 +88,6 @@ class SimilarityWarpOp : public OpKernel {
 
 }  // namespace
 
-REGISTER_KERNEL_BUILDER(Name(kOpName).Device(DEVICE_CPU), SimilarityWarpOp);
+REGISTER_KERNEL_BUILDER(Name(kSimilarityWarpOp).Device(DEVICE_CPU), SimilarityWarpOp);
 
 }  // namespace tf_gulp
