@@ -272,18 +272,11 @@ def bzna_size() -> List[str]:
     return out
 
 
-def bzna_size_quality() -> List[str]:
-    d = load("bzna_size")
-    out = [provenance("bzna_size", d), ""]
-    out += table(["format", "bytes per image", "PSNR"], _bzna_size_rows(d, False))
-    return out + [""] + _bzna_size_findings(d)
-
-
 RENDERERS: Dict[str, Callable[[], List[str]]] = {
     "gulp_read": gulp_read, "fair_peers": fair_peers, "fused_warp": fused_warp,
     "fused_warp_color": fused_warp_color, "bzna": bzna,
     "ffrecord": ffrecord, "ingest": ingest, "shuffle": shuffle,
-    "bzna_size": bzna_size, "bzna_size_quality": bzna_size_quality, "index_open": index_open}
+    "bzna_size": bzna_size, "index_open": index_open}
 
 
 def render(name: str) -> str:
