@@ -117,6 +117,25 @@ def fused_warp() -> List[str]:
     return out[:-1]
 
 
+def fused_warp_color() -> List[str]:
+    d = load("fused_warp_color")
+    out = [provenance("fused_warp_color", d), ""]
+    for size, case in d["cases"].items():
+        data = case["data"]
+        out.append(f"{data['width']}x{data['height']} → {size}x{size}:")
+        out.append("")
+        rows = [[f"**{k}**" if k == "fused" else k, f1(r["frames_per_s"]),
+                 f1(r["cpu_us_per_frame"])] for k, r in case["results"].items()]
+        cost = case["colour_cost"]
+        rows.append(["**colour stage cost** (fused + colour ÷ fused)",
+                     f2(cost["frames_per_s"]) + "x (per-round pairs: "
+                     + f2(cost["per_round_frames_per_s_median"]) + "x)",
+                     f2(cost["cpu_per_frame"]) + "x"])
+        out += table(["reader", "frames/s", "CPU µs/frame"], rows)
+        out.append("")
+    return out[:-1]
+
+
 BZNA_NAMES = {"raw": "raw libavcodec, one decoder per core (the bound)",
               "raw_frame": "raw libavcodec, frame threads", "raw_slice": "raw libavcodec, slice threads",
               "decode": "**BenzinaDataset** (decode)", "bzna": "**DataLoader** (decode + warp)",
@@ -254,7 +273,8 @@ def bzna_size() -> List[str]:
 
 
 RENDERERS: Dict[str, Callable[[], List[str]]] = {
-    "gulp_read": gulp_read, "fair_peers": fair_peers, "fused_warp": fused_warp, "bzna": bzna,
+    "gulp_read": gulp_read, "fair_peers": fair_peers, "fused_warp": fused_warp,
+    "fused_warp_color": fused_warp_color, "bzna": bzna,
     "ffrecord": ffrecord, "ingest": ingest, "shuffle": shuffle,
     "bzna_size": bzna_size, "index_open": index_open}
 

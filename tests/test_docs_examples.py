@@ -83,6 +83,12 @@ def data(tmp_path_factory):
         path = images / f"{i}.jpg"
         path.write_bytes(realistic_picture(i, rng))
         items.append((str(path), i % 3))
+    # Class folders for the FFRecord image recipe (an ignored file among them).
+    photos = root / "photos"
+    for i, (path, label) in enumerate(items):
+        (photos / f"class{label}").mkdir(parents=True, exist_ok=True)
+        (photos / f"class{label}" / f"{i}.jpg").write_bytes(open(path, "rb").read())
+    (photos / "class0" / "notes.txt").write_text("not an image")
     from tf_gulp.bzna import create_dataset
     folder = root / "imagenet" / "train"
     for k, cls in enumerate(("ant", "bee")):

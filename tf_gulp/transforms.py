@@ -47,13 +47,16 @@ from tf_gulp import _args as A
 
 __all__ = [
     "CenterResizedCrop",
+    "ColorJitter",
     "ConstantBiasTransform",
     "ConstantNormTransform",
     "ConstantWarpTransform",
     "IMAGENET_MEAN",
     "IMAGENET_NORM",
+    "RandomGrayscale",
     "RandomResizedCrop",
     "SimilarityTransform",
+    "color_draws",
     "compute_affine_matrix",
     "element_key",
     "kernel_transform",
@@ -101,16 +104,31 @@ def _hw(size, name: str) -> Tuple[tf.Tensor, tf.Tensor]:
     return size[0], size[1]
 
 
-def _pair(value: Pair, name: str, symmetric: bool = False) -> Tuple[float, float]:
-    """A scalar v means (-v, v) when `symmetric`, else (v, v); a pair is taken as is."""
-    if isinstance(value, (int, float)):
+def _pair(value: Pair, name: str, symmetric: bool = False, owner: str = "") -> Tuple[float, float]:
+    """A scalar v means (-v, v) when `symmetric`, else (v, v); a pair is taken as is. `owner`
+    (the transform's class name) begins the messages."""
+    what = f"{owner}: " if owner else ""
+    number = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+    if not number and (isinstance(value, (str, bytes, bool)) or not hasattr(value, "__len__")):
+        raise TypeError(f"{what}{name} must be a number or a (low, high) pair, got {value!r}")
+    if number:
         return (-float(value), float(value)) if symmetric else (float(value), float(value))
     value = tuple(float(v) for v in value)
     if len(value) != 2:
-        raise ValueError(f"{name} must be a number or a pair, got {value!r}")
+        raise ValueError(f"{what}{name} must be a number or a (low, high) pair, got {value!r}")
     if value[0] > value[1]:
-        raise ValueError(f"{name} must be (low, high) with low <= high, got {value!r}")
+        raise ValueError(f"{what}{name} must be (low, high) with low <= high, got {value!r}: "
+                         f"write it as ({value[1]!r}, {value[0]!r})")
     return value
+
+
+def _check_transform_instance(value, name: str, what: str = "") -> None:
+    """A transform class where an instance belongs (``warp=RandomResizedCrop``) is a TypeError
+    naming the fix; Python would otherwise call the class as the transform, or complain about
+    ``self``."""
+    if isinstance(value, type):
+        raise TypeError(f"{what}{name}={value.__name__} is the class; pass an instance: "
+                        f"{name}={value.__name__}()")
 
 
 def compute_affine_matrix(in_hw, out_hw, crop_hw=None, crop_center=(0.0, 0.0), degrees=0.0,
@@ -197,12 +215,16 @@ class SimilarityTransform:
                  degrees: Pair = 0.0, translate: Pair = (0.0, 0.0), flip_h: float = 0.0,
                  flip_v: float = 0.0, resize: bool = False, keep_ratio: bool = False,
                  random_crop: bool = False):
-        self.scale = _pair(scale, "scale")
-        if self.scale[0] <= 0:
-            raise ValueError(f"scale must be positive, got {self.scale}")
-        self.ratio = None if ratio is None else _pair(ratio, "ratio")
+        owner = type(self).__name__
+        self.scale = _pair(scale, "scale", owner=owner)
+        if not 0.0 < self.scale[0] <= self.scale[1] <= 1.0:
+            raise ValueError(f"{owner}: scale is the crop's area as a fraction of the input's, "
+                             f"(low, high) within (0, 1]; got {self.scale!r} (e.g. scale=(0.08, "
+                             f"1.0); the output size is the dataset's shape=)")
+        self.ratio = None if ratio is None else _pair(ratio, "ratio", owner=owner)
         if self.ratio is not None and self.ratio[0] <= 0:
-            raise ValueError(f"ratio must be positive, got {self.ratio}")
+            raise ValueError(f"{owner}: ratio is the crop's width / height, (low, high) with "
+                             f"low > 0; got {self.ratio!r} (e.g. ratio=(3 / 4, 4 / 3))")
         self.degrees = _pair(degrees, "degrees", symmetric=True)
         if isinstance(translate, (int, float)):
             translate = (float(translate), float(translate))
@@ -273,10 +295,25 @@ class SimilarityTransform:
 
 class RandomResizedCrop(SimilarityTransform):
     """The ImageNet training crop: area (0.08, 1), aspect ratio (3/4, 4/3), random place, resized
-    to the output; optional horizontal flip probability (default 0.5)."""
+    to the output; optional horizontal flip probability (default 0.5).
 
-    def __init__(self, scale: Pair = (0.08, 1.0), ratio: Pair = (3.0 / 4.0, 4.0 / 3.0),
-                 flip_h: float = 0.5):
+    Unlike torchvision's ``RandomResizedCrop(size, scale, ratio)``, the output size is not an
+    argument: it is the dataset's or op's ``shape=`` (one crop spec serves any output size), so
+    ``RandomResizedCrop(112)`` is a TypeError rather than ``scale=(112, 112)``. The arguments are
+    keyword-only for the same reason."""
+
+    def __init__(self, *size, scale: Pair = (0.08, 1.0), ratio: Pair = (3.0 / 4.0, 4.0 / 3.0),
+                 flip_h: float = 0.5, **kwargs):
+        if size or "size" in kwargs:
+            given = size[0] if size else kwargs["size"]
+            raise TypeError(
+                f"RandomResizedCrop({given!r}): the output size is not an argument of the "
+                f"transform (torchvision's first argument); give it to the dataset or op as "
+                f"shape=, e.g. GulpDataset(..., warp=RandomResizedCrop(), shape=(112, 112)) "
+                f"(scale= is the crop's area fraction, e.g. scale=(0.08, 1.0))")
+        if kwargs:
+            raise TypeError(f"RandomResizedCrop: unexpected argument(s) {sorted(kwargs)}; it "
+                            f"takes scale=, ratio= and flip_h=")
         super().__init__(scale=scale, ratio=ratio, flip_h=flip_h, resize=True, random_crop=True)
 
 
@@ -285,9 +322,16 @@ class CenterResizedCrop(SimilarityTransform):
     input, resized to the output keeping the aspect ratio. Deterministic."""
 
     def __init__(self, crop_fraction: float = 224.0 / 256.0):
+        if isinstance(crop_fraction, (bool, str, bytes)) or not isinstance(
+                crop_fraction, (int, float, np.number)):
+            raise TypeError(f"CenterResizedCrop: crop_fraction is the central fraction of each "
+                            f"side, a number in (0, 1], got {crop_fraction!r}; the output size "
+                            f"is the dataset's shape=")
         k = float(crop_fraction)
-        if not 0.0 < k:
-            raise ValueError(f"crop_fraction must be positive, got {crop_fraction!r}")
+        if not 0.0 < k <= 1.0:
+            raise ValueError(f"CenterResizedCrop: crop_fraction is the central fraction of each "
+                             f"side, in (0, 1] (e.g. 224 / 256), got {crop_fraction!r}; the "
+                             f"output size is the dataset's shape=")
         super().__init__(scale=(k * k, k * k), resize=True, keep_ratio=True)
 
 
@@ -348,6 +392,7 @@ def kernel_transform(warp) -> List[float]:
     :class:`ConstantWarpTransform`. Other callables run only in a map (``similarity_warp``)."""
     if warp is None:
         return []
+    _check_transform_instance(warp, "warp")
     params = getattr(warp, "_kernel_params", None)
     if params is None:
         raise TypeError(f"warp must be None or a tf_gulp.transforms transform (SimilarityTransform, "
@@ -356,15 +401,19 @@ def kernel_transform(warp) -> List[float]:
     return params()
 
 
-def kernel_warp_attrs(shape, warp, dtype: str, bias, norm, what: str = "") -> dict:
+def kernel_warp_attrs(shape, warp, dtype: str, bias, norm, what: str = "", color=None) -> dict:
     """The attrs of the fused output stage (``output_type``, ``warp``, ``output_height``,
-    ``output_width``, ``bias``, ``norm``: one table for the three ops that have it,
-    ``tf_gulp/ops/image/fused_warp_args.h``), its output options checked by
+    ``output_width``, ``bias``, ``norm``, and ``color`` when given: one table for the three ops
+    that have it, ``tf_gulp/ops/image/fused_warp_args.h``), its output options checked by
     :func:`tf_gulp._args.warp_output` (messages prefixed by ``what``)."""
     height, width = A.warp_output(shape, dtype, bias, norm, what)
-    return dict(output_type=tf.float32 if dtype == "float32" else tf.uint8,
-                warp=kernel_transform(warp), output_height=height, output_width=width,
-                bias=kernel_vector(bias, "bias"), norm=kernel_vector(norm, "norm"))
+    attrs = dict(output_type=tf.float32 if dtype == "float32" else tf.uint8,
+                 warp=kernel_transform(warp), output_height=height, output_width=width,
+                 bias=kernel_vector(bias, "bias"), norm=kernel_vector(norm, "norm"))
+    color_params = kernel_color(color, what)
+    if color_params:  # left out when empty: the attr's default, and graphs stay as they were
+        attrs["color"] = color_params
+    return attrs
 
 
 def kernel_vector(value, name: str) -> List[float]:
@@ -372,6 +421,7 @@ def kernel_vector(value, name: str) -> List[float]:
     ConstantBiasTransform / ConstantNormTransform."""
     if value is None:
         return []
+    _check_transform_instance(value, name)
     if isinstance(value, _ConstantVector):
         return value._kernel_params()
     if callable(value):
@@ -381,3 +431,132 @@ def kernel_vector(value, name: str) -> List[float]:
         raise TypeError(f"{name} must be Python numbers (it becomes an attr of the op), got a "
                         f"tensor")
     return [float(v) for v in np.asarray(value, np.float32).reshape(-1)]
+
+
+# Colour transforms: fused only (the kernels draw and apply them after the warp, before bias and
+# norm; cc/warp/color_transform.h holds the pixel math and the draws).
+
+_COLOR_JITTER = 1.0
+_RANDOM_GRAYSCALE = 2.0
+
+
+def _probability(p, owner: str) -> float:
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.number)):
+        raise TypeError(f"{owner}: p is a probability, a number in [0, 1], got {p!r}")
+    if not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"{owner}: p is a probability, in [0, 1], got {p!r}")
+    return float(p)
+
+
+def _factor_range(value, name: str, center: float, bound: Tuple[float, float]) -> Tuple[float,
+                                                                                      float]:
+    """torchvision's ColorJitter ranges: a number x means [center - x, center + x] (clipped to
+    the lower bound), a pair is taken as is; both within `bound`."""
+    owner = "ColorJitter"
+    if isinstance(value, bool) or value is None:
+        raise TypeError(f"{owner}: {name} must be a number or a (low, high) pair, got {value!r}")
+    if isinstance(value, (int, float, np.number)):
+        if value < 0:
+            raise ValueError(f"{owner}: {name}={value!r}: a single value is the jitter's half "
+                             f"width and must be >= 0 (e.g. {name}=0.4)")
+        lo, hi = center - float(value), center + float(value)
+        if center == 1.0:
+            lo = max(lo, 0.0)
+    else:
+        lo, hi = _pair(value, name, owner=owner)
+    if not bound[0] <= lo <= hi <= bound[1]:
+        raise ValueError(f"{owner}: {name} range ({lo}, {hi}) must lie within "
+                         f"[{bound[0]}, {bound[1]}]")
+    return lo, hi
+
+
+class ColorJitter:
+    """torchvision's ``ColorJitter``, fused into the output stage of the decode + warp kernels.
+
+    With probability ``p`` (default 1) an element gets the four adjustments below in a random
+    order, each with a factor drawn uniformly from its range; a clip's frames all get the same
+    order and factors (one draw per element). Definitions (torchvision's ``adjust_*`` on float
+    pictures, here on levels 0-255, clamped to [0, 255] after each step; ``gray = 0.2989 R +
+    0.587 G + 0.114 B``):
+
+    - brightness ``f``: ``v * f``;
+    - contrast ``f``: ``v * f + (1 - f) * mean(gray)`` (the mean over the picture: each frame's own);
+    - saturation ``f``: ``v * f + (1 - f) * gray``;
+    - hue ``f``: the hue (HSV, in turns) shifted by ``f``, modulo 1.
+
+    Args:
+      brightness, contrast, saturation: x >= 0 for the range ``[max(0, 1 - x), 1 + x]``, or a
+        ``(low, high)`` pair of factors >= 0; 0 leaves the adjustment out.
+      hue: x in [0, 0.5] for ``[-x, x]``, or a pair within [-0.5, 0.5]; 0 leaves it out.
+      p: the probability of applying the jitter to an element.
+
+    One-channel pictures (``colorspace="gray"``) get brightness and contrast only, as torchvision
+    does. The draws are a function of (seed, epoch, element), like the warp's:
+    :func:`color_draws` returns them.
+    """
+
+    def __init__(self, brightness: Pair = 0.0, contrast: Pair = 0.0, saturation: Pair = 0.0,
+                 hue: Pair = 0.0, p: float = 1.0):
+        self.brightness = _factor_range(brightness, "brightness", 1.0, (0.0, math.inf))
+        self.contrast = _factor_range(contrast, "contrast", 1.0, (0.0, math.inf))
+        self.saturation = _factor_range(saturation, "saturation", 1.0, (0.0, math.inf))
+        self.hue = _factor_range(hue, "hue", 0.0, (-0.5, 0.5))
+        self.p = _probability(p, "ColorJitter")
+
+    def _color_params(self) -> List[float]:
+        """The flat encoding the kernels read (cc/warp/color_transform.h)."""
+        return [_COLOR_JITTER, self.p, *self.brightness, *self.contrast, *self.saturation,
+                *self.hue]
+
+    def __repr__(self) -> str:
+        return (f"ColorJitter(brightness={self.brightness}, contrast={self.contrast}, "
+                f"saturation={self.saturation}, hue={self.hue}, p={self.p})")
+
+
+class RandomGrayscale:
+    """torchvision's ``RandomGrayscale``, fused: with probability ``p`` (default 0.1) every
+    channel of the element's pictures becomes ``0.2989 R + 0.587 G + 0.114 B`` (the whole clip
+    or none of it)."""
+
+    def __init__(self, p: float = 0.1):
+        self.p = _probability(p, "RandomGrayscale")
+
+    def _color_params(self) -> List[float]:
+        return [_RANDOM_GRAYSCALE, self.p]
+
+    def __repr__(self) -> str:
+        return f"RandomGrayscale(p={self.p})"
+
+
+_MAX_COLOR_TRANSFORMS = 8  # cc/warp/color_transform.h's kMaxColorTransforms
+
+
+def kernel_color(color, what: str = "") -> List[float]:
+    """The fused kernels' encoding of ``color``: None, a :class:`ColorJitter` or
+    :class:`RandomGrayscale`, or a list of them (applied in order)."""
+    if color is None:
+        return []
+    items = list(color) if isinstance(color, (list, tuple)) else [color]
+    if len(items) > _MAX_COLOR_TRANSFORMS:
+        raise ValueError(f"{what}color takes at most {_MAX_COLOR_TRANSFORMS} transforms, "
+                         f"got {len(items)}")
+    params: List[float] = []
+    for item in items:
+        _check_transform_instance(item, "color", what)
+        encode = getattr(item, "_color_params", None)
+        if encode is None:
+            raise TypeError(f"{what}color must be None, a tf_gulp.transforms.ColorJitter or "
+                            f"RandomGrayscale, or a list of them; got {item!r}")
+        params.extend(encode())
+    return params
+
+
+def color_draws(color, seed: int, epoch: int, element: int) -> List[Tuple[str, float]]:
+    """The colour steps the fused kernels apply to ``element`` of ``epoch`` for ``seed``, in
+    order: ``[(name, factor)]`` with name ``"brightness"``, ``"contrast"``, ``"saturation"``,
+    ``"hue"`` or ``"grayscale"`` (factor 1). Steps left out (p not drawn, an option at 0) are
+    absent. The same function of (seed, epoch, element) as the kernels'."""
+    from tf_gulp import _core  # pylint: disable=import-outside-toplevel
+
+    return [(name, float(f)) for name, f in
+            _core.color_draws(kernel_color(color), int(seed), int(epoch), int(element))]

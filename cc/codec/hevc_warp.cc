@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cc/warp/color_transform.h"
 #include "cc/warp/fixed_point_warp.h"
 #include "cc/warp/similarity_warp.h"
 
@@ -46,23 +47,26 @@ Status WarpDecodedImpl(const ToRgb& to_rgb, const PictureRegion& region,
       m[3 + c] -= box.y * m[6 + c];
     }
   }
-  if (warp::CanWarpAffine(g, m)) {
+  auto warp_into = [&](const float* bias, const float* norm, Out* out) {
+    if (warp::CanWarpAffine(g, m)) {
+      if constexpr (std::is_same<Out, float>::value) {
+        warp::WarpAffine(g, rgb.data(), m, bias, norm, target.oob_color, out);
+      } else {
+        warp::WarpAffine(g, rgb.data(), m, target.oob_color, out);
+      }
+      return Status::Ok();
+    }
+    float mf[9];
+    for (int i = 0; i < 9; ++i) mf[i] = static_cast<float>(m[i]);
     if constexpr (std::is_same<Out, float>::value) {
-      warp::WarpAffine(g, rgb.data(), m, target.bias, target.norm, target.oob_color, dst);
+      warp::WarpRows(g, rgb.data(), mf, bias, norm, target.oob_color, 0, g.out_height, out);
     } else {
-      warp::WarpAffine(g, rgb.data(), m, target.oob_color, dst);
+      warp::WarpRows(g, rgb.data(), mf, target.oob_color, 0, g.out_height, out);
     }
     return Status::Ok();
-  }
-  float mf[9];
-  for (int i = 0; i < 9; ++i) mf[i] = static_cast<float>(m[i]);
-  if constexpr (std::is_same<Out, float>::value) {
-    warp::WarpRows(g, rgb.data(), mf, target.bias, target.norm, target.oob_color, 0,
-                   g.out_height, dst);
-  } else {
-    warp::WarpRows(g, rgb.data(), mf, target.oob_color, 0, g.out_height, dst);
-  }
-  return Status::Ok();
+  };
+  return warp::WarpWithColor(target.color, g.out_height * g.out_width, 3, target.bias,
+                             target.norm, dst, warp_into);
 }
 
 auto DecoderRgb(const HevcDecoder& decoder, ChromaUpsampling chroma) {

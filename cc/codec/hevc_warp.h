@@ -20,6 +20,7 @@
 #include "cc/codec/hevc_sample.h"
 #include "cc/codec/ycbcr.h"
 #include "cc/util/status.h"
+#include "cc/warp/color_transform.h"
 
 namespace tfg {
 namespace codec {
@@ -33,6 +34,9 @@ struct HevcWarpTarget {
   const float* bias = nullptr;
   const float* norm = nullptr;
   const float* oob_color = nullptr;
+  // Colour augmentation of the warped picture, before bias and norm (as
+  // jpeg::WarpTarget's); null or empty: none.
+  const warp::ColorDraw* color = nullptr;
 };
 
 // The rectangle of `region` (in its own coordinates) that `matrix` samples;

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cc/warp/color_transform.h"
 #include "cc/warp/fixed_point_warp.h"
 #include "cc/warp/similarity_warp.h"
 
@@ -174,23 +175,26 @@ Status DecodeWarpedImpl(const uint8_t* data, size_t size, const DecodeOptions& o
     const double nowhere[9] = {0, 0, -1e6, 0, 0, -1e6, 0, 0, 1};
     std::copy(nowhere, nowhere + 9, m);
   }
-  if (warp::CanWarpAffine(g, m)) {
+  auto warp_into = [&](const float* bias, const float* norm, Out* out) {
+    if (warp::CanWarpAffine(g, m)) {
+      if constexpr (std::is_same<Out, float>::value) {
+        warp::WarpAffine(g, d.pixels.data(), m, bias, norm, target.oob_color, out);
+      } else {
+        warp::WarpAffine(g, d.pixels.data(), m, target.oob_color, out);
+      }
+      return Status::Ok();
+    }
+    float mf[9];
+    for (int i = 0; i < 9; ++i) mf[i] = static_cast<float>(m[i]);
     if constexpr (std::is_same<Out, float>::value) {
-      warp::WarpAffine(g, d.pixels.data(), m, target.bias, target.norm, target.oob_color, dst);
+      warp::WarpRows(g, d.pixels.data(), mf, bias, norm, target.oob_color, 0, g.out_height, out);
     } else {
-      warp::WarpAffine(g, d.pixels.data(), m, target.oob_color, dst);
+      warp::WarpRows(g, d.pixels.data(), mf, target.oob_color, 0, g.out_height, out);
     }
     return Status::Ok();
-  }
-  float mf[9];
-  for (int i = 0; i < 9; ++i) mf[i] = static_cast<float>(m[i]);
-  if constexpr (std::is_same<Out, float>::value) {
-    warp::WarpRows(g, d.pixels.data(), mf, target.bias, target.norm, target.oob_color, 0,
-                   g.out_height, dst);
-  } else {
-    warp::WarpRows(g, d.pixels.data(), mf, target.oob_color, 0, g.out_height, dst);
-  }
-  return Status::Ok();
+  };
+  return warp::WarpWithColor(target.color, g.out_height * g.out_width, channels, target.bias,
+                             target.norm, dst, warp_into);
 }
 
 }  // namespace

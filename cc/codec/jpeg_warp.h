@@ -27,6 +27,7 @@
 
 #include "cc/codec/jpeg_decoder.h"
 #include "cc/util/status.h"
+#include "cc/warp/color_transform.h"
 
 namespace tfg {
 namespace jpeg {
@@ -42,6 +43,10 @@ struct WarpTarget {
   const float* bias = nullptr;
   const float* norm = nullptr;
   const float* oob_color = nullptr;
+  // Colour augmentation of the warped picture (cc/warp/color_transform.h),
+  // before bias and norm; null or empty: none. Out-of-bounds pixels are then
+  // coloured, biased and normed like the others (their level is oob_color).
+  const warp::ColorDraw* color = nullptr;
 };
 
 // What a fused decode reads: the scale and the region of the scaled picture

@@ -8,6 +8,7 @@
 #include "cc/codec/bmp_decoder.h"
 #include "cc/codec/gif_decoder.h"
 #include "cc/codec/png_decoder.h"
+#include "cc/warp/color_transform.h"
 #include "cc/warp/fixed_point_warp.h"
 #include "cc/warp/similarity_warp.h"
 
@@ -106,24 +107,27 @@ Status DecodeWarpedImpl(const uint8_t* data, size_t size, const jpeg::DecodeOpti
   g.channels = channels;
   g.out_height = target.out_height;
   g.out_width = target.out_width;
-  if (warp::CanWarpAffine(g, matrix)) {
+  // The same output stage as the JPEG path's, colour included (WarpWithColor).
+  auto warp_into = [&](const float* bias, const float* norm, Out* out) {
+    if (warp::CanWarpAffine(g, matrix)) {
+      if constexpr (std::is_same<Out, float>::value) {
+        warp::WarpAffine(g, pixels->data(), matrix, bias, norm, target.oob_color, out);
+      } else {
+        warp::WarpAffine(g, pixels->data(), matrix, target.oob_color, out);
+      }
+      return Status::Ok();
+    }
+    float mf[9];
+    for (int i = 0; i < 9; ++i) mf[i] = static_cast<float>(matrix[i]);
     if constexpr (std::is_same<Out, float>::value) {
-      warp::WarpAffine(g, pixels->data(), matrix, target.bias, target.norm, target.oob_color,
-                       dst);
+      warp::WarpRows(g, pixels->data(), mf, bias, norm, target.oob_color, 0, g.out_height, out);
     } else {
-      warp::WarpAffine(g, pixels->data(), matrix, target.oob_color, dst);
+      warp::WarpRows(g, pixels->data(), mf, target.oob_color, 0, g.out_height, out);
     }
     return Status::Ok();
-  }
-  float mf[9];
-  for (int i = 0; i < 9; ++i) mf[i] = static_cast<float>(matrix[i]);
-  if constexpr (std::is_same<Out, float>::value) {
-    warp::WarpRows(g, pixels->data(), mf, target.bias, target.norm, target.oob_color, 0,
-                   g.out_height, dst);
-  } else {
-    warp::WarpRows(g, pixels->data(), mf, target.oob_color, 0, g.out_height, dst);
-  }
-  return Status::Ok();
+  };
+  return warp::WarpWithColor(target.color, g.out_height * g.out_width, channels, target.bias,
+                             target.norm, dst, warp_into);
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ from tf_gulp.bzna._x265 import DEFAULT_CRF, REFERENCE_CRF, X265_CRF_RANGE, X265_
 from tf_gulp._durable import replace_durably, write_atomically
 from tf_gulp._output_errors import OutputError, writing_output
 from tf_gulp.bzna import container as C
+from tf_gulp.class_folders import class_folder_names, scan_class_folders, warn_empty_classes
 
 _core = import_core()  # tf_gulp._core, through its one accessor
 
@@ -63,32 +64,34 @@ class Entry:
 # ---------------------------------------------------------------------------------------------
 # Inputs
 
-def _is_image(name: str) -> bool:
-    return name.lower().endswith(IMAGE_EXTENSIONS)
-
-
-def scan_folder(root: str) -> Tuple[List[Entry], List[str]]:
+def scan_folder(root: str, ignored: Optional[Dict[str, int]] = None
+                ) -> Tuple[List[Entry], List[str]]:
     """Entries of an image folder: `train/ val/ test/` splits of `<class>/<image>` folders, or
-    `<class>/<image>` folders directly (one "train" split). Classes are the sorted union."""
+    `<class>/<image>` folders directly (one "train" split). Classes are the sorted union of the
+    class folders, numbered as Keras's image_dataset_from_directory numbers them
+    (tf_gulp.class_folders): a folder without images keeps its index, with a warning. The files
+    left out are counted into `ignored` ({extension: count}) when given."""
     root = os.path.abspath(root)
     split_dirs = [s for s in SPLITS if os.path.isdir(os.path.join(root, s))]
     layout = [(s, os.path.join(root, s)) for s in split_dirs] or [("train", root)]
-    classes = sorted({c for _, d in layout for c in os.listdir(d)
-                      if os.path.isdir(os.path.join(d, c))})
+    classes = sorted({c for _, d in layout for c in class_folder_names(d)})
     index = {c: i for i, c in enumerate(classes)}
     entries = []
+    used = set()
     for split, d in layout:
-        for c in sorted(os.listdir(d)):
-            cdir = os.path.join(d, c)
-            if not os.path.isdir(cdir):
-                continue
-            for name in sorted(os.listdir(cdir)):
-                if _is_image(name):
-                    full = os.path.join(cdir, name)
-                    entries.append(Entry(full, os.path.relpath(full, root), index[c], split))
+        scan = scan_class_folders(d, IMAGE_EXTENSIONS, warn=False)
+        for rel, k in scan.files:
+            full = os.path.join(d, rel)
+            c = scan.class_names[k]
+            used.add(c)
+            entries.append(Entry(full, os.path.relpath(full, root), index[c], split))
+        if ignored is not None:
+            for ext, n in scan.ignored.items():
+                ignored[ext] = ignored.get(ext, 0) + n
     if not entries:
         raise ValueError(f"{root}: no images found (expected train/ val/ test/ folders of "
                          f"<class>/<image> folders, or <class>/<image> folders)")
+    warn_empty_classes(root, [c for c in classes if c not in used], index, "bzna create: ")
     return entries, classes
 
 
@@ -251,7 +254,8 @@ def create_dataset(source: str, output: str, *, crf: int = DEFAULT_CRF, preset: 
     docs/benchmarks.md). `workers`: parallel single-threaded encoders (default: every usable core).
     The free space is checked before anything is encoded.
 
-    Returns a summary: entries, splits, classes, bytes. Re-running after an interruption reuses the
+    Returns a summary: entries, splits, classes, bytes, ignored ({extension: count} of the files
+    an image folder's scan left out). Re-running after an interruption reuses the
     images already encoded; an existing `output` is an error unless `overwrite` (or unless the
     interrupted run had renamed it into place, complete, and not yet removed its parts: then the
     re-run removes them and returns).
@@ -284,8 +288,9 @@ def _create(source: str, output: str, *, crf: int, preset: str, workers: Optiona
             progress: bool, overwrite: bool) -> Dict[str, object]:
     if os.path.exists(output) and not overwrite and not os.path.isdir(output + ".parts"):
         raise FileExistsError(f"{output} exists (pass overwrite=True / --overwrite)")
+    ignored: Dict[str, int] = {}
     if os.path.isdir(source):
-        entries, classes = scan_folder(source)
+        entries, classes = scan_folder(source, ignored)
     else:
         entries, classes = read_list(source)
     order = {s: i for i, s in enumerate(SPLITS)}
@@ -307,7 +312,7 @@ def _create(source: str, output: str, *, crf: int, preset: str, workers: Optiona
             # after (the manifest last): this is a run that was stopped between the two, or
             # while removing the parts. Finish its clean-up.
             _remove_parts(parts_dir)
-            return _summary(entries, classes, output)
+            return dict(_summary(entries, classes, output), ignored=ignored)
         if not same:  # another conversion's leftovers: start over
             shutil.rmtree(parts_dir)
     parts = [os.path.join(parts_dir, f"{i:09d}.mp4") for i in range(len(entries))]
@@ -335,7 +340,7 @@ def _create(source: str, output: str, *, crf: int, preset: str, workers: Optiona
                     bar.update()
     if bar:
         bar.close()
-    return _assemble(entries, classes, parts, output, parts_dir)
+    return dict(_assemble(entries, classes, parts, output, parts_dir), ignored=ignored)
 
 
 def usable_cores() -> int:

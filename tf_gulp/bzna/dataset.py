@@ -23,6 +23,7 @@ from tf_gulp._files import absolute, check_regular_file
 from tf_gulp._format_sniffer import wrong_reader_message
 from tf_gulp._source_dataset import (ShardsItself, as_int, check_shard, require_shared_seed,
                                      source_made, source_seed)
+from tf_gulp.class_folders import ClassTable
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
 from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index, bzna_epoch_order, read_file_range
@@ -68,6 +69,7 @@ def _check_common(what: str, split, track: str, shuffle, seed, splits, *,
 
 
 def _transform(value, name: str, what: str):
+    T._check_transform_instance(value, name, what)  # pylint: disable=protected-access
     return A.optional_callable(value, name, what=what,
                                example=f"tf_gulp.transforms.{_TRANSFORM_EXAMPLES[name]}")
 
@@ -168,18 +170,21 @@ def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: in
             .map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True))
 
 
-class BenzinaSource(ShardsItself, dataset_ops.DatasetV2):
+class BenzinaSource(ClassTable, ShardsItself, dataset_ops.DatasetV2):
     """What :func:`BenzinaDataset` returns: a ``tf.data.Dataset`` whose cardinality is known and
     whose ``skip``, ``take`` and ``shard`` (with Python integer arguments) select positions of each
-    epoch's order before anything is read, so what they drop is never read nor decoded."""
+    epoch's order before anything is read, so what they drop is never read nor decoded.
+    ``class_names`` / ``num_classes`` come from the file's split table (None without one)."""
 
     def __init__(self, path: str, start: int, stop: int, track: str, shuffle: bool, seed: int,
                  epoch: int, crop: str, decode: bool, selection: Selection = (),
                  counter: Optional[str] = None, split_per_entry: bool = True,
-                 seed_given: bool = True) -> None:
+                 seed_given: bool = True,
+                 class_names: Optional[Sequence[str]] = None) -> None:
         source_made()
         self._args = (path, start, stop, track, shuffle, seed, epoch, crop, decode)
         self._seed_given = bool(seed_given)
+        self._class_names = None if class_names is None else tuple(class_names)
         self._split_per_entry = bool(split_per_entry)
         self._selection = tuple(selection)
         # Datasets derived by skip/take/shard share this counter, each selection counting its own
@@ -218,7 +223,7 @@ class BenzinaSource(ShardsItself, dataset_ops.DatasetV2):
     def _with(self, op: Tuple[int, ...]) -> "BenzinaSource":
         return BenzinaSource(*self._args, selection=self._selection + (op,),
                              counter=self._counter, split_per_entry=self._split_per_entry,
-                             seed_given=self._seed_given)
+                             seed_given=self._seed_given, class_names=self._class_names)
 
     def skip(self, count, name=None) -> tf.data.Dataset:
         known = as_int(count)
@@ -295,9 +300,12 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
     except ValueError as e:  # a folder, a device...: what it is when the sniffer knows it
         other = wrong_reader_message(path, "a Benzina (.bzna) file", "a Benzina (.bzna) dataset")
         raise tf.errors.InvalidArgumentError(None, None, other or str(e)) from None
-    start, stop = split_range(path, split, splits)
+    file = _container(path)  # read once: the split's range and the class names
+    start, stop = file.split_range(split, splits)
+    classes = (file.metadata or {}).get("classes")
     return BenzinaSource(path, start, stop, track, shuffle, seed, epoch, crop, decode,
-                         split_per_entry=split_per_entry, seed_given=seed_given)
+                         split_per_entry=split_per_entry, seed_given=seed_given,
+                         class_names=[str(c) for c in classes] if classes else None)
 
 
 def ClassificationDataset(path, split: Optional[str] = None, track: str = "bzna_input",
@@ -330,7 +338,8 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                warp_transform=None, bias_transform=None, norm_transform=None,
                track: str = "bzna_input", drop_remainder: bool = False,
                splits: Optional[Mapping[str, Sequence[int]]] = None,
-               device: Optional[str] = None, decode: str = "host") -> tf.data.Dataset:
+               device: Optional[str] = None, decode: str = "host",
+               color_transform=None) -> tf.data.Dataset:
     """Batches ready for ``model.fit``: ``(float32 [B, H, W, 3], int64 [B])``.
 
     Each image is decoded (``decode_hevc``) and warped to `shape` = (height, width) by
@@ -351,6 +360,11 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     ``(seed, epoch, index)`` (another random stream than the Python transforms': the same seed gives
     other random crops than ``tf_gulp`` versions before it; docs/benzina.md) and converts to RGB only
     the rectangle the crop samples. Other callables run as above.
+
+    `color_transform` (a :class:`tf_gulp.transforms.ColorJitter` / ``RandomGrayscale``, or a list
+    of them) colours each image after the warp and before bias and norm, drawn in C++ from
+    ``(seed, epoch, index)``; it needs the fused CPU path (``device=None`` and transforms the
+    kernel can draw), else it is a ValueError.
 
     `split` and `splits` as in :func:`BenzinaDataset`; labels are -1 for entries without a
     target. Unlike the reference loader, every batch is a new tensor (a batch is never overwritten
@@ -415,7 +429,13 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     start, stop = split_range(path, split, splits)
     plan = _LoaderPlan(path=path, shape=shape, track=track, shuffle=shuffle, seed=seed,
                        warp=warp_transform, bias=bias_transform, norm=norm_transform,
-                       device=device, on_device=on_device)
+                       color=color_transform, device=device, on_device=on_device)
+    T.kernel_color(color_transform, what)  # checked here, before any graph is built
+    if color_transform is not None and not plan.fused:
+        raise ValueError(f"{what}color_transform runs in decode_hevc_warped's CPU kernel only: "
+                         f"it needs device=None and a warp / bias / norm the kernel can draw "
+                         f"(tf_gulp.transforms' SimilarityTransform family, constant bias and "
+                         f"norm)")
     epochs_ds, count = _epoch_numbers(what, path, start, stop, epochs, start_epoch)
     ds = KnownCardinalityDataset(
         epochs_ds.flat_map(tf.autograph.experimental.do_not_convert(
@@ -438,15 +458,19 @@ class _LoaderPlan:
       device`` (a device: the warp, and with ``on_device`` the decoding, run in the step by
       ``WarpOnDevice``; tf.data gives the inputs and each picture's matrix, bias and norm).
 
+    A colour transform (``color``) runs only in the fused kernel; DataLoader refuses it on the
+    other placements.
+
     Transforms the kernels can draw (``drawn_in_cpp``) are drawn in C++ on every path
     (``similarity_transform_matrices`` where the warp is not fused), so one seed gives one set of
     crops wherever the loader warps."""
 
-    def __init__(self, *, path, shape, track, shuffle, seed, warp, bias, norm, device,
+    def __init__(self, *, path, shape, track, shuffle, seed, warp, bias, norm, color, device,
                  on_device) -> None:
         self.path, self.shape, self.track = path, shape, track
         self.shuffle, self.seed = shuffle, seed
         self.warp, self.bias, self.norm = warp, bias, norm
+        self.color = color  # ColorJitter / RandomGrayscale: the fused path's kernel only
         self.device, self.on_device = device, on_device
         self.drawn_in_cpp = _fusable(warp, bias, norm)
         self.fused = device is None and self.drawn_in_cpp
@@ -474,7 +498,7 @@ class _LoaderPlan:
         image = decode_hevc_warped(
             x["sample"], self.shape, self.warp, seed=self.seed, epoch=epoch,
             elements=x["index"], dtype="float32", bias=self.bias, norm=self.norm, what=what,
-            track=self.track)
+            track=self.track, color=self.color)
         return image, x["label"]
 
     def _matrix(self, x, epoch, size):

@@ -10,6 +10,7 @@ from typing import Any
 from tf_gulp._args import cli_int
 from tf_gulp._format import human_bytes
 from tf_gulp.bzna._x265 import DEFAULT_CRF, REFERENCE_CRF, X265_CRF_RANGE, X265_PRESETS
+from tf_gulp.class_folders import ignored_summary
 from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
                                  positive_int, progress_wanted, usable_cpus)
 
@@ -87,6 +88,7 @@ def run_create(args: argparse.Namespace) -> int:
     splits = ", ".join(f"{k} {b - a}" for k, (a, b) in summary["splits"].items())
     echo(f"{summary['path']}: {summary['entries']} images ({splits}), {summary['classes']} "
          f"classes, {human_bytes(summary['bytes'])}")
+    echo(f"{args.input}: {ignored_summary(summary['ignored'])}")
     return 0
 
 

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from tf_gulp._args import cli_int
 from tf_gulp._format import human_bytes
+from tf_gulp.class_folders import ignored_summary
 from tf_gulp.cli._common import (CommandError, HelpFormatter, UsageError, add_progress_flags, echo,
                                  positive_int, progress_wanted, require_local, usable_cpus)
 
@@ -384,6 +385,10 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, RuntimeError) as e:
         raise CommandError(f"{e}") from None
     _print_summary(summary)
+    # Last: what the adapter left out of its input, by extension (a custom adapter without
+    # ignored_files() reports none).
+    ignored = getattr(adapter, "ignored_files", None)
+    echo(f"{input_path}: {ignored_summary(ignored() if ignored is not None else {})}")
     return 0
 
 

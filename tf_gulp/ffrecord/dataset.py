@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import os
-
 from typing import Optional, Sequence, Tuple, Union
 
 import tensorflow as tf
 
 from tf_gulp import _args as A
 from tf_gulp._source_dataset import ShardedSourceDataset, first_epoch, graph_path, source_seed
+from tf_gulp.class_folders import ClassTable, names_by_index, read_label_table
 from tf_gulp.ffrecord.reader import PathArg, normalize_paths
 from tf_gulp.ops.ffrecord.ffrecord_ops import ffrecord_dataset_variant
 
 __all__ = ["FFRecordDataset"]
 
 
-class FFRecordDataset(ShardedSourceDataset):
+class FFRecordDataset(ClassTable, ShardedSourceDataset):
     """The records of FFRecord files as a `tf.data.Dataset` of strings.
 
     Without ``batch_size`` each element is one record (a string scalar); with it, each element is a
@@ -61,6 +61,10 @@ class FFRecordDataset(ShardedSourceDataset):
         first pass exactly the 4th pass of one made with ``epoch=0``, and reads nothing of the
         three before; its next passes are epochs 4, 5, ... (how to resume ``model.fit``:
         docs/checkpoint.md).
+
+    ``class_names`` / ``num_classes``: from a ``label2idx.json`` in the directory given, or
+    next to the files (the image recipe writes one, docs/ffrecord.md); None where there is none.
+    Files whose folders hold different tables are a ValueError (their labels would disagree).
 
     ``shard(n, i)`` reads only that share of each epoch (see :meth:`shard`).
     ``skip(k)`` costs nothing (no record is read), so resuming at step ``s`` of an epoch (the
@@ -119,7 +123,9 @@ class FFRecordDataset(ShardedSourceDataset):
         if isinstance(paths, tf.Tensor):  # e.g. inside interleave()
             path_arg = paths
         else:
-            path_arg = [graph_path(p) for p in normalize_paths(paths, "paths", what)]
+            given = normalize_paths(paths, "paths", what)
+            path_arg = [graph_path(p) for p in given]
+            self._class_names = _class_names(given, what)
         variant = ffrecord_dataset_variant(
             path_arg,
             batch_size=batch_size or 0,
@@ -144,7 +150,7 @@ class FFRecordDataset(ShardedSourceDataset):
 
     def decode_jpeg_warped(self, shape: Sequence[int], warp=None, *, dtype: str = "uint8",
                            bias=None, norm=None, dct_scaling: bool = True,
-                           colorspace: str = "rgb", dct_method: str = "fast",
+                           colorspace: str = "rgb", dct_method: str = "fast", color=None,
                            num_parallel_calls: Optional[int] = tf.data.AUTOTUNE,
                            deterministic: Optional[bool] = None) -> tf.data.Dataset:
         """These records, JPEG pictures, decoded fused with an augmentation by
@@ -160,8 +166,8 @@ class FFRecordDataset(ShardedSourceDataset):
                                        bias=IMAGENET_MEAN, norm=IMAGENET_NORM)
 
         Args:
-          shape, warp, dtype, bias, norm, dct_scaling, colorspace, dct_method: as
-            :func:`tf_gulp.ops.decode_jpeg_warped`'s.
+          shape, warp, dtype, bias, norm, dct_scaling, colorspace, dct_method, color: as
+            :func:`tf_gulp.ops.decode_jpeg_warped`'s (``color``: one draw per record).
           num_parallel_calls, deterministic: the ``map``'s.
 
         Returns:
@@ -189,7 +195,28 @@ class FFRecordDataset(ShardedSourceDataset):
             return decode_jpeg_warped(e["record"], shape, warp, seed=seed, epoch=e["epoch"],
                                       elements=e["index"], dtype=dtype, bias=bias, norm=norm,
                                       dct_scaling=dct_scaling, colorspace=colorspace,
-                                      dct_method=dct_method, names=names)
+                                      dct_method=dct_method, names=names, color=color)
 
         return keyed.map(decode, num_parallel_calls=num_parallel_calls,
                          deterministic=deterministic)
+
+
+def _class_names(paths, what: str):
+    """The class names of the label table(s) next to `paths` (a directory's own, else each
+    file's folder's); None without one; ValueError when two folders' tables differ."""
+    tables = {}
+    for p in paths:
+        p = os.fspath(p)
+        folder = p if tf.io.gfile.isdir(p) else os.path.dirname(p) or "."
+        if folder not in tables:
+            tables[folder] = read_label_table(folder)
+    found = {folder: t for folder, t in tables.items() if t}
+    if not found:
+        return None
+    (first, table), *rest = found.items()
+    for folder, other in rest:
+        if other != table:
+            raise ValueError(f"{what}{first}/label2idx.json and {folder}/label2idx.json number "
+                             f"the classes differently; the labels of their files would "
+                             f"disagree (write one table for all of them)")
+    return tuple(names_by_index(table))

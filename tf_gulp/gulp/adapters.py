@@ -36,12 +36,14 @@ that cannot be decoded raises :class:`InputError` naming it.
 from __future__ import annotations
 
 import abc
+import collections
 import csv
 import json
 import os
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from tf_gulp._lazy import lazy_exports
+from tf_gulp.class_folders import class_folder_names, extension_of, warn_empty_classes
 from tf_gulp.gulp.label_maps import label_map_differences, read_class_list
 from tf_gulp.gulp.video import (FrameOptions, InputError, decode_video, load_frame_folder,
                                 load_image, natural_key)
@@ -212,9 +214,12 @@ class MediaAdapter(AbstractDatasetAdapter):
             self.class_file = os.path.abspath(os.fspath(class_file))
         self._base_label2idx = dict(label2idx or {})
         self.label2idx: Dict[str, int] = {}
+        # {extension: count} of the input files the scan left out (tf_gulp.class_folders).
+        self.ignored: Dict[str, int] = {}
 
-    def _finish(self, source: str) -> None:
-        """Check ids are unique and build :attr:`label2idx` (call at the end of ``__init__``)."""
+    def _finish(self, source: str, classes: Sequence[str] = ()) -> None:
+        """Check ids are unique and build :attr:`label2idx` (call at the end of ``__init__``);
+        ``classes`` are numbered even when no item has them (class folders left empty)."""
         seen: Dict[str, int] = {}
         for i, item in enumerate(self.items):
             first = seen.setdefault(item["id"], i)
@@ -228,8 +233,16 @@ class MediaAdapter(AbstractDatasetAdapter):
                 are = "classes are" if len(unknown) > 1 else "class is"
                 raise ValueError(f"{source}: {len(unknown)} {are} not in {self.class_file} "
                                  f"(first: {unknown[0]!r})")
+        if not self.class_file:
+            string_labels += list(classes)
         if string_labels or self._base_label2idx:
             self.label2idx = label_indices(string_labels, self._base_label2idx)
+
+    def ignored_files(self) -> Dict[str, int]:
+        """``{extension: count}`` of the input files this adapter left out (other extensions,
+        files directly in a class folders' root, hidden files); what every ingest's summary
+        reports (:func:`tf_gulp.class_folders.ignored_summary`)."""
+        return dict(self.ignored)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -310,19 +323,28 @@ class _FolderAdapter(MediaAdapter):
         default = self._default_extensions()
         self.extensions = _normalize_extensions(extensions, default)
         self._default_extensions_used = extensions is None
+        ignored: Dict[str, int] = collections.Counter()
         at_top = 0
         for rel in _walk_files(self.root):
-            if "/" not in rel:
-                at_top += _wanted(rel, self.extensions)
-                continue  # files directly in root belong to no class
-            if not _wanted(os.path.basename(rel), self.extensions):
+            # Files directly in root belong to no class; hidden files and other extensions are
+            # not taken: all counted for the ingest's summary.
+            if "/" not in rel or not _wanted(os.path.basename(rel), self.extensions):
+                ignored[extension_of(rel)] += 1
+                if "/" not in rel:
+                    at_top += _wanted(rel, self.extensions)
                 continue
             label = rel.split("/", 1)[0]
             self.items.append({"id": rel, "kind": self.kind,
                                "path": os.path.join(self.root, rel), "label": label})
+        self.ignored = dict(sorted(ignored.items()))
         if not self.items:
             raise ValueError(self._nothing_found(root, at_top))
-        self._finish(root)
+        # Keras's numbering: every class folder, sorted, an empty one keeping its index.
+        classes = class_folder_names(self.root)
+        self._finish(root, classes)
+        taken = {item["label"] for item in self.items}
+        warn_empty_classes(root, [c for c in classes if c not in taken and c in self.label2idx],
+                           self.label2idx, f"{self.name}: ")
 
     def _default_extensions(self) -> Sequence[str]:
         return IMAGE_EXTENSIONS
@@ -362,7 +384,12 @@ class ImageFolderAdapter(_FolderAdapter):
         class_file: fixes the classes' numbering: a gulp directory (e.g. the training split's,
             so that this split numbers classes the same way), a ``label2idx.json``, or a class
             list (see :func:`~tf_gulp.gulp.read_class_list`). A class folder it lacks is an
-            error. Without it the classes found are numbered in sorted order.
+            error. Without it the class folders are numbered as Keras's
+            ``image_dataset_from_directory`` numbers them (:mod:`tf_gulp.class_folders`: sorted
+            names; a folder with no file taken keeps its index, with an ``EmptyClassWarning``).
+
+    :meth:`ignored_files` counts, by extension, the files left out (other extensions, files
+    directly in ``root``, hidden files).
     """
 
     name = "image-folder"

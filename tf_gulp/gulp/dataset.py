@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from tf_gulp import _args as A
 from tf_gulp._source_dataset import ShardedSourceDataset, first_epoch, graph_path, source_seed
+from tf_gulp.class_folders import ClassTable, names_by_index, read_label_table
 from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.index import DEFAULT_MAX_CLIP_BYTES
 from tf_gulp.gulp.ingest_record import warn_if_unfinished
@@ -72,7 +73,7 @@ def _label_map(label2idx) -> Optional[Mapping[str, int]]:
     return label2idx
 
 
-class GulpDataset(ShardedSourceDataset):
+class GulpDataset(ClassTable, ShardedSourceDataset):
     """A gulp directory (GulpIO/GulpIO2 layout) as a `tf.data.Dataset`.
 
     Each element is a dict:
@@ -174,10 +175,17 @@ class GulpDataset(ShardedSourceDataset):
       dct_scaling: with ``shape``: let the decoder scale by 1/2, 1/4, 1/8 where the output keeps
         its resolution (default; close to, not equal to, the full-size decode, see
         docs/gulp_dataset.md); False decodes the crop at full size.
+      color: with ``shape``: :class:`tf_gulp.transforms.ColorJitter` /
+        ``RandomGrayscale`` (or a list of them, applied in order) after the warp and before
+        ``bias``/``norm``; one draw per clip (every frame alike) from (seed, epoch, element).
       epoch: the epoch of the first pass (default 0): a dataset made with ``epoch=3`` gives on its
         first pass exactly the 4th pass of one made with ``epoch=0`` (order, frame offsets, crops),
         and reads nothing of the three before; its next passes are epochs 4, 5, ... (how to
         resume ``model.fit``: docs/checkpoint.md).
+
+    ``class_names`` / ``num_classes``: the classes of the label indices, from ``label2idx`` or
+    the directory's ``label2idx.json`` (as Keras's ``image_dataset_from_directory`` gives
+    ``class_names``); None without a table (or with a directory tensor).
 
     Raises:
       tf.errors.NotFoundError: the directory, a chunk's data or index file, or an id is missing.
@@ -220,6 +228,7 @@ class GulpDataset(ShardedSourceDataset):
         bias=None,
         norm=None,
         dct_scaling: bool = True,
+        color=None,
         epoch: int = 0,
         _shard: Tuple[int, int] = (1, 0),
     ) -> None:
@@ -250,7 +259,7 @@ class GulpDataset(ShardedSourceDataset):
         shuffle_chunk_window = A.optional_integer(shuffle_chunk_window, "shuffle_chunk_window",
                                                   minimum=1, what=what)
         max_clip_bytes = A.integer(max_clip_bytes, "max_clip_bytes", what=what)
-        fused = _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode)
+        fused = _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode, color)
         epoch = first_epoch(epoch, what)
         shard_attrs = self._keep_arguments(dict(
             directory=directory, decode=decode, colorspace=colorspace, frames=frames,
@@ -259,7 +268,7 @@ class GulpDataset(ShardedSourceDataset):
             label2idx=label2idx, label_field=label_field, scale=scale, dct_method=dct_method,
             shuffle_chunk_window=shuffle_chunk_window, max_clip_bytes=max_clip_bytes,
             shape=shape, warp=warp, dtype=dtype, bias=bias, norm=norm,
-            dct_scaling=dct_scaling, epoch=epoch), seed_given, _shard)
+            dct_scaling=dct_scaling, color=color, epoch=epoch), seed_given, _shard)
         path = graph_path(directory)  # a string tensor, e.g. inside interleave() over directories
         if not isinstance(path, tf.Tensor) and os.path.isdir(path):
             # Read while its ingest runs (or after it stopped): say how much is missing.
@@ -267,6 +276,9 @@ class GulpDataset(ShardedSourceDataset):
         if label_field and not isinstance(path, tf.Tensor):
             # Train on A, validate on B: a LabelMapWarning when they number a class apart.
             note_label_map(path, label2idx)
+            table = label2idx if label2idx is not None else read_label_table(path)
+            if table:
+                self._class_names = tuple(names_by_index(table))
         variant = gulp_dataset_variant(
             path,
             ids=[str(i) for i in ids] if ids is not None else [],
@@ -322,10 +334,10 @@ class GulpDataset(ShardedSourceDataset):
         super().__init__(variant)
 
 
-def _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode) -> dict:
+def _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode, color=None) -> dict:
     """The op's attrs of the fused decode + warp, checked by name."""
     if shape is None:
-        for name, value in (("warp", warp), ("bias", bias), ("norm", norm)):
+        for name, value in (("warp", warp), ("bias", bias), ("norm", norm), ("color", color)):
             if value is not None:
                 raise ValueError(f"{name}= needs shape=(height, width), the output size")
         if dtype != "uint8":
@@ -333,6 +345,6 @@ def _fused_args(shape, warp, dtype, bias, norm, dct_scaling, decode) -> dict:
         return {}
     if not decode:
         raise ValueError("shape= (the fused decode + warp) needs decode=True")
-    attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what="GulpDataset: ")
+    attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what="GulpDataset: ", color=color)
     dct_scaling = A.boolean(dct_scaling, "dct_scaling", what="GulpDataset: ")
     return dict(attrs, dct_scaling=dct_scaling)

@@ -20,6 +20,7 @@ namespace pybind {
 void RegisterFFRecord(py::module_& m);  // ffrecord_bindings.cc
 void RegisterBzna(py::module_& m);      // bzna_bindings.cc
 void RegisterGulp(py::module_& m);      // gulp_bindings.cc
+void RegisterWarp(py::module_& m);      // warp_bindings.cc
 
 namespace {
 PyObject* g_data_loss_error = nullptr;
@@ -100,4 +101,5 @@ PYBIND11_MODULE(_core, m) {
   tf_gulp::pybind::RegisterFFRecord(m);
   tf_gulp::pybind::RegisterBzna(m);
   tf_gulp::pybind::RegisterGulp(m);
+  tf_gulp::pybind::RegisterWarp(m);
 }

@@ -93,6 +93,13 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
   explicit DecodeHevcWarpedGpuOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
     OP_REQUIRES_OK(ctx, attrs_.Parse("decode_hevc_warped"));
+    // The NV12 warp kernels (cc/gpu) have no colour stage yet: refuse rather
+    // than return pictures without it.
+    OP_REQUIRES(ctx, attrs_.color.empty(),
+                absl::UnimplementedError(
+                    "decode_hevc_warped: color= (ColorJitter, RandomGrayscale) runs only in the "
+                    "CPU kernel; place the op on the CPU (tf.data does) or leave color out on a "
+                    "GPU"));
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {

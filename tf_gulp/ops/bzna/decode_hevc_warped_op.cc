@@ -53,6 +53,8 @@ class DecodeHevcWarpedOp : public ::tensorflow::OpKernel {
     picture.Matrix(region.height, region.width, m);
     tfg::codec::HevcWarpTarget target;
     attrs_.FillTarget(&target);
+    const tfg::warp::ColorDraw color = picture.Color();
+    target.color = &color;
     return picture.Write([&](auto* out) {
       return tfg::codec::WarpDecoded(*decoder, region, attrs_.extra.chroma, m, target, out);
     });

@@ -96,7 +96,7 @@ def decode_hevc_warped(contents, shape, warp=None, *, seed=0, epoch=0, elements=
                        dtype: str = "uint8", bias=None, norm=None, what=None,
                        track: str = "bzna_input", crop: str = "clean",
                        chroma_upsampling: str = "bilinear", threads: int = 1,
-                       name: str = None) -> tf.Tensor:
+                       color=None, name: str = None) -> tf.Tensor:
     """Decodes single-picture HEVC MP4s fused with a warp: what ``decode_hevc`` followed by
     ``similarity_warp`` gives (within one level), without an RGB picture in memory: only the
     rectangle of the decoder's Y'CbCr picture that the warp samples is converted to RGB, and it is
@@ -125,6 +125,9 @@ def decode_hevc_warped(contents, shape, warp=None, *, seed=0, epoch=0, elements=
       bias, norm: for float32: a number, one per channel, or Constant{Bias,Norm}Transform.
       what: string ``[B]`` (or scalar) naming each sample in error messages (default: its size).
       track, crop, chroma_upsampling, threads: as for :func:`decode_hevc`.
+      color: :class:`tf_gulp.transforms.ColorJitter` / ``RandomGrayscale`` (or a list of them),
+        drawn from ``(seed, epoch, element)`` and applied after the warp, before bias and norm.
+        The CPU kernel only: the GPU kernel refuses it (UnimplementedError).
 
     Returns:
       ``[B, height, width, 3]`` (or ``[height, width, 3]`` for one picture) of ``dtype``.
@@ -141,7 +144,7 @@ def decode_hevc_warped(contents, shape, warp=None, *, seed=0, epoch=0, elements=
     for attr, value in (("crop", crop), ("chroma_upsampling", chroma_upsampling)):
         check_attr(op, attr, value, what=prefix)
     threads = A.integer(threads, "threads", minimum=0, what=prefix)
-    warp_attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what=prefix)
+    warp_attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what=prefix, color=color)
     with tf.name_scope(name or "decode_hevc_warped"):
         contents = tf.convert_to_tensor(contents, tf.string)
         single = contents.shape.rank == 0

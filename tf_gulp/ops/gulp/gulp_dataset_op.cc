@@ -30,6 +30,7 @@
 #include "cc/util/record_order.h"
 #include "cc/util/shard.h"
 #include "cc/util/stateless_random.h"
+#include "cc/warp/color_transform.h"
 #include "cc/warp/similarity_transform.h"
 #include "cc/warp/view_crops.h"
 #include "tensorflow/core/framework/dataset.h"
@@ -153,8 +154,9 @@ absl::Status ParseOptions(Options* o) {
     }
     TF_RETURN_IF_ERROR(
         o->fused.Parse("GulpDataset", static_cast<int>(tfg::jpeg::Channels(d.color_space))));
-  } else if (!o->fused.warp.empty() || !o->fused.bias.empty() || !o->fused.norm.empty()) {
-    return absl::InvalidArgumentError("warp, bias and norm need shape=(height, width)");
+  } else if (!o->fused.warp.empty() || !o->fused.bias.empty() || !o->fused.norm.empty() ||
+             !o->fused.color.empty()) {
+    return absl::InvalidArgumentError("warp, color, bias and norm need shape=(height, width)");
   }
   if (o->label_names.size() != o->label_values.size()) {
     return absl::InvalidArgumentError("label_names and label_values differ in length");
@@ -423,6 +425,9 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
       tfg::jpeg::WarpTarget target;
       o.fused.FillTarget(&target);
       target.dct_scaling = o.jpeg.dct_scaling;
+      // One colour draw per clip: every frame gets the same steps.
+      const tfg::warp::ColorDraw color = tfg::warp::DrawColor(o.fused.color_spec, key);
+      target.color = &color;
       if (frames->dtype() == tensorflow::DT_FLOAT) {
         return ToTfStatus(reader.DecodeWarped(shape, matrices, target, runner, decode_threads,
                                               frames->flat<float>().data()));

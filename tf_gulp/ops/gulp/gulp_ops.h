@@ -56,7 +56,8 @@ struct GulpDatasetAttrs {
   // with decode=False); checked before reading and before decoding.
   int64_t max_clip_bytes = static_cast<int64_t>(::tfg::gulp::kDefaultMaxClipBytes);
   // The fused decode + warp: one transform per clip (tf_gulp.transforms'
-  // encoding, similarity_transform.h), drawn from (seed, epoch, element); the
+  // encoding, similarity_transform.h), drawn from (seed, epoch, element), and
+  // the colour transforms after it, one draw per clip (color_transform.h); the
   // attrs DecodeJpegWarped and DecodeHevcWarped have (fused_warp_args.h).
   FusedWarpAttrs fused;
   // Dataset.shard's and the epoch counter's (source_attrs.h).
@@ -91,7 +92,7 @@ struct GulpDatasetAttrs {
     visit("max_clip_bytes", absl::StrCat("int >= 1 = ", ::tfg::gulp::kDefaultMaxClipBytes),
           a.max_clip_bytes);
     // The fused decode + warp (tf_gulp.GulpDataset's warp=, shape=, dtype=,
-    // bias=, norm=); off while output_height and output_width are 0.
+    // bias=, norm=, color=); off while output_height and output_width are 0.
     FusedWarpAttrs::ForEachAttr(a.fused, visit);
     SourceAttrs::ForEachAttr(a.source, visit);
   }

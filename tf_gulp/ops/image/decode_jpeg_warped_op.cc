@@ -51,6 +51,8 @@ class DecodeJpegWarpedOp : public ::tensorflow::OpKernel {
     tfg::jpeg::WarpTarget target;
     attrs_.FillTarget(&target);
     target.dct_scaling = attrs_.extra.dct_scaling;
+    const tfg::warp::ColorDraw color = picture.Color();
+    target.color = &color;
     return picture.Write([&](auto* out) {
       return tfg::picture::DecodeWarped(data, jpeg.size(), options_, info, m, target, out);
     });

@@ -53,8 +53,15 @@ void WarpTransformAttrs::Matrix(uint64_t seed, uint64_t epoch, int64_t element,
                              in_height, in_width, output_height, output_width, m);
 }
 
+tfg::warp::ColorDraw FusedWarpAttrs::Color(uint64_t seed, uint64_t epoch,
+                                           int64_t element) const {
+  return tfg::warp::DrawColor(color_spec,
+                              tfg::HashKey({seed, epoch, static_cast<uint64_t>(element)}));
+}
+
 absl::Status FusedWarpAttrs::Parse(const char* op, int output_channels) {
   TF_RETURN_IF_ERROR(WarpTransformAttrs::Parse(op));
+  TF_RETURN_IF_ERROR(ToTfStatus(tfg::warp::ParseColorSpec(color, &color_spec)));
   channels = output_channels;
   float_output = output_type == ::tensorflow::DT_FLOAT;
   TF_RETURN_IF_ERROR(PerChannel(bias, 0.f, op, "bias", channels, &channel_bias));

@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "cc/util/status.h"
+#include "cc/warp/color_transform.h"
 #include "cc/warp/similarity_transform.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
@@ -56,9 +57,9 @@ struct WarpTransformAttrs {
 };
 
 // The fused output stage's attrs: the transform's, plus output_type, bias and
-// norm (one value for every channel, or one per channel). Declared once and
-// visited by the three ops that decode fused with a warp (DecodeJpegWarped,
-// DecodeHevcWarped, GulpDataset).
+// norm (one value for every channel, or one per channel) and the colour
+// transforms (color). Declared once and visited by the three ops that decode
+// fused with a warp (DecodeJpegWarped, DecodeHevcWarped, GulpDataset).
 struct FusedWarpAttrs : WarpTransformAttrs {
   ::tensorflow::DataType output_type = ::tensorflow::DT_UINT8;  // uint8 or float32
   std::vector<float> bias, norm;  // as the attrs say: [], one value, or one per channel
@@ -67,6 +68,8 @@ struct FusedWarpAttrs : WarpTransformAttrs {
   int channels = 3;
   bool float_output = false;
   std::vector<float> channel_bias, channel_norm, oob_color;
+  std::vector<float> color;  // a tf_gulp.transforms colour encoding; [] for none
+  tfg::warp::ColorSpec color_spec;  // `color` parsed, by Parse
 
   template <typename Self, typename Visit>
   static void ForEachAttr(Self& a, Visit&& visit) {
@@ -75,7 +78,12 @@ struct FusedWarpAttrs : WarpTransformAttrs {
     WarpTransformAttrs::ForEachAttr(a, visit);
     visit("bias", "list(float) = []", a.bias);
     visit("norm", "list(float) = []", a.norm);
+    // ColorJitter / RandomGrayscale, applied to the warped samples before bias and norm.
+    visit("color", "list(float) = []", a.color);
   }
+
+  // The colour steps of `element`, drawn from the key its matrix is drawn from.
+  tfg::warp::ColorDraw Color(uint64_t seed, uint64_t epoch, int64_t element) const;
 
   // `op` begins the messages ("decode_jpeg_warped"); `channels`: the output's.
   absl::Status Parse(const char* op, int channels);
@@ -116,6 +124,8 @@ struct FusedWarpPicture {
   void Matrix(int64_t in_height, int64_t in_width, double m[9]) const {
     attrs->Matrix(seed, epoch, element, in_height, in_width, m);
   }
+
+  tfg::warp::ColorDraw Color() const { return attrs->Color(seed, epoch, element); }
 
   // write(float*) or write(uint8_t*) with the picture's place in the output,
   // as output_type says.

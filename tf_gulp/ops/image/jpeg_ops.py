@@ -29,6 +29,7 @@ def decode_jpeg_warped(
     colorspace: str = "rgb",
     dct_method: str = "fast",
     names=None,
+    color=None,
     name: Optional[str] = None,
 ) -> tf.Tensor:
     """Decodes JPEG (and PNG) strings fused with a warp: each JPEG is decoded only as far as its
@@ -69,6 +70,9 @@ def decode_jpeg_warped(
       dct_method: ``"fast"`` or ``"accurate"`` IDCT.
       names: string ``[B]`` (or one string), what each picture is called in errors, e.g. the
         file name a ``tf.train.Example`` record carries; default: its place in the batch only.
+      color: :class:`tf_gulp.transforms.ColorJitter` / ``RandomGrayscale`` (or a list of them),
+        drawn per picture from ``(seed, epoch, element)`` and applied after the warp, before bias
+        and norm (:func:`tf_gulp.transforms.color_draws` gives the draws).
 
     Returns:
       ``[B, height, width, C]`` (or ``[height, width, C]`` for one picture) of ``dtype``.
@@ -81,7 +85,8 @@ def decode_jpeg_warped(
 
     check_attr(OP_NAME, "colorspace", colorspace, what="decode_jpeg_warped: ")
     check_attr(OP_NAME, "dct_method", dct_method, what="decode_jpeg_warped: ")
-    warp_attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what="decode_jpeg_warped: ")
+    warp_attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what="decode_jpeg_warped: ",
+                                   color=color)
     with tf.name_scope(name or "decode_jpeg_warped"):
         contents = tf.convert_to_tensor(contents, tf.string)
         single = contents.shape.rank == 0

@@ -1,0 +1,178 @@
+#include "cc/warp/color_transform.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <vector>
+
+namespace tfg {
+namespace warp {
+namespace {
+
+ColorSpec Parse(const std::vector<float>& values) {
+  ColorSpec spec;
+  const Status status = ParseColorSpec(values, &spec);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return spec;
+}
+
+TEST(ColorTransformTest, ParseRefusesBadValues) {
+  ColorSpec spec;
+  EXPECT_FALSE(ParseColorSpec({3, 1}, &spec).ok());                          // kind
+  EXPECT_FALSE(ParseColorSpec({1, 1, 0.5f, 1.5f}, &spec).ok());              // short
+  EXPECT_FALSE(ParseColorSpec({2, 1.5f}, &spec).ok());                       // p
+  EXPECT_FALSE(ParseColorSpec({1, 1, 1.5f, 0.5f, 1, 1, 1, 1, 0, 0}, &spec).ok());  // lo > hi
+  EXPECT_FALSE(ParseColorSpec({1, 1, 1, 1, 1, 1, 1, 1, -0.6f, 0}, &spec).ok());    // hue
+  EXPECT_FALSE(ParseColorSpec({1, 1, NAN, 1, 1, 1, 1, 1, 0, 0}, &spec).ok());
+  EXPECT_TRUE(ParseColorSpec({}, &spec).ok());
+  EXPECT_TRUE(spec.empty());
+}
+
+TEST(ColorTransformTest, DrawsAreAFunctionOfTheKeyInTheirRanges) {
+  const ColorSpec spec = Parse({1, 1, 0.6f, 1.4f, 0.7f, 1.3f, 0.5f, 1.5f, -0.1f, 0.1f});
+  std::set<std::vector<int>> orders;
+  for (uint64_t key = 0; key < 200; ++key) {
+    const ColorDraw a = DrawColor(spec, key), b = DrawColor(spec, key);
+    ASSERT_EQ(a.count, 4);
+    std::vector<int> order;
+    for (int i = 0; i < a.count; ++i) {
+      EXPECT_EQ(a.steps[i].op, b.steps[i].op);
+      EXPECT_EQ(a.steps[i].factor, b.steps[i].factor);
+      order.push_back(static_cast<int>(a.steps[i].op));
+      const float f = a.steps[i].factor;
+      switch (a.steps[i].op) {
+        case ColorStep::Op::kBrightness: EXPECT_TRUE(f >= 0.6f && f <= 1.4f); break;
+        case ColorStep::Op::kContrast: EXPECT_TRUE(f >= 0.7f && f <= 1.3f); break;
+        case ColorStep::Op::kSaturation: EXPECT_TRUE(f >= 0.5f && f <= 1.5f); break;
+        case ColorStep::Op::kHue: EXPECT_TRUE(f >= -0.1f && f <= 0.1f); break;
+        default: ADD_FAILURE();
+      }
+    }
+    orders.insert(order);
+  }
+  EXPECT_EQ(orders.size(), 24u);  // every order of the four steps occurs
+}
+
+TEST(ColorTransformTest, ProbabilityAndLeftOffOptions) {
+  // Only brightness set: one step; p = 0.5 applies it about half the time.
+  const ColorSpec spec = Parse({1, 0.5f, 0.5f, 1.5f, 1, 1, 1, 1, 0, 0, 2, 0.25f});
+  int jitter = 0, gray = 0;
+  for (uint64_t key = 0; key < 2000; ++key) {
+    const ColorDraw d = DrawColor(spec, key);
+    for (int i = 0; i < d.count; ++i) {
+      if (d.steps[i].op == ColorStep::Op::kBrightness) ++jitter;
+      else if (d.steps[i].op == ColorStep::Op::kGrayscale) ++gray;
+      else ADD_FAILURE();
+    }
+  }
+  EXPECT_NEAR(jitter / 2000.0, 0.5, 0.05);
+  EXPECT_NEAR(gray / 2000.0, 0.25, 0.05);
+}
+
+TEST(ColorTransformTest, PixelMath) {
+  // Two pixels: (200, 100, 50) and (0, 0, 0); gray mean = (0.2989*200 + 0.587*100 + 0.114*50)/2.
+  const float gray0 = 0.2989f * 200 + 0.587f * 100 + 0.114f * 50;
+  auto apply = [](ColorStep::Op op, float f) {
+    ColorDraw d;
+    d.steps[d.count++] = {op, f};
+    std::vector<float> v = {200, 100, 50, 0, 0, 0};
+    ApplyColor(d, 2, 3, v.data());
+    return v;
+  };
+  std::vector<float> v = apply(ColorStep::Op::kBrightness, 1.5f);
+  EXPECT_FLOAT_EQ(v[0], 255);  // clamped
+  EXPECT_FLOAT_EQ(v[1], 150);
+  v = apply(ColorStep::Op::kContrast, 0.5f);
+  EXPECT_NEAR(v[0], 0.5f * 200 + 0.5f * gray0 / 2, 1e-3);
+  EXPECT_NEAR(v[3], 0.5f * gray0 / 2, 1e-3);
+  v = apply(ColorStep::Op::kSaturation, 0.f);
+  EXPECT_NEAR(v[0], gray0, 1e-3);
+  EXPECT_NEAR(v[2], gray0, 1e-3);
+  v = apply(ColorStep::Op::kGrayscale, 1.f);
+  EXPECT_NEAR(v[1], gray0, 1e-3);
+  // Hue +1/3 turns red-dominant into green-dominant: (200, 100, 50) -> (50, 200, 100).
+  v = apply(ColorStep::Op::kHue, 1.f / 3);
+  EXPECT_NEAR(v[0], 50, 1e-3);
+  EXPECT_NEAR(v[1], 200, 1e-3);
+  EXPECT_NEAR(v[2], 100, 1e-3);
+  EXPECT_FLOAT_EQ(v[3], 0);
+}
+
+// torchvision's _rgb2hsv / _hsv2rgb as written there (sectors, floor), for
+// the vectorized hue step to be compared with, on odd pixel counts (the tail).
+void ReferenceHue(float f, float* px) {
+  const float r = px[0], g = px[1], b = px[2];
+  const float maxc = std::max(r, std::max(g, b)), minc = std::min(r, std::min(g, b));
+  const float cr = maxc - minc;
+  const bool eq = cr == 0;
+  const float s = cr / (eq ? 1.f : maxc);
+  const float d = eq ? 1.f : cr;
+  const float rc = (maxc - r) / d, gc = (maxc - g) / d, bc = (maxc - b) / d;
+  float h = maxc == r ? bc - gc : maxc == g ? 2 + rc - bc : 4 + gc - rc;
+  h = std::fmod(h / 6 + 1, 1.f);
+  h = h + f - std::floor(h + f);
+  const float i = std::floor(h * 6), fr = h * 6 - i;
+  const float p = maxc * (1 - s), q = maxc * (1 - s * fr), t = maxc * (1 - s * (1 - fr));
+  const float v = maxc;
+  const float table[6][3] = {{v, t, p}, {q, v, p}, {p, v, t}, {p, q, v}, {t, p, v}, {v, p, q}};
+  const int k = static_cast<int>(i) % 6;
+  for (int c = 0; c < 3; ++c) px[c] = table[k][c];
+}
+
+TEST(ColorTransformTest, HueMatchesTheSectorFormulas) {
+  for (int n : {1, 5, 257}) {
+    for (float f : {-0.5f, -0.13f, 0.f, 0.2f, 0.5f}) {
+      std::vector<float> v(3 * n), want;
+      for (int i = 0; i < 3 * n; ++i) v[i] = static_cast<float>((i * 97 + n * 13) % 256);
+      for (int i = 0; i < 3; ++i) v[i] = 77;  // a gray pixel
+      want = v;
+      for (int i = 0; i < n; ++i) ReferenceHue(f, want.data() + 3 * i);
+      ColorDraw d;
+      d.steps[d.count++] = {ColorStep::Op::kHue, f};
+      ApplyColor(d, n, 3, v.data());
+      for (int i = 0; i < 3 * n; ++i) ASSERT_NEAR(v[i], want[i], 0.01f) << n << " " << f << " " << i;
+    }
+  }
+}
+
+TEST(ColorTransformTest, ContrastUsesTheMeanOfThePictureBeforeIt) {
+  // Brightness 0.5 then contrast 0: every value is the mean gray of the darkened picture.
+  ColorDraw d;
+  d.steps[d.count++] = {ColorStep::Op::kBrightness, 0.5f};
+  d.steps[d.count++] = {ColorStep::Op::kContrast, 0.f};
+  std::vector<float> v = {200, 100, 50, 0, 0, 0};
+  ApplyColor(d, 2, 3, v.data());
+  const float mean = 0.5f * (0.2989f * 200 + 0.587f * 100 + 0.114f * 50) / 2;
+  for (float x : v) EXPECT_NEAR(x, mean, 1e-3);
+}
+
+TEST(ColorTransformTest, OneChannelKeepsOnlyBrightnessAndContrast) {
+  ColorDraw d;
+  d.steps[d.count++] = {ColorStep::Op::kHue, 0.3f};
+  d.steps[d.count++] = {ColorStep::Op::kSaturation, 0.f};
+  d.steps[d.count++] = {ColorStep::Op::kBrightness, 2.f};
+  std::vector<float> v = {10, 200};
+  ApplyColor(d, 2, 1, v.data());
+  EXPECT_FLOAT_EQ(v[0], 20);
+  EXPECT_FLOAT_EQ(v[1], 255);
+}
+
+TEST(ColorTransformTest, OutputStageRoundsOrNormalizes) {
+  ColorDraw d;
+  d.steps[d.count++] = {ColorStep::Op::kBrightness, 0.5f};
+  std::vector<uint8_t> u8 = {101, 51, 3};
+  ColorOutput(d, 1, 3, u8.data(), u8.data());
+  EXPECT_EQ(u8[0], 51);  // 50.5 rounds up
+  EXPECT_EQ(u8[1], 26);
+  EXPECT_EQ(u8[2], 2);
+  std::vector<float> levels = {100, 50, 4};
+  const float bias[3] = {10, 0, 0}, norm[3] = {2, 1, 1};
+  ColorOutput(d, 1, 3, levels.data(), bias, norm, levels.data());
+  EXPECT_FLOAT_EQ(levels[0], 80);
+  EXPECT_FLOAT_EQ(levels[1], 25);
+}
+
+}  // namespace
+}  // namespace warp
+}  // namespace tfg
