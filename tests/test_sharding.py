@@ -6,7 +6,6 @@ warns once."""
 from __future__ import annotations
 
 import json
-import pathlib
 import subprocess
 import sys
 import warnings
@@ -160,8 +159,11 @@ def test_importing_patches_nothing_the_first_source_installs_the_warning(ffr_pat
         "assert not wrapped(), 'patched at import'\n"
         f"tf_gulp.FFRecordDataset({ffr_path!r})\n"
         "assert wrapped(), 'not installed by the first dataset'\n")
+    # REPO_ROOT: the tested tree (under Bazel the runfiles', whose tf_gulp has the built _core;
+    # resolving this file's path would lead to the source checkout, which may have none).
+    from ingest_testing import REPO_ROOT, cli_env
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            cwd=str(pathlib.Path(__file__).resolve().parents[1]))
+                            cwd=str(REPO_ROOT), env=cli_env())
     assert result.returncode == 0, result.stderr[-2000:]
 
 
