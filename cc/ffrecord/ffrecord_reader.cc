@@ -119,21 +119,46 @@ bool FFRecordReader::closed() const {
   return closed_;
 }
 
-Status FFRecordReader::Locate(int64_t index, RecordLocation* location) const {
+Status FFRecordReader::FindRecord(int64_t index, RecordLocation* location) const {
   if (index < 0 || index >= num_records()) {
     return OutOfRangeError("record index ", index, " is out of range: the dataset has ",
                            num_records(), " records");
   }
   const auto it = std::upper_bound(starts_.begin(), starts_.end(), index);
   const int file = static_cast<int>(it - starts_.begin()) - 1;
-  const FileIndex& f = indexes_[file];
-  const int64_t local = index - starts_[file];
   location->index = index;
   location->file = file;
-  location->local_index = local;
+  location->local_index = index - starts_[file];
+  return Status::Ok();
+}
+
+void FFRecordReader::FillLocation(RecordLocation* location) const {
+  const FileIndex& f = indexes_[location->file];
+  const int64_t local = location->local_index;
   location->offset = f.offsets[local];
   location->length = f.offsets[local + 1] - f.offsets[local];
   location->checksum = f.checksums[local];
+}
+
+Status FFRecordReader::Locate(int64_t index, RecordLocation* location) const {
+  TFG_RETURN_IF_ERROR(FindRecord(index, location));
+  FillLocation(location);
+  return Status::Ok();
+}
+
+Status FFRecordReader::Locate(const int64_t* indices, size_t n,
+                              RecordLocation* locations) const {
+  // First every entry's cache lines are asked for, then they are read: the
+  // misses overlap instead of stalling one after another.
+  for (size_t i = 0; i < n; ++i) {
+    TFG_RETURN_IF_ERROR(FindRecord(indices[i], &locations[i]));
+    const FileIndex& f = indexes_[locations[i].file];
+    const int64_t local = locations[i].local_index;
+    __builtin_prefetch(&f.offsets[local]);
+    __builtin_prefetch(&f.offsets[local + 1]);
+    __builtin_prefetch(&f.checksums[local]);
+  }
+  for (size_t i = 0; i < n; ++i) FillLocation(&locations[i]);
   return Status::Ok();
 }
 

@@ -103,6 +103,11 @@ class FFRecordReader {
 
   // OutOfRange when `index` is not in [0, num_records()).
   Status Locate(int64_t index, RecordLocation* location) const;
+  // Locates `n` records (a batch) into locations[0, n). Their index entries
+  // are fetched from memory together, not one cache miss after another (a
+  // random batch's entries are scattered over the whole index). OutOfRange
+  // for the first index out of range; `locations` is then partly filled.
+  Status Locate(const int64_t* indices, size_t n, RecordLocation* locations) const;
 
   // Reads the `n` located records into dsts[i] (room for locations[i].length
   // bytes each) and sets statuses[i]. All reads go to `context`'s batch
@@ -120,6 +125,10 @@ class FFRecordReader {
 
  private:
   FFRecordReader() = default;
+  // Locate's two steps: the file and local index (checking the range), then
+  // the offset, length and checksum from that file's index.
+  Status FindRecord(int64_t index, RecordLocation* location) const;
+  void FillLocation(RecordLocation* location) const;
   Status CheckRecord(const RecordLocation& location, const char* data) const;
   Status Annotate(const RecordLocation& location, const Status& status) const;
 

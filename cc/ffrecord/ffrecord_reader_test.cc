@@ -118,6 +118,29 @@ TEST(FFRecordReaderTest, OutOfRangeIndices) {
   EXPECT_EQ(s.reader->Locate(-1, &loc).code(), StatusCode::kOutOfRange);
 }
 
+TEST(FFRecordReaderTest, LocatesABatchAcrossFilesAsOneByOne) {
+  Opened m = Open({std::string(kFixtures) + "multi/PART_00000.ffr",
+                  std::string(kFixtures) + "multi/PART_00001.ffr"});
+  const std::vector<int64_t> indices = {39, 0, 25, 30, 24, 1, 30};
+  std::vector<RecordLocation> batch(indices.size());
+  ASSERT_TRUE(m.reader->Locate(indices.data(), indices.size(), batch.data()).ok());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    RecordLocation one;
+    ASSERT_TRUE(m.reader->Locate(indices[i], &one).ok());
+    EXPECT_EQ(batch[i].index, indices[i]);
+    EXPECT_EQ(batch[i].file, indices[i] < 25 ? 0 : 1) << indices[i];
+    EXPECT_EQ(batch[i].local_index, indices[i] < 25 ? indices[i] : indices[i] - 25);
+    EXPECT_EQ(batch[i].offset, one.offset) << indices[i];
+    EXPECT_EQ(batch[i].length, one.length) << indices[i];
+    EXPECT_EQ(batch[i].checksum, one.checksum) << indices[i];
+  }
+  EXPECT_EQ(batch[5].length, 37u);  // the fixture's sample 1 (see ReadsTheReferenceFixtures)
+  const std::vector<int64_t> bad = {3, 40, 2};
+  const Status st = m.reader->Locate(bad.data(), bad.size(), batch.data());
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(st.message().find("record index 40"), std::string::npos) << st.message();
+}
+
 class EngineTest : public ::testing::TestWithParam<std::tuple<IoEngine, bool>> {};
 
 TEST_P(EngineTest, LargeRandomBatchesAcrossFilesMatch) {

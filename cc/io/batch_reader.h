@@ -6,9 +6,9 @@
 //     ring and submitted with one system call; the kernel runs them
 //     concurrently (page-cache hits complete during the submit, misses go to
 //     the block device together, so a cold random batch costs about one
-//     device round trip per queue depth, not one per read). While batches
-//     are found in the page cache, reads are first copied out of it with
-//     preadv2(RWF_NOWAIT), which is cheaper per read than the ring;
+//     device round trip per queue depth, not one per read). Optionally
+//     (page_cache_first), reads are first copied out of the page cache with
+//     preadv2(RWF_NOWAIT) while batches are found there;
 //   - pread: one pread(2) loop per read, spread over a caller-supplied
 //     scheduler when one is given. Portable, and what `auto` falls back to
 //     when io_uring is unavailable (old kernels, seccomp filters that block
@@ -73,8 +73,11 @@ struct BatchReaderOptions {
   // each read out of it first with preadv2(RWF_NOWAIT) (which never waits for
   // the device) and queue only what is missing. A page-cache hit then costs a
   // plain pread instead of a ring round trip; once batches miss the cache,
-  // reads go straight to the ring (retrying the cache now and then).
-  bool page_cache_first = true;
+  // reads go straight to the ring (retrying the cache now and then). Off by
+  // default: on Linux 6.18 a warm 4 KiB read cost 6-11% more CPU this way
+  // than through the ring (batches of 64 and 256; docs/benchmarks.md), though
+  // kernels whose ring hands buffered reads to worker threads may differ.
+  bool page_cache_first = false;
 };
 
 // Where the pread engine may run reads in parallel; ignored by io_uring.

@@ -103,7 +103,7 @@ class PyReader {
     if (reader_->closed()) throw py::value_error("read from a closed FileReader");
     const size_t n = indices.size();
     std::vector<ffr::RecordLocation> locations(n);
-    for (size_t i = 0; i < n; ++i) locations[i] = Locate(indices[i]);
+    ThrowIfError(reader_->Locate(indices.data(), n, locations.data()));
     py::list out(n);
     std::vector<char*> dsts(n);
     for (size_t i = 0; i < n; ++i) {

@@ -64,7 +64,7 @@ constexpr char kPaths[] = "paths";
 constexpr int64_t kUnbatchedGroup = 32;
 // Record groups (batches, or kUnbatchedGroup records) in the read-ahead
 // window, the one being returned included: while one is returned the next is
-// already in flight on another thread, so the device queue does not drain
+// already in flight on the iterator's read-ahead thread, so the device queue does not drain
 // between batches and a warm cache is copied on two cores. A third in flight was
 // measured slower for 256 KiB records from a warm cache (8-10%: more memory
 // touched per batch for no more bandwidth), so two, as the earlier queue had.
@@ -117,7 +117,7 @@ struct RecordGroup {
   std::vector<ffr::RecordLocation> locations;  // the records, in output order
   std::vector<char*> dsts;                     // where each one goes in `tensors`
   std::vector<tfg::Status> statuses;           // one per record
-  std::vector<int64_t> records;                // with keys: each one's record index
+  std::vector<int64_t> records;                // each one's record index
   int64_t epoch = 0;
 };
 
@@ -189,6 +189,13 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
       return dataset_->options_.batched() ? 1 : kUnbatchedGroup;
     }
     int64_t read_ahead_units() const override { return kReadAheadGroups; }
+    // The groups ahead of the one being returned are read on a thread of the
+    // iterator's own (the consumer reads a group no thread has started).
+    // tf.data's shared runner threads spin while they look for work, and
+    // between tasks as short as a batch of 4 KiB records their spinning cost
+    // about as much CPU as the reads themselves (4.0 -> 3.1 us of CPU per
+    // record, docs/benchmarks.md).
+    int read_ahead_threads() const override { return kReadAheadGroups - 1; }
 
     // Locates the records of elements [first, first + count) of `epoch` and
     // allocates their output strings at their exact sizes, on the consumer's
@@ -220,14 +227,15 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
       dsts.resize(n);
       group.statuses.resize(n);
       group.epoch = epoch;
-      if (o.keys) group.records.resize(n);
+      group.records.resize(n);
       for (size_t k = 0; k < n; ++k) {
-        // Positions are in range by construction, so Locate cannot fail.
         const int64_t position = o.batched() ? begin + static_cast<int64_t>(k)
                                              : shard.Global(first + static_cast<int64_t>(k));
-        const int64_t record = order[position];
-        if (o.keys) group.records[k] = record;
-        d.reader_->Locate(record, &locations[k]);
+        group.records[k] = order[position];
+      }
+      // Positions are in range by construction, so Locate cannot fail.
+      d.reader_->Locate(group.records.data(), n, locations.data());
+      for (size_t k = 0; k < n; ++k) {
         tstring* s = o.batched() ? &group.tensors[0].flat<tstring>()(k)
                                  : &group.tensors[k].scalar<tstring>()();
         s->resize_uninitialized(locations[k].length);

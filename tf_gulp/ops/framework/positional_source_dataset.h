@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,7 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/platform/mutex.h"
+#include "tensorflow/core/platform/threadpool.h"
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
@@ -66,6 +68,9 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
     // How many units are read ahead of the consumer, counting the one it
     // takes next.
     virtual int64_t read_ahead_units() const = 0;
+    // Threads of a pool of the iterator's own that read ahead (without
+    // spinning while idle); 0: tf.data's shared runner threads.
+    virtual int read_ahead_threads() const { return 0; }
 
     // Called whenever the iterator's epoch changes (its first epoch, a split
     // of another epoch, a restore), under the iterator's lock and with no
@@ -180,8 +185,15 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
       // pure function of its position in this epoch, so reading ahead never
       // changes what is returned.
       const int64_t n = d.num_elements_;
+      tfg::Scheduler schedule = *ctx_->runner();
+      if (const int threads = reader_->read_ahead_threads(); threads > 0) {
+        pool_ = ctx_->CreateThreadPool(absl::StrCat("tf_gulp_", d.iterator_prefix_), threads);
+        schedule = [pool = pool_.get()](std::function<void()> fn) {
+          pool->Schedule(std::move(fn));
+        };
+      }
       read_ahead_ = std::make_unique<tfg::OrderedReadAhead<Unit>>(
-          *ctx_->runner(), reader_->read_ahead_units(),
+          std::move(schedule), reader_->read_ahead_units(),
           [this, n](int64_t unit) {
             const int64_t first = unit * unit_size_;
             return reader_->PrepareOnConsumerThread(epoch_, first, std::min(unit_size_, n - first));
@@ -316,6 +328,8 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
     // be returned.
     std::optional<Unit> current_ TF_GUARDED_BY(mu_);
     int64_t current_unit_ TF_GUARDED_BY(mu_) = -1;
+    // The read-ahead's own threads, when the reader asks for them.
+    std::unique_ptr<::tensorflow::thread::ThreadPool> pool_;
     // Last: destroyed first, so its tasks finish before what they use goes.
     std::unique_ptr<tfg::OrderedReadAhead<Unit>> read_ahead_;
   };
