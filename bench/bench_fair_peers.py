@@ -21,6 +21,9 @@ Neither is a dependency of tf_gulp. Writes bench/results/fair_peers.json; bench/
 it into docs/benchmarks.md.
 
     PYTHONPATH=. python bench/bench_fair_peers.py --rounds 5 --reference ../ffrecord-build
+
+``--cases ffrecord`` runs only the FFRecord comparison (``--batch``, ``--record-bytes``,
+``--records`` set its data).
 """
 
 from __future__ import annotations
@@ -290,6 +293,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--videos", type=int, default=48)
     p.add_argument("--records", type=int, default=32768)
     p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--record-bytes", type=int, default=4096, help="size of each FFRecord record")
+    p.add_argument("--cases", nargs="+", choices=("gulp", "ffrecord"), default=["gulp", "ffrecord"],
+                   help="which comparisons to run (default: both)")
     p.add_argument("--workdir", default=os.path.join("bench", "results", "data"))
     p.add_argument("--reference", default=os.environ.get("TF_GULP_FFRECORD_REFERENCE"))
     p.add_argument("--output", default=os.path.join("bench", "results", "fair_peers.json"))
@@ -302,23 +308,26 @@ def main(argv: Optional[List[str]] = None) -> int:
     from bench_gulp_read import build_gulp
 
     os.makedirs(args.workdir, exist_ok=True)
-    gulp_dir = build_gulp(argparse.Namespace(videos=args.videos, frames=16, height=240,
-                                             width=320, seed=0, workdir=args.workdir))
-    ffr = os.path.join(args.workdir, f"fair_{args.records}x4096.ffr")
-    write_ffrecord(ffr, args.records, 4096)
-
     closers: List[Callable[[], None]] = []
     cases = []
     try:
-        print("gulp:", flush=True)
-        gulp = measure(gulp_readers(gulp_dir, closers), args.rounds)
-        cases.append(summarize(f"Gulp, {args.videos} videos x 16 frames 320x240, decoded",
-                               "frames", "gulpio2, 1 process", gulp))
-        print("ffrecord:", flush=True)
-        ffrec = measure(ffrecord_readers(ffr, reference, args.batch, 1, closers), args.rounds)
-        cases.append(summarize(f"FFRecord, {args.records} records of 4 KiB, random batches of "
-                               f"{args.batch}, warm, checksums on", "records",
-                               "reference, 1 process", ffrec))
+        if "gulp" in args.cases:
+            gulp_dir = build_gulp(argparse.Namespace(videos=args.videos, frames=16, height=240,
+                                                     width=320, seed=0, workdir=args.workdir))
+            print("gulp:", flush=True)
+            gulp = measure(gulp_readers(gulp_dir, closers), args.rounds)
+            cases.append(summarize(f"Gulp, {args.videos} videos x 16 frames 320x240, decoded",
+                                   "frames", "gulpio2, 1 process", gulp))
+        if "ffrecord" in args.cases:
+            size = args.record_bytes
+            ffr = os.path.join(args.workdir, f"fair_{args.records}x{size}.ffr")
+            write_ffrecord(ffr, args.records, size)
+            print("ffrecord:", flush=True)
+            ffrec = measure(ffrecord_readers(ffr, reference, args.batch, 1, closers), args.rounds)
+            shown = f"{size // 1024} KiB" if size % 1024 == 0 else f"{size} bytes"
+            cases.append(summarize(f"FFRecord, {args.records} records of {shown}, random "
+                                   f"batches of {args.batch}, warm, checksums on", "records",
+                                   "reference, 1 process", ffrec))
     finally:
         for close in closers:
             close()
