@@ -74,9 +74,10 @@ struct BatchReaderOptions {
   // the device) and queue only what is missing. A page-cache hit then costs a
   // plain pread instead of a ring round trip; once batches miss the cache,
   // reads go straight to the ring (retrying the cache now and then). Off by
-  // default: on Linux 6.18 a warm 4 KiB read cost 6-11% more CPU this way
-  // than through the ring (batches of 64 and 256; docs/benchmarks.md), though
-  // kernels whose ring hands buffered reads to worker threads may differ.
+  // default: on Linux 6.18 a warm 4 KiB read cost more CPU this way than
+  // through the ring (batches of 64 and 256; docs/benchmarks.md, "Where
+  // FFRecordDataset's CPU goes"), though kernels whose ring hands buffered
+  // reads to worker threads may differ.
   bool page_cache_first = false;
 };
 

@@ -8,7 +8,8 @@
 // Elements are string tensors: one record (shape []) or, with batch_size, a
 // batch of records (shape [batch_size], the last one shorter unless
 // drop_remainder). A batch's records are located, their output strings
-// allocated at their exact sizes, and all of their reads submitted to the
+// allocated at their exact sizes (a small batch's in one block they share),
+// and all of their reads submitted to the
 // kernel at once (io_uring), straight into the output tensor's buffers; the
 // CRC-32 of each record is checked as its bytes arrive.
 //
@@ -199,8 +200,8 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
     // iterator's own (the consumer reads a group no thread has started).
     // tf.data's shared runner threads spin while they look for work, and
     // between tasks as short as a batch of 4 KiB records their spinning cost
-    // about as much CPU as the reads themselves (4.0 -> 3.1 us of CPU per
-    // record, docs/benchmarks.md).
+    // about a fifth of all the CPU per record (perf: Eigen's GlobalSteal and
+    // PopBack; docs/benchmarks.md, "Where FFRecordDataset's CPU goes").
     int read_ahead_threads() const override { return kReadAheadGroups - 1; }
 
     // Locates the records of elements [first, first + count) of `epoch` and
