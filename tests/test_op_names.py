@@ -13,8 +13,8 @@ import tensorflow as tf
 from tensorflow.python.framework import op_def_registry
 
 import tf_gulp
-from gulp_testing import make_gulp_dir
 from formats_testing import FORMATS, REPO
+from gulp_testing import make_gulp_dir
 from tf_gulp import _source_dataset
 from tf_gulp.ops import library
 
