@@ -30,6 +30,7 @@ def _case_id(*parts) -> str:
 HERE = os.path.dirname(os.path.abspath(__file__))
 THREE = os.path.join(HERE, "data", "ffrecord", "three.ffr")
 INT64 = r"\[-9223372036854775808, 9223372036854775807\]"
+INT64_MAX_RANGE = r"\[0, 9223372036854775807\]"
 
 
 @pytest.fixture(scope="module")
@@ -202,8 +203,9 @@ SOURCE_CASES = [
      rf"{{D}}: seed must be an integer in {INT64} or None, got {2 ** 70}"),
     (dict(seed=1.5), TypeError, r"{D}: seed must be an integer .* got 1\.5 \(float\)"),
     (dict(seed="1"), TypeError, r"{D}: seed must be an integer .* got '1' \(str\)"),
-    (dict(epoch=-1), ValueError, r"{D}: epoch must be an integer >= 0, got -1"),
-    (dict(epoch=1.5), TypeError, r"{D}: epoch must be an integer >= 0, got 1\.5 \(float\)"),
+    (dict(epoch=-1), ValueError, rf"{{D}}: epoch must be an integer in {INT64_MAX_RANGE}, got -1"),
+    (dict(epoch=2 ** 63), ValueError, rf"{{D}}: epoch must be an integer in {INT64_MAX_RANGE}"),
+    (dict(epoch=1.5), TypeError, r"{D}: epoch must be an integer in .*, got 1\.5 \(float\)"),
 ]
 
 

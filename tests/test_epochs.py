@@ -13,7 +13,7 @@ import tensorflow as tf
 import tf_gulp
 from epoch_testing import assert_all_differ, keras_epochs
 from ffrecord_testing import ffrecord_bytes, sample_records
-from formats_testing import format_params
+from formats_testing import CHECKPOINT_ACROSS_PASSES, format_params
 from gulp_testing import make_gulp_dir
 from wait_testing import wait_for
 
@@ -246,7 +246,15 @@ def test_every_source_checkpoint_across_epochs_is_exact(each_format, tmp_path, s
         options.experimental_symbolic_checkpoint = symbolic
         return ds.with_options(options)
 
-    assert_resumes_exactly(make, len(written.keys) + 3, tmp_path)
+    stop = len(written.keys) + 3  # in the second pass
+    lacks = fmt.lacks(CHECKPOINT_ACROSS_PASSES)
+    if lacks and not symbolic:
+        # Pinned as the registry says (the reason: tests/formats_testing.py): once it passes,
+        # remove the flag from the format's entry.
+        with pytest.raises(AssertionError):
+            assert_resumes_exactly(make, stop, tmp_path)
+        return
+    assert_resumes_exactly(make, stop, tmp_path)
 
 
 def test_symbolic_checkpoint_does_not_store_prefetched_clips(dirs, tmp_path):
