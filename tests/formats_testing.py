@@ -77,6 +77,9 @@ class Format:
     write: Callable[[Path, int], Written]  # a tiny dataset of n elements under a new folder
     key: Callable[[Any], Any]  # an element -> a scalar string tensor naming it (printable)
     fifo_files: Callable[[Written], List[str]]  # files a reader opens that a FIFO may replace
+    # Options under which an element's content, not only its position, depends on the epoch
+    # (frame offsets, crops), for the tests of per-epoch randomness.
+    random_options: Callable[[], Dict[str, Any]] = dict
     not_yet: Mapping[str, str] = field(default_factory=dict)  # capability -> why not yet
 
     def open(self, path: str, **options):
@@ -124,6 +127,12 @@ def _write_gulp(root: Path, n: int) -> Written:
     info = make_gulp_dir(root / "gulp", num_videos=n, frames_per_video=2, height=8, width=8,
                          videos_per_chunk=max(1, n // 3))
     return Written(info["path"], list(info["ids"]), str(root))
+
+
+def _gulp_random_options() -> Dict[str, Any]:
+    from tf_gulp.transforms import RandomResizedCrop
+
+    return dict(num_frames=1, training=True, shape=(8, 8), warp=RandomResizedCrop())
 
 
 def _gulp_fifo_files(w: Written) -> List[str]:
@@ -186,7 +195,8 @@ def _benzina_key(element):
 FORMATS: Dict[str, Format] = {f.name: f for f in (
     Format(name="gulp", title="gulp", dataset="GulpDataset", package="gulp", cc_module="gulp",
            fuzz_target="gulp_index", guide="gulp_dataset.md", source_op="TfGulp>GulpDataset",
-           write=_write_gulp, key=lambda e: e["id"], fifo_files=_gulp_fifo_files),
+           write=_write_gulp, key=lambda e: e["id"], fifo_files=_gulp_fifo_files,
+           random_options=_gulp_random_options),
     Format(name="ffrecord", title="FFRecord", dataset="FFRecordDataset", package="ffrecord",
            cc_module="ffrecord", fuzz_target="ffrecord", guide="ffrecord.md",
            source_op="TfGulp>FFRecordDataset", write=_write_ffrecord, key=_ffrecord_key,
@@ -227,3 +237,16 @@ def format_params() -> list:
 def keys_of(fmt: Format, ds) -> List[str]:
     """The keys of ds's elements, in order."""
     return [k.decode() for k in ds.map(fmt.key).as_numpy_iterator()]
+
+
+def contents(ds) -> List[tuple]:
+    """ds's elements in order, each as the bytes of its tensors: what a pass yields, whole."""
+    return [tuple(np.asarray(t).tobytes() for t in _flat(e)) for e in ds.as_numpy_iterator()]
+
+
+def _flat(element) -> list:
+    if isinstance(element, dict):
+        return [v for k in sorted(element) for v in _flat(element[k])]
+    if isinstance(element, (tuple, list)):
+        return [v for x in element for v in _flat(x)]
+    return [element]

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 import tf_gulp
-from formats_testing import format_params, keys_of
+from formats_testing import keys_of
 from gulp_testing import make_gulp_dir
 from tf_gulp import _args as A
 from tf_gulp.bzna.dataset import BenzinaDataset, DataLoader
@@ -197,6 +197,7 @@ def test_benzina_refuses_by_name(tmp_path, function, args, kwargs, error, messag
 
 # The options every source has (tests/formats_testing.py's registry), refused alike; {D} is the
 # source's name.
+FORMAT_SIZE = 4  # elements of each format's tiny dataset (the each_format fixture)
 SOURCE_CASES = [
     (dict(shuffle="yes"), TypeError, r"{D}: shuffle must be True or False, got 'yes' \(str\)"),
     (dict(shuffle=True, seed=2 ** 70), ValueError,
@@ -206,17 +207,14 @@ SOURCE_CASES = [
     (dict(epoch=-1), ValueError, rf"{{D}}: epoch must be an integer in {INT64_MAX_RANGE}, got -1"),
     (dict(epoch=2 ** 63), ValueError, rf"{{D}}: epoch must be an integer in {INT64_MAX_RANGE}"),
     (dict(epoch=1.5), TypeError, r"{D}: epoch must be an integer in .*, got 1\.5 \(float\)"),
+    (dict(epoch=True), TypeError, r"{D}: epoch must be an integer in .*, got True \(bool\)"),
 ]
-
-
-@pytest.fixture(scope="module", params=format_params())
-def each_format(request, tmp_path_factory):
-    return request.param, request.param.write(tmp_path_factory.mktemp(request.param.name), 4)
 
 
 @pytest.mark.parametrize("kwargs, error, message", SOURCE_CASES,
                          ids=[_case_id(c[0]) for c in SOURCE_CASES])
 def test_every_source_refuses_its_common_options_by_name(each_format, kwargs, error, message):
+    """each_format: every format of the registry (tests/conftest.py)."""
     fmt, written = each_format
     with pytest.raises(error, match=message.replace("{D}", fmt.dataset)):
         fmt.open(written.path, **kwargs)

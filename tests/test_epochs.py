@@ -13,7 +13,7 @@ import tensorflow as tf
 import tf_gulp
 from epoch_testing import assert_all_differ, keras_epochs
 from ffrecord_testing import ffrecord_bytes, sample_records
-from formats_testing import CHECKPOINT_ACROSS_PASSES, format_params
+from formats_testing import CHECKPOINT_ACROSS_PASSES
 from gulp_testing import make_gulp_dir
 from wait_testing import wait_for
 
@@ -211,12 +211,6 @@ def assert_resumes_exactly(make, stop: int, tmp_path, produced: tf.Variable = No
     fresh = iter(make())
     tf.train.Checkpoint(iterator=fresh).restore(path)
     assert [key_of(e) for e in fresh] == reference[stop:]
-
-
-@pytest.fixture(scope="module", params=format_params())
-def each_format(request, tmp_path_factory):
-    """Each format of the registry (tests/formats_testing.py) with a tiny dataset of it."""
-    return request.param, request.param.write(tmp_path_factory.mktemp(request.param.name), 8)
 
 
 def test_every_source_reshuffles_each_pass(each_format):

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from formats_testing import FORMATS, format_params
+from formats_testing import FORMATS
 from gulp_testing import make_gulp_dir
 from ingest_testing import REPO_ROOT, cli_env
 
@@ -33,14 +33,9 @@ def free_ports(n):
     return ports
 
 
-# Elements of each format's dataset: a multiple of 8 (two workers, STEPS = 4 steps each).
-SIZE = 48
-
-
-@pytest.fixture(scope="module", params=format_params())
-def each_format(request, tmp_path_factory):
-    """Each format of the registry (tests/formats_testing.py) with a dataset of SIZE elements."""
-    return request.param, request.param.write(tmp_path_factory.mktemp(request.param.name), SIZE)
+# Elements of each format's dataset (the each_format fixture): a multiple of 8 (two workers,
+# STEPS = 4 steps each).
+FORMAT_SIZE = 48
 
 
 def launch(args, tmp_path, name, env=None, num_workers=2):
@@ -132,7 +127,7 @@ def test_keras3_fit_fails_and_custom_loop_trains(tmp_path, element_delay):
     custom loop the docs offer instead trains on the sharded source. The slow-machine case makes
     every element take 50 ms: the failed fit's iterator then is still decoding while the custom
     loop trains (on slow machines it was, and its late labels looked like elements decoded twice)."""
-    written = FORMATS["gulp"].write(tmp_path, SIZE)
+    written = FORMATS["gulp"].write(tmp_path, FORMAT_SIZE)
     path, all_keys = written.path, written.keys
     results = run_workers("custom-loop", "gulp", path, len(all_keys), tmp_path,
                           env={"TF_GULP_TEST_ELEMENT_DELAY": str(element_delay)})
