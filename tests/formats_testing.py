@@ -22,8 +22,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import numpy as np
 
-TESTS = Path(__file__).resolve().parent
-REPO = TESTS.parent
+# The source checkout (resolve(): under Bazel, through the runfiles' symlinks), whose files the
+# registry's places name; BUILD declares them as the registry tests' data.
+REPO = Path(__file__).resolve().parent.parent
 
 # Capabilities a format may lack today (keys of Format.not_yet).
 SOURCE_OP = "source_op"  # a C++ PositionalSourceDataset op (TfGulp>FooDataset), its kernel, op test

@@ -15,8 +15,9 @@ import pytest
 
 from child_testing import run_entry_points
 from ffrecord_testing import ffrecord_bytes
-from formats_testing import TESTS, Format, format_params
+from formats_testing import Format, format_params
 from gulp_testing import make_gulp_dir
+from ingest_testing import REPO_ROOT
 
 
 def fifo(path) -> str:
@@ -45,7 +46,7 @@ def test_every_dataset_refuses_a_fifo(tmp_path_factory, fmt: Format):
         fifos[path] = f"{fmt.dataset} {os.path.basename(path)}"
         entries.append((fifos[path], f"""
             import sys
-            sys.path.insert(0, {str(TESTS)!r})
+            sys.path.insert(0, {str(REPO_ROOT / 'tests')!r})
             from formats_testing import FORMATS
             list(FORMATS[{fmt.name!r}].open({w.path!r}))
             """))
