@@ -213,7 +213,7 @@ FORMATS: Dict[str, Format] = {f.name: f for f in (
                         "BenzinaSource restores the position in the pass a checkpoint was taken "
                         "in, but a pass after it is read in another order than the "
                         "uninterrupted run's (repeat(3), a checkpoint in pass 2: pass 3 differs; "
-                        "with prefetch, in pass 1 already); symbolic checkpoints are exact. "
+                        "with prefetch(), in pass 1 already); symbolic checkpoints are exact. "
                         "The PositionalSourceDataset base (issue 33, point 1) keeps the epoch "
                         "in the checkpoint"}),
 )}
