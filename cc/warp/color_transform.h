@@ -96,6 +96,11 @@ void ColorOutput(const ColorDraw& draw, int64_t pixels, int channels, const floa
 void ColorOutput(const ColorDraw& draw, int64_t pixels, int channels, const uint8_t* levels,
                  uint8_t* dst);
 
+namespace internal {
+// Set by tests to run the portable path (4 lanes) where the CPU has AVX2.
+extern bool color_portable_only;
+}  // namespace internal
+
 // The fused kernels' output stage. `warp(bias, norm, out)` warps one picture
 // into `out` (float: (level - bias) * norm; uint8: levels). Without colour
 // (`draw` null or empty) it writes `dst` directly; with colour it writes
