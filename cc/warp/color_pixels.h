@@ -114,32 +114,39 @@ struct PassStep {
   float offset;  // kContrast: (1 - factor) * the mean gray of the picture before it
 };
 
-// The steps [0, count) on a vector of RGB pixels, in registers.
+// The steps [0, count) on a block of kBlock vectors of RGB pixels: one step
+// at a time over the block (the step's dispatch paid once a block, the
+// vectors' work independent of each other for the CPU to overlap).
+constexpr int kBlock = 8;
+
 template <typename F, typename I>
-TFG_INLINE void RunPixels(const PassStep* steps, int count, F& r, F& g, F& b) {
+TFG_INLINE void RunPixels(const PassStep* steps, int count, F* r, F* g, F* b) {
   const F zero = F{}, top = zero + 255.f;
   auto clamp = [&](F x) { return Min<F, I>(top, Max<F, I>(zero, x)); };
   for (int k = 0; k < count; ++k) {
     const float f = steps[k].factor;
     switch (steps[k].op) {
       case ColorStep::Op::kBrightness:
-        r = clamp(f * r), g = clamp(f * g), b = clamp(f * b);
+        for (int j = 0; j < kBlock; ++j) r[j] = clamp(f * r[j]), g[j] = clamp(f * g[j]), b[j] = clamp(f * b[j]);
         break;
       case ColorStep::Op::kContrast: {
         const F m = zero + steps[k].offset;
-        r = clamp(f * r + m), g = clamp(f * g + m), b = clamp(f * b + m);
+        for (int j = 0; j < kBlock; ++j) {
+          r[j] = clamp(f * r[j] + m), g[j] = clamp(f * g[j] + m), b[j] = clamp(f * b[j] + m);
+        }
         break;
       }
-      case ColorStep::Op::kSaturation: {
-        const F m = (1.f - f) * (kGrayR * r + kGrayG * g + kGrayB * b);
-        r = clamp(f * r + m), g = clamp(f * g + m), b = clamp(f * b + m);
+      case ColorStep::Op::kSaturation:
+        for (int j = 0; j < kBlock; ++j) {
+          const F m = (1.f - f) * (kGrayR * r[j] + kGrayG * g[j] + kGrayB * b[j]);
+          r[j] = clamp(f * r[j] + m), g[j] = clamp(f * g[j] + m), b[j] = clamp(f * b[j] + m);
+        }
         break;
-      }
       case ColorStep::Op::kHue:
-        ShiftHueVector<F, I>(f, r, g, b);
+        for (int j = 0; j < kBlock; ++j) ShiftHueVector<F, I>(f, r[j], g[j], b[j]);
         break;
       case ColorStep::Op::kGrayscale:
-        r = g = b = kGrayR * r + kGrayG * g + kGrayB * b;
+        for (int j = 0; j < kBlock; ++j) r[j] = g[j] = b[j] = kGrayR * r[j] + kGrayG * g[j] + kGrayB * b[j];
         break;
     }
   }
@@ -196,44 +203,52 @@ TFG_INLINE double RunPass(const PassStep* steps, int count, const Pixels& pixels
   double total = 0;
   F acc = zero;
   int64_t in_acc = 0;
-  for (int64_t i = 0; i < n; i += kLanes) {
-    const int64_t rest = std::min(kLanes, n - i);
-    F r, g, b;
-    if (state_in != nullptr) {
-      r = Load<F>(state_in + 3 * i), g = Load<F>(state_in + 3 * i + kLanes);
-      b = Load<F>(state_in + 3 * i + 2 * kLanes);
-    } else if (rest == kLanes) {
-      Pixels::Load(src + 3 * i, r, g, b);
-    } else {
-      In in[3 * kLanes] = {};
-      std::copy(src + 3 * i, src + 3 * n, in);
-      Pixels::Load(in, r, g, b);
+  for (int64_t start = 0; start < n; start += kLanes * kBlock) {
+    F r[kBlock], g[kBlock], b[kBlock];
+    for (int j = 0; j < kBlock; ++j) {
+      const int64_t i = start + j * kLanes, rest = std::min(kLanes, n - i);
+      if (rest <= 0) {
+        r[j] = g[j] = b[j] = zero;
+      } else if (state_in != nullptr) {
+        r[j] = Load<F>(state_in + 3 * i), g[j] = Load<F>(state_in + 3 * i + kLanes);
+        b[j] = Load<F>(state_in + 3 * i + 2 * kLanes);
+      } else if (rest == kLanes) {
+        Pixels::Load(src + 3 * i, r[j], g[j], b[j]);
+      } else {
+        In in[3 * kLanes] = {};
+        std::copy(src + 3 * i, src + 3 * n, in);
+        Pixels::Load(in, r[j], g[j], b[j]);
+      }
     }
     RunPixels<F, I>(steps, count, r, g, b);
-    if (dst != nullptr) {
-      if (rest == kLanes) {
-        pixels.Store(r, g, b, dst + 3 * i);
-      } else {
-        Out out[3 * kLanes];
-        pixels.Store(r, g, b, out);
-        std::copy(out, out + 3 * rest, dst + 3 * i);
+    for (int j = 0; j < kBlock; ++j) {
+      const int64_t i = start + j * kLanes, rest = std::min(kLanes, n - i);
+      if (rest <= 0) break;
+      if (dst != nullptr) {
+        if (rest == kLanes) {
+          pixels.Store(r[j], g[j], b[j], dst + 3 * i);
+        } else {
+          Out out[3 * kLanes];
+          pixels.Store(r[j], g[j], b[j], out);
+          std::copy(out, out + 3 * rest, dst + 3 * i);
+        }
+        continue;
       }
-      continue;
-    }
-    if (state_out != nullptr) {
-      std::memcpy(state_out + 3 * i, &r, sizeof(r));
-      std::memcpy(state_out + 3 * i + kLanes, &g, sizeof(g));
-      std::memcpy(state_out + 3 * i + 2 * kLanes, &b, sizeof(b));
-    }
-    if (rest < kLanes) {
-      for (int64_t k = 0; k < rest; ++k) total += Gray(r[k], g[k], b[k]);
-      continue;
-    }
-    acc += kGrayR * r + kGrayG * g + kGrayB * b;
-    if (++in_acc == 256) {  // float lanes, added to the double total every 256 vectors
-      for (int64_t k = 0; k < kLanes; ++k) total += acc[k];
-      acc = zero;
-      in_acc = 0;
+      if (state_out != nullptr) {
+        std::memcpy(state_out + 3 * i, &r[j], sizeof(F));
+        std::memcpy(state_out + 3 * i + kLanes, &g[j], sizeof(F));
+        std::memcpy(state_out + 3 * i + 2 * kLanes, &b[j], sizeof(F));
+      }
+      if (rest < kLanes) {
+        for (int64_t k = 0; k < rest; ++k) total += Gray(r[j][k], g[j][k], b[j][k]);
+        continue;
+      }
+      acc += kGrayR * r[j] + kGrayG * g[j] + kGrayB * b[j];
+      if (++in_acc == 256) {  // float lanes, added to the double total every 256 vectors
+        for (int64_t k = 0; k < kLanes; ++k) total += acc[k];
+        acc = zero;
+        in_acc = 0;
+      }
     }
   }
   for (int64_t k = 0; k < kLanes; ++k) total += acc[k];
