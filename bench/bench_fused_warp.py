@@ -39,8 +39,8 @@ Usage (from the repository root; DALI is installed only for this benchmark, neve
 
     PYTHONPATH=. python3 bench/bench_fused_warp.py [--rounds 5] [--output bench/results/fused_warp.json]
 
-``--cases 112 --readers fused,"fused + colour"`` runs only the colour comparison (what
-bench/results/fused_warp_color.json holds).
+``--cases both --readers "fused + colour"`` runs only the colour comparison, at both sizes
+(what bench/results/fused_warp_color.json holds).
 """
 
 from __future__ import annotations
