@@ -39,8 +39,8 @@ Usage (from the repository root; DALI is installed only for this benchmark, neve
 
     PYTHONPATH=. python3 bench/bench_fused_warp.py [--rounds 5] [--output bench/results/fused_warp.json]
 
-``--cases 112 --readers fused,"fused + colour"`` runs only the colour comparison (what
-bench/results/fused_warp_color.json holds).
+``--cases both --readers "fused + colour"`` runs only the colour comparison, at both sizes
+(what bench/results/fused_warp_color.json holds).
 """
 
 from __future__ import annotations
@@ -253,7 +253,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--large-height", type=int, default=480)
     parser.add_argument("--large-width", type=int, default=640)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--cases", default="112,224", help="which cases: 112, 224 or both")
+    parser.add_argument("--cases", default="112,224",
+                        help="which cases: 112, 224, or both (112,224 or 'both')")
     parser.add_argument("--readers", default="",
                         help="comma-separated readers to run besides 'fused' (default: all)")
     parser.add_argument("--workdir", default=os.path.join(os.path.expanduser("~"), ".cache",
@@ -269,6 +270,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         with_dali = False
     only = [r for r in args.readers.split(",") if r] or None
     wanted = set(args.cases.split(","))
+    if "both" in wanted:
+        wanted = (wanted - {"both"}) | {"112", "224"}
+    if not wanted or not wanted <= {"112", "224"}:
+        parser.error(f"--cases {args.cases!r}: the cases are 112, 224 or both")
     cases = {}
     if "112" in wanted:
         cases["112"] = run_case("P1 data to 112x112", args.videos, args.frames, 240, 320,
