@@ -26,18 +26,10 @@
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
 #include "tf_gulp/ops/framework/pass_through_dataset.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
-
-using ::tensorflow::Node;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::data::DatasetBase;
-using ::tensorflow::data::IteratorStateReader;
-using ::tensorflow::data::IteratorStateWriter;
-using ::tensorflow::data::SerializationContext;
-using ::tensorflow::data::UnaryDatasetOpKernel;
 
 // Iterator state key: how many counters the checkpoint holds.
 constexpr char kNumCounters[] = "num_counters";

@@ -13,16 +13,10 @@
 #include "tensorflow/core/framework/dataset.h"
 #include "tf_gulp/ops/epoch/epoch_ops.h"
 #include "tf_gulp/ops/framework/pass_through_dataset.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
-
-using ::tensorflow::Node;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::data::DatasetBase;
-using ::tensorflow::data::SerializationContext;
-using ::tensorflow::data::UnaryDatasetOpKernel;
 
 class KnownCardinalityDatasetOp : public UnaryDatasetOpKernel {
  public:
