@@ -56,6 +56,12 @@ void ExpectCleanEnd(const FakeNvdec& fake) {
   EXPECT_THAT(fake.problems(), ::testing::IsEmpty());
 }
 
+// The pool destroyed (what a test ends with), then nothing left behind.
+void ExpectCleanEnd(std::unique_ptr<NvdecPool>* pool, const FakeNvdec& fake) {
+  pool->reset();
+  ExpectCleanEnd(fake);
+}
+
 TEST(NvdecPoolTest, MapsOnTheCallersStreamAndUnmapsOnlyAfterTheKernelsEvent) {
   FakeNvdec fake;
   auto pool = MakePool(fake, 1, 4);
@@ -84,8 +90,7 @@ TEST(NvdecPoolTest, MapsOnTheCallersStreamAndUnmapsOnlyAfterTheKernelsEvent) {
   EXPECT_GT(unmap, fake.Find("cuEventRecord")) << "unmapped once its event completed";
   EXPECT_EQ(fake.Count("cuvidCreateDecoder"), 1);
   EXPECT_EQ(fake.Count("cuvidReconfigureDecoder"), 0);
-  pool.reset();
-  ExpectCleanEnd(fake);
+  ExpectCleanEnd(&pool, fake);
 }
 
 TEST(NvdecPoolTest, EveryNvdecCallHasTheContextPushed) {
@@ -94,8 +99,7 @@ TEST(NvdecPoolTest, EveryNvdecCallHasTheContextPushed) {
   NvdecPicture a;
   ASSERT_TRUE(DecodeSample(*pool, Sample(64, 64), &a).ok());
   ASSERT_TRUE(pool->Release(a, kStream).ok());
-  pool.reset();
-  ExpectCleanEnd(fake);  // the fake notes any NVDEC call made without a current context
+  ExpectCleanEnd(&pool, fake);  // the fake notes any NVDEC call made without a current context
   EXPECT_GT(fake.Count("cuCtxPushCurrent"), 0);
   EXPECT_EQ(fake.Count("cuCtxPushCurrent"), fake.Count("cuCtxPopCurrent"));
 }
@@ -124,8 +128,7 @@ TEST(NvdecPoolTest, SizeChangesReconfigureAndLargerPicturesRecreate) {
   EXPECT_EQ(fake.Count("cuvidCreateDecoder"), 2);
   EXPECT_EQ(fake.Count("cuvidReconfigureDecoder"), 1);
   ASSERT_TRUE(pool->Release(p, kStream).ok());
-  pool.reset();
-  ExpectCleanEnd(fake);
+  ExpectCleanEnd(&pool, fake);
 }
 
 // NVIDIA's sample rule: decode surfaces = max(requested, the stream's
@@ -147,8 +150,7 @@ TEST(NvdecPoolTest, DecodeSurfacesFollowTheStreamsMinimum) {
   }
   EXPECT_EQ(fake.Count("cuvidCreateDecoder"), 1);
   for (const NvdecPicture& p : held) ASSERT_TRUE(pool->Release(p, kStream).ok());
-  pool.reset();
-  ExpectCleanEnd(fake);  // "fewer surfaces than the stream needs" would be noted
+  ExpectCleanEnd(&pool, fake);  // "fewer surfaces than the stream needs" would be noted
 }
 
 // A reconfigure the driver refuses falls back to destroy + create.
@@ -168,8 +170,7 @@ TEST(NvdecPoolTest, AFailedReconfigureFallsBackToDestroyAndCreate) {
   EXPECT_EQ(p.width, 100);
   EXPECT_EQ(p.surface_height, 80);
   ASSERT_TRUE(pool->Release(p, kStream).ok());
-  pool.reset();
-  ExpectCleanEnd(fake);
+  ExpectCleanEnd(&pool, fake);
 }
 
 // cuvidGetDecodeStatus after mapping: a corrupt picture is DataLoss naming the
@@ -188,8 +189,7 @@ TEST(NvdecPoolTest, ACorruptPictureIsDataLossNamingTheSample) {
   s = DecodeSample(*pool, Sample(64, 48), &p);
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_TRUE(pool->Release(p, kStream).ok());
-  pool.reset();
-  ExpectCleanEnd(fake);
+  ExpectCleanEnd(&pool, fake);
 }
 
 // The decoders' maximum from the largest picture the caller knows of.
@@ -207,8 +207,7 @@ TEST(NvdecPoolTest, RaiseMaxSizeSizesTheDecodersSoSmallerPicturesReconfigure) {
   EXPECT_EQ(fake.Count("cuvidCreateDecoder"), 1) << "within the maximum: reconfigured";
   EXPECT_EQ(fake.Count("cuvidReconfigureDecoder"), 1);
   ASSERT_TRUE(pool->Release(p, kStream).ok());
-  pool.reset();
-  ExpectCleanEnd(fake);
+  ExpectCleanEnd(&pool, fake);
 }
 
 TEST(NvdecPoolTest, ReconfigureWaitsForThePicturesStillMapped) {
@@ -229,8 +228,7 @@ TEST(NvdecPoolTest, ReconfigureWaitsForThePicturesStillMapped) {
   const Status s = other.get();
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_GT(fake.Find("cuvidReconfigureDecoder"), fake.Find("cuvidUnmapVideoFrame"));
-  pool.reset();
-  ExpectCleanEnd(fake);  // "decoder reconfigured with pictures mapped" would be noted
+  ExpectCleanEnd(&pool, fake);  // "decoder reconfigured with pictures mapped" would be noted
 }
 
 TEST(NvdecPoolTest, MorePicturesThanSurfacesWaitAndNeverOverwrite) {
@@ -259,8 +257,7 @@ TEST(NvdecPoolTest, MorePicturesThanSurfacesWaitAndNeverOverwrite) {
             unmap) << "the third picture is decoded into the surface only once it is unmapped";
   ASSERT_TRUE(pool->Release(b, kStream).ok());
   ASSERT_TRUE(pool->Release(c, kStream).ok());
-  pool.reset();
-  ExpectCleanEnd(fake);  // "decoded into surface N while it is mapped" would be noted
+  ExpectCleanEnd(&pool, fake);  // "decoded into surface N while it is mapped" would be noted
 }
 
 TEST(NvdecPoolTest, SessionsDefaultToOnePerEngineAndShareTheWork) {
@@ -275,8 +272,7 @@ TEST(NvdecPoolTest, SessionsDefaultToOnePerEngineAndShareTheWork) {
   EXPECT_EQ(pictures[2].session, 2);
   EXPECT_EQ(fake.Count("cuvidCreateDecoder"), 3);
   for (auto& p : pictures) ASSERT_TRUE(pool->Release(p, kStream).ok());
-  pool.reset();
-  ExpectCleanEnd(fake);
+  ExpectCleanEnd(&pool, fake);
 }
 
 TEST(NvdecPoolTest, APictureHeldBackForDisplayIsFlushed) {
@@ -294,8 +290,7 @@ TEST(NvdecPoolTest, APictureHeldBackForDisplayIsFlushed) {
             std::string::npos)
       << "the second packet is CUVID_PKT_ENDOFSTREAM";
   ASSERT_TRUE(pool->Release(p, kStream).ok());
-  pool.reset();
-  ExpectCleanEnd(fake);
+  ExpectCleanEnd(&pool, fake);
 }
 
 TEST(NvdecPoolTest, SamplesNvdecCannotTakeGiveClearErrorsAndTheSessionGoesOn) {
@@ -329,8 +324,7 @@ TEST(NvdecPoolTest, SamplesNvdecCannotTakeGiveClearErrorsAndTheSessionGoesOn) {
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_TRUE(pool->Release(p, kStream).ok());
   EXPECT_EQ(pool->Release(p, kStream).code(), StatusCode::kInvalidArgument) << "released twice";
-  pool.reset();
-  ExpectCleanEnd(fake);
+  ExpectCleanEnd(&pool, fake);
 }
 
 TEST(NvdecPoolTest, ShutdownWithPicturesInFlightIsClean) {
@@ -360,8 +354,7 @@ TEST(NvdecPoolTest, ShutdownWithPicturesInFlightIsClean) {
     EXPECT_THAT(waited.message(), HasSubstr("shut down"));
   }
   EXPECT_EQ(DecodeSample(*pool, Sample(64, 48), &p).code(), StatusCode::kUnavailable);
-  pool.reset();
-  ExpectCleanEnd(fake);  // unmapping before the kernels finished would be noted
+  ExpectCleanEnd(&pool, fake);  // unmapping before the kernels finished would be noted
   EXPECT_GE(fake.Find("cuCtxSynchronize"), 0) << "the unreleased picture's kernel is waited for";
 }
 
@@ -387,8 +380,7 @@ TEST(NvdecPoolTest, ADecodeWaitingForTheCallersPictureEndsAtShutdown) {
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
   EXPECT_THAT(s.message(), HasSubstr("sample 7: the NVDEC decoder pool was shut down while "
                                      "waiting for a free surface"));
-  pool.reset();
-  ExpectCleanEnd(fake);
+  ExpectCleanEnd(&pool, fake);
 }
 
 // A caller's life: create, decode at three sizes (reconfigure, recreate),

@@ -34,6 +34,7 @@
 #include "cc/gpu/nvdec_warp.h"
 #include "cc/gpu/stream_warp.h"
 #include "cc/gpu/testing/check_driver.h"
+#include "cc/util/json_text.h"
 #include "cc/warp/similarity_warp.h"
 
 namespace tfg {
@@ -44,14 +45,6 @@ namespace {
 constexpr double kTolerance = 2.0;  // levels, as the CPU path's tests allow
 
 // ---------------------------------------------------------------- JSON out
-std::string Quote(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
 // NaN and infinities are not JSON: null.
 std::string Number(double v) {
   if (!std::isfinite(v)) return "null";
@@ -63,10 +56,10 @@ std::string Number(double v) {
 class Json {
  public:
   Json& Add(const std::string& key, const std::string& raw) {
-    text_ += (text_.empty() ? "" : ", ") + Quote(key) + ": " + raw;
+    text_ += (text_.empty() ? "" : ", ") + JsonQuoted(key) + ": " + raw;
     return *this;
   }
-  Json& Str(const std::string& key, const std::string& v) { return Add(key, Quote(v)); }
+  Json& Str(const std::string& key, const std::string& v) { return Add(key, JsonQuoted(v)); }
   Json& Num(const std::string& key, double v) { return Add(key, Number(v)); }
   Json& Bool(const std::string& key, bool v) { return Add(key, v ? "true" : "false"); }
   std::string Text() const { return "{" + text_ + "}"; }
@@ -570,21 +563,36 @@ int LargestSide(const Data& data) {
   return m;
 }
 
-int NvdecPhase(const CheckDriver& d, const Args& a) {
-  Data data;
-  Status s = LoadData(a.data, &data);
-  Device dev;
-  if (s.ok() && d.kernels.ok()) s = OpenDevice(d, &dev);
-  Json j = Header(d, &dev, "nvdec");
-  j.Str("nvdec", NvdecText(d.nvdec));
+// How both NVDEC phases start: the data loaded, the device opened (when there
+// are kernels), the phase's header with NVDEC's state. -1 when the phase goes
+// on; else its exit code, its line printed: 1 for an error (2 for unreadable
+// data where `bad_data_is_2`), 0 or 3 when NVDEC or the kernels are missing
+// (a result, not a failure).
+int StartNvdecPhase(const CheckDriver& d, const Args& a, const char* phase, bool bad_data_is_2,
+                    Data* data, Device* dev, Json* j) {
+  Status s = LoadData(a.data, data);
+  if (s.ok() && d.kernels.ok()) s = OpenDevice(d, dev);
+  *j = Header(d, dev, phase);
+  j->Str("nvdec", NvdecText(d.nvdec));
   if (!s.ok()) {
-    std::printf("%s\n", j.Str("error", s.message()).Text().c_str());
-    return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kDataLoss ? 2 : 1;
+    std::printf("%s\n", j->Str("error", s.message()).Text().c_str());
+    const bool bad_data = s.code() == StatusCode::kNotFound || s.code() == StatusCode::kDataLoss;
+    return bad_data && bad_data_is_2 ? 2 : 1;
   }
-  if (!d.kernels.ok() || !d.nvdec.ok()) {  // a result, not a failure
-    std::printf("%s\n", j.Text().c_str());
+  if (!d.kernels.ok() || !d.nvdec.ok()) {
+    std::printf("%s\n", j->Text().c_str());
     return d.kernels.ok() ? 0 : 3;
   }
+  return -1;
+}
+
+int NvdecPhase(const CheckDriver& d, const Args& a) {
+  Data data;
+  Device dev;
+  Json j;
+  const int done = StartNvdecPhase(d, a, "nvdec", true, &data, &dev, &j);
+  if (done >= 0) return done;
+  Status s;
   NvdecPoolOptions options;
   options.sessions = 1;
   NvdecRgbDecoder decoder(d.cuda, d.nvdec_api, d.fatbin, d.fatbin_size, options);
@@ -604,7 +612,7 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
                                     PlanFor(data, i, d_out + per * 4 * i));
     if (!one.ok()) {
       ++failed;
-      if (failed <= 5) errors += (errors.empty() ? "" : ", ") + Quote(one.message());
+      if (failed <= 5) errors += (errors.empty() ? "" : ", ") + JsonQuoted(one.message());
     }
   }
   // decode_hevc's path (NVDEC -> RGB kernel) on every sample too: errors only.
@@ -623,7 +631,7 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
         });
     if (!one.ok()) {
       ++rgb_failed;
-      if (failed + rgb_failed <= 5) errors += (errors.empty() ? "" : ", ") + Quote(one.message());
+      if (failed + rgb_failed <= 5) errors += (errors.empty() ? "" : ", ") + JsonQuoted(one.message());
     }
   }
   Diff diff;
@@ -740,19 +748,11 @@ std::string DmonSummary(const std::string& path) {
 
 int ThroughputPhase(const CheckDriver& d, const Args& a) {
   Data data;
-  Status s = LoadData(a.data, &data);
   Device dev;
-  if (s.ok() && d.kernels.ok()) s = OpenDevice(d, &dev);
-  Json j = Header(d, &dev, "throughput");
-  j.Str("nvdec", NvdecText(d.nvdec));
-  if (!s.ok()) {
-    std::printf("%s\n", j.Str("error", s.message()).Text().c_str());
-    return 1;
-  }
-  if (!d.kernels.ok() || !d.nvdec.ok()) {
-    std::printf("%s\n", j.Text().c_str());
-    return d.kernels.ok() ? 0 : 3;
-  }
+  Json j;
+  const int done = StartNvdecPhase(d, a, "throughput", false, &data, &dev, &j);
+  if (done >= 0) return done;
+  Status s;
   // The engine count as the pool sees it (cuvidGetDecoderCaps' nNumNVDECs).
   int engines = 0;
   {
