@@ -61,12 +61,7 @@ std::vector<float> FullThenWarp(const std::string& jpeg, const double m[9], int 
   std::vector<uint8_t> pixels(static_cast<size_t>(info.width) * info.height * 3);
   EXPECT_TRUE(Decode(Bytes(jpeg), jpeg.size(), options, info.width, info.height,
                      pixels.data()).ok());
-  warp::WarpGeometry g;
-  g.in_height = info.height;
-  g.in_width = info.width;
-  g.channels = 3;
-  g.out_height = out_h;
-  g.out_width = out_w;
+  warp::WarpGeometry g{info.height, info.width, 3, out_h, out_w};
   float mf[9];
   for (int i = 0; i < 9; ++i) mf[i] = static_cast<float>(m[i]);
   std::vector<float> out(static_cast<size_t>(out_h) * out_w * 3);
@@ -77,14 +72,7 @@ std::vector<float> FullThenWarp(const std::string& jpeg, const double m[9], int 
 // An out_h x out_w target; without bias and norm, a uint8 one.
 WarpTarget Target(int out_h, int out_w, bool scaling, const float* oob,
                   const float* bias = nullptr, const float* norm = nullptr) {
-  WarpTarget target;
-  target.out_height = out_h;
-  target.out_width = out_w;
-  target.dct_scaling = scaling;
-  target.oob_color = oob;
-  target.bias = bias;
-  target.norm = norm;
-  return target;
+  return WarpTarget{out_h, out_w, scaling, bias, norm, oob};  // in WarpTarget's order
 }
 
 std::vector<float> Fused(const std::string& jpeg, const double m[9], int out_h, int out_w,

@@ -142,13 +142,8 @@ TEST_P(U8KernelOnHost, MatchesTheCpuWarpOverTheRealLaunchGeometry) {
   });
 
   std::vector<float> want(out_picture * s.batch);
-  warp::WarpGeometry g;
-  g.in_height = s.in_h;
-  g.in_width = s.in_w;
-  g.channels = s.channels;
-  g.out_height = s.out_h;
-  g.out_width = s.out_w;
-  g.layout = s.nchw ? warp::Layout::kNCHW : warp::Layout::kNHWC;
+  warp::WarpGeometry g{s.in_h, s.in_w, s.channels,
+                       s.out_h, s.out_w, s.nchw ? warp::Layout::kNCHW : warp::Layout::kNHWC};
   for (int b = 0; b < s.batch; ++b) {
     warp::WarpPicture(g, src.data() + b * stride, &m[9 * b], bias.data(), norm.data(), oob.data(),
                       want.data() + b * out_picture);
@@ -206,13 +201,8 @@ TEST_P(Nv12KernelOnHost, MatchesTheCpuConversionAndWarpOverTheRealLaunchGeometry
 
   // The CPU path: the CPU decoder's conversion to RGB, then the CPU warp.
   std::vector<float> want(out_picture * batch);
-  warp::WarpGeometry g;
-  g.in_height = s.height;
-  g.in_width = s.width;
-  g.channels = 3;
-  g.out_height = s.out_h;
-  g.out_width = s.out_w;
-  g.layout = s.nchw ? warp::Layout::kNCHW : warp::Layout::kNHWC;
+  warp::WarpGeometry g{s.height, s.width, 3,
+                       s.out_h, s.out_w, s.nchw ? warp::Layout::kNCHW : warp::Layout::kNHWC};
   std::vector<uint8_t> rgb(static_cast<size_t>(s.height) * s.width * 3);
   for (int b = 0; b < batch; ++b) {
     for (int y = 0; y < s.height; ++y) {

@@ -17,14 +17,8 @@ V Select(const FrameSelection& s, int64_t t, uint64_t key = 0) {
 
 FrameSelection Slice(bool has_start, int64_t start, bool has_stop, int64_t stop,
                      int64_t step) {
-  FrameSelection s;
-  s.mode = FrameSelection::Mode::kSlice;
-  s.has_start = has_start;
-  s.start = start;
-  s.has_stop = has_stop;
-  s.stop = stop;
-  s.step = step;
-  return s;
+  // In FrameSelection's order: mode, has_start, has_stop, start, stop, step.
+  return FrameSelection{FrameSelection::Mode::kSlice, has_start, has_stop, start, stop, step};
 }
 
 TEST(FrameSelectionTest, AllFrames) {

@@ -16,12 +16,7 @@ namespace {
 TEST(FixedPointWarpTest, WithinOneLevelOfWarpRows) {
   std::mt19937 rng(5);
   for (int channels : {1, 3}) {
-    WarpGeometry g;
-    g.in_height = 37;
-    g.in_width = 53;
-    g.channels = channels;
-    g.out_height = 19;
-    g.out_width = 23;
+    WarpGeometry g{37, 53, channels, 19, 23};
     std::vector<uint8_t> src(g.in_height * g.in_width * channels);
     for (auto& v : src) v = static_cast<uint8_t>(rng() & 0xff);
     const float bias[3] = {3, 5, 7}, norm[3] = {0.5f, 1, 2}, oob[3] = {9, 8, 7};
