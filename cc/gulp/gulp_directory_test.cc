@@ -19,10 +19,11 @@ constexpr char kFinishedRecord[] =
     R"({"format": "tf_gulp ingest record", "runs": [)"
     R"({"first_chunk": 0, "num_chunks": 2, "complete": true}]})";
 
-// Chunk 0 of `dir`: one item "a" of one 8x8 frame, a valid directory to break.
-void WriteOneItemChunk(const TempDir& dir) {
-  WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
-}
+// A scratch directory holding chunk 0: one item "a" of one 8x8 frame, a valid
+// directory for a test to break.
+struct OneItemDir : TempDir {
+  OneItemDir() { WriteChunk(path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}}); }
+};
 
 // Loads `dir` expecting an error with `code` whose message holds `fragment`.
 void ExpectLoadFails(const TempDir& dir, StatusCode code, const std::string& fragment) {
@@ -62,8 +63,7 @@ TEST(GulpDirectoryTest, EmptyDirectoryIsNotFound) {
 }
 
 TEST(GulpDirectoryTest, DataWithoutIndexAndNoIngestIsNotFoundNamingTheFile) {
-  TempDir dir;
-  WriteOneItemChunk(dir);
+  OneItemDir dir;
   testing::WriteFile(dir.Join("data_1.gulp"), "partial");
   ExpectLoadFails(dir, StatusCode::kNotFound, "data_1.gulp");
   // A finished ingest does not excuse a missing index either.
@@ -72,8 +72,7 @@ TEST(GulpDirectoryTest, DataWithoutIndexAndNoIngestIsNotFoundNamingTheFile) {
 }
 
 TEST(GulpDirectoryTest, DataWithoutIndexOfAnUnfinishedIngestIsSkipped) {
-  TempDir dir;
-  WriteOneItemChunk(dir);
+  OneItemDir dir;
   testing::WriteFile(dir.Join("data_1.gulp"), "partial");
   testing::WriteFile(dir.Join(".tf_gulp_ingest.json"),
                      R"({"format": "tf_gulp ingest record", "runs": [)"
@@ -98,8 +97,7 @@ TEST(GulpDirectoryTest, DataWithoutIndexOfAnUnfinishedIngestIsSkipped) {
 TEST(GulpDirectoryTest, HugeChunkCountOfAnUnfinishedIngestAllocatesNothing) {
   // A damaged record claiming 10^15 planned chunks: membership is a range
   // test, so this neither allocates per chunk nor loops over the count.
-  TempDir dir;
-  WriteOneItemChunk(dir);
+  OneItemDir dir;
   testing::WriteFile(dir.Join("data_7.gulp"), "partial");
   testing::WriteFile(
       dir.Join(".tf_gulp_ingest.json"),
@@ -115,8 +113,7 @@ TEST(GulpDirectoryTest, HugeChunkCountOfAnUnfinishedIngestAllocatesNothing) {
 }
 
 TEST(GulpDirectoryTest, IndexWithoutDataIsNotFoundNamingTheFile) {
-  TempDir dir;
-  WriteOneItemChunk(dir);
+  OneItemDir dir;
   GulpDirectory gd;
   testing::WriteFile(dir.Join("meta_2.gmeta"), "{}");
   Status s = LoadGulpDirectory(dir.path(), "", &gd);
@@ -242,8 +239,7 @@ TEST(GulpDirectoryTest, MalformedIngestRecordIsIgnoredNotACrash) {
         std::string(R"({"format": "tf_gulp ingest record", "runs": [)"
                      R"({"first_chunk": 1e400, "num_chunks": 2, "complete": false}]})"),
         std::string(100000, '[')}) {
-    TempDir dir;
-    WriteOneItemChunk(dir);
+    OneItemDir dir;
     testing::WriteFile(dir.Join("data_1.gulp"), "partial");
     testing::WriteFile(dir.Join(".tf_gulp_ingest.json"), record);
     GulpDirectory gd;
@@ -262,15 +258,13 @@ TEST(GulpDirectoryTest, TwoFilesForOneChunkNumberAreRefused) {
 }
 
 TEST(GulpDirectoryTest, ChunkOfAFinishedIngestThatIsMissingIsDataLoss) {
-  TempDir dir;
-  WriteOneItemChunk(dir);
+  OneItemDir dir;
   testing::WriteFile(dir.Join(".tf_gulp_ingest.json"), kFinishedRecord);
   ExpectLoadFails(dir, StatusCode::kDataLoss, "meta_1.gmeta: missing");
 }
 
 TEST(GulpDirectoryTest, CheckCollectsWarningsReadersIgnore) {
-  TempDir dir;
-  WriteOneItemChunk(dir);
+  OneItemDir dir;
   testing::WriteFile(dir.Join("data_1.gulp.tmp"), "interrupted");
   std::vector<Problem> found;
   GulpDirectory gd;
