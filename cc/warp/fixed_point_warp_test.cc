@@ -56,10 +56,7 @@ TEST(FixedPointWarpTest, WithinOneLevelOfWarpRows) {
 }
 
 TEST(FixedPointWarpTest, LeavesProjectiveAndNchwToWarpRows) {
-  WarpGeometry g;
-  g.in_height = g.in_width = 8;
-  g.channels = 3;
-  g.out_height = g.out_width = 4;
+  WarpGeometry g{8, 8, 3, 4, 4};
   const double projective[9] = {1, 0, 0, 0, 1, 0, 0.01, 0, 1};
   EXPECT_FALSE(CanWarpAffine(g, projective));
   const double huge[9] = {1e9, 0, 0, 0, 1, 0, 0, 0, 1};

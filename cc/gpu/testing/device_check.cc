@@ -242,9 +242,7 @@ struct Diff {
 // as the op repeats it.
 Status CheckRgb(Device& dev, const StreamWarper& warper, warp::Layout layout, int channels,
                 int clips, int frames, Diff* diff) {
-  warp::WarpGeometry g;
-  g.in_height = 53; g.in_width = 67; g.channels = channels;
-  g.out_height = 31; g.out_width = 40; g.layout = layout;
+  const warp::WarpGeometry g{53, 67, channels, 31, 40, layout};
   const int n = clips * frames;
   const size_t in_size = static_cast<size_t>(g.in_height * g.in_width * channels);
   const size_t out_size = static_cast<size_t>(g.out_height * g.out_width * channels);
@@ -313,10 +311,7 @@ Status CheckFused(Device& dev, NvdecRgbDecoder& launcher, bool u8, bool nchw, bo
       PictureAt(s, reinterpret_cast<CUdeviceptr>(s.bytes.data()), false);
   const int count = 6;
   const std::vector<float> m = Matrices(count, 80, 100, 33, 45, 5);
-  warp::WarpGeometry g;
-  g.in_height = 80; g.in_width = 100; g.channels = 3;
-  g.out_height = 33; g.out_width = 45;
-  g.layout = nchw ? warp::Layout::kNCHW : warp::Layout::kNHWC;
+  const warp::WarpGeometry g{80, 100, 3, 33, 45, nchw ? warp::Layout::kNCHW : warp::Layout::kNHWC};
   const size_t values = static_cast<size_t>(g.out_height * g.out_width * 3);
   const size_t bytes = values * (u8 ? 1 : 4) * count;
   CUdeviceptr d_dst;
@@ -375,8 +370,7 @@ Status TimeWarps(Device& dev, const StreamWarper& warper, NvdecRgbDecoder& launc
                  const Args& a, double* rgb_per_s, double* fused_per_s) {
   const int batch = a.small ? 8 : a.batch;
   const int iterations = a.small ? 1 : a.iterations;
-  warp::WarpGeometry g;
-  g.in_height = g.in_width = 512; g.channels = 3; g.out_height = g.out_width = 224;
+  const warp::WarpGeometry g{512, 512, 3, 224, 224};
   const size_t in_size = 512 * 512 * 3, out_values = 224 * 224 * 3;
   CUdeviceptr d_src, d_m, d_bias, d_norm, d_oob, d_dst;
   const std::vector<float> m = Matrices(batch, 512, 512, 224, 224, 3);
