@@ -61,14 +61,10 @@ class EpochCountsDatasetOp::Dataset : public PassThroughDataset {
         counters_(std::move(counters)) {}
 
  protected:
-  absl::Status AsGraphDefInternal(SerializationContext* ctx,
-                                  DatasetGraphDefBuilder* b,
-                                  Node** output) const override {
-    Node* input_node = nullptr;
-    TF_RETURN_IF_ERROR(b->AddInputDataset(ctx, input(), &input_node));
-    GraphAttrs attrs;
-    AddAttrs(attrs_, b, &attrs);
-    return b->AddDataset(this, {input_node}, attrs, output);
+  absl::Status NodeArgs(DatasetGraphDefBuilder* b, std::vector<Node*>*,
+                        GraphAttrs* attrs) const override {
+    AddAttrs(attrs_, b, attrs);
+    return absl::OkStatus();
   }
   absl::Status SaveExtra(const std::string& prefix,
                          IteratorStateWriter* writer) const override {

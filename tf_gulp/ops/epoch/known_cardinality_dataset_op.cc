@@ -43,14 +43,12 @@ class KnownCardinalityDatasetOp::Dataset : public PassThroughDataset {
   }
 
  protected:
-  absl::Status AsGraphDefInternal(SerializationContext* ctx,
-                                  DatasetGraphDefBuilder* b,
-                                  Node** output) const override {
-    Node* input_node = nullptr;
-    TF_RETURN_IF_ERROR(b->AddInputDataset(ctx, input(), &input_node));
+  absl::Status NodeArgs(DatasetGraphDefBuilder* b, std::vector<Node*>* inputs,
+                        GraphAttrs*) const override {
     Node* cardinality = nullptr;
     TF_RETURN_IF_ERROR(b->AddScalar(cardinality_, &cardinality));
-    return b->AddDataset(this, {input_node, cardinality}, output);
+    inputs->push_back(cardinality);
+    return absl::OkStatus();
   }
 
  private:
