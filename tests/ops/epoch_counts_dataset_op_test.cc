@@ -17,8 +17,6 @@ namespace tfg {
 namespace testing {
 namespace {
 
-using Elements = Int64Elements;
-
 constexpr int64_t kRangeEnd = 6;  // the input: 0, 1, ..., 5
 
 class EpochCountsDatasetOpTest : public OpLibraryTest {
@@ -58,7 +56,7 @@ class EpochCountsDatasetOpTest : public OpLibraryTest {
   // The epoch of a new pass of EpochDataset iterator `name`.
   static int64_t NextEpoch(DatasetGraph* g, const std::string& name) {
     g->MakeIterator(name);
-    Elements e = g->NextInt64s(name, 2);
+    Int64Elements e = g->NextInt64s(name, 2);
     if (e.size() != 1 || e[0].size() != 1) throw std::logic_error("not one epoch: " + name);
     return e[0][0];
   }

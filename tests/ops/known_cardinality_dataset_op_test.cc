@@ -13,8 +13,6 @@ namespace tfg {
 namespace testing {
 namespace {
 
-using Elements = Int64Elements;
-
 constexpr int64_t kRangeEnd = 6;  // the input: 0, 1, ..., 5
 
 class KnownCardinalityDatasetOpTest : public OpLibraryTest {
