@@ -48,7 +48,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime
-import json
 import os
 import statistics
 import sys
@@ -59,11 +58,9 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-_BENCH = os.path.dirname(os.path.abspath(__file__))
-_REPO_ROOT = os.path.dirname(_BENCH)
-for p in (_REPO_ROOT, _BENCH):
-    if p not in sys.path:
-        sys.path.insert(0, p)
+import run_info  # noqa: E402  (bench/run_info.py, next to this script)
+
+run_info.use_this_checkout()
 
 import bench_gulp_read as gr  # noqa: E402  (data, bound, timing helpers)
 
@@ -259,7 +256,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="comma-separated readers to run besides 'fused' (default: all)")
     parser.add_argument("--workdir", default=os.path.join(os.path.expanduser("~"), ".cache",
                                                           "tf_gulp_bench"))
-    parser.add_argument("--output", default=os.path.join(_BENCH, "results", "fused_warp.json"))
+    parser.add_argument("--output", default=os.path.join(run_info.REPO_ROOT, "bench", "results",
+                                                           "fused_warp.json"))
     args = parser.parse_args(argv)
     os.makedirs(args.workdir, exist_ok=True)
     try:
@@ -297,10 +295,7 @@ def main(argv: Optional[List[str]] = None) -> int:
               ", ".join(f"{k} {v:.2f}x" for k, v in case["cpu_ratios"].items()))
         if "colour_cost" in case:
             print(f"{name}x{name} colour stage cost: {case['colour_cost']}")
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(report, f, indent=1)
-    print(f"Wrote {args.output}")
+    run_info.write_report(args.output, report, indent=1)
     return 0
 
 
