@@ -21,8 +21,8 @@ from tf_gulp import _args as A
 from tf_gulp._runtime_libs import import_core
 from tf_gulp._files import absolute, check_regular_file
 from tf_gulp._format_sniffer import wrong_reader_message
-from tf_gulp._source_dataset import (ShardsItself, as_int, check_shard, require_shared_seed,
-                                     source_made, source_seed)
+from tf_gulp._source_dataset import (ShardsItself, as_int, check_shard, first_epoch,
+                                     require_shared_seed, source_made, source_seed)
 from tf_gulp.class_folders import ClassTable
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
@@ -288,7 +288,7 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
     path = A.path(path, "path", what=what)
     shuffle, seed, seed_given = _check_common(what, split, track, shuffle, seed, splits,
                                               draw=False)
-    epoch = A.integer(epoch, "epoch", minimum=0, what=what)
+    epoch = first_epoch(epoch, what)
     check_attr("TfGulp>DecodeHevc", "crop", crop, what=what)
     decode = A.boolean(decode, "decode", what=what)
     split_per_entry = A.boolean(split_per_entry, "split_per_entry", what=what)
