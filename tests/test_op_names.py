@@ -44,7 +44,7 @@ def test_every_registered_op_is_namespaced():
 def test_wrappers_are_the_namespaced_snake_case_names():
     ops = library.load_ops()
     for name in ("tf_gulp_gulp_dataset", "tf_gulp_ff_record_dataset", "tf_gulp_epoch_dataset",
-                 "tf_gulp_bzna_entry_index", "tf_gulp_similarity_warp", "tf_gulp_decode_hevc"):
+                 "tf_gulp_benzina_dataset", "tf_gulp_similarity_warp", "tf_gulp_decode_hevc"):
         assert callable(getattr(ops, name)), name
 
 
@@ -62,10 +62,10 @@ def test_dataset_graphs_record_the_namespaced_names(tmp_path):
 
 # Ops that start no dataset of tf_gulp's: element ops and datasets over another dataset.
 NOT_SOURCES = {
-    "TfGulp>BznaEpochOrder", INTERNAL + "BznaIndexCacheStats", INTERNAL + "BznaTrackIndex",
+    INTERNAL + "BznaIndexCacheStats", INTERNAL + "BznaTrackIndex",
     "TfGulp>DecodeHevc", "TfGulp>DecodeHevcWarped", "TfGulp>DecodeJpegWarped",
     "TfGulp>EpochCountsDataset", "TfGulp>HevcSampleSize", "TfGulp>KnownCardinalityDataset",
-    "TfGulp>NvdecStatus", "TfGulp>ReadFileRange", "TfGulp>SimilarityTransformMatrices",
+    "TfGulp>NvdecStatus", "TfGulp>SimilarityTransformMatrices",
     "TfGulp>SimilarityWarp",
 }
 
@@ -77,7 +77,8 @@ def test_sources_are_found_from_their_registrations():
     registers no epoch counter cannot be forgotten."""
     from tf_gulp.ops import op_attrs
     assert set(op_attrs.source_ops()) == {
-        "TfGulp>GulpDataset", "TfGulp>FFRecordDataset", "TfGulp>EpochDataset"}
+        "TfGulp>GulpDataset", "TfGulp>FFRecordDataset", "TfGulp>BenzinaDataset",
+        "TfGulp>EpochDataset"}
     unclassified = set(op_attrs.registered_ops()) - set(_source_dataset.source_ops()) - NOT_SOURCES
     assert unclassified == set(), (
         f"{sorted(unclassified)}: a new op; if it starts a dataset, register the shared source "

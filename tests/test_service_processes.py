@@ -178,25 +178,21 @@ def labelled_servers(tmp_path_factory):
         yield {"target": target, "path": remote}
 
 
-def test_benzina_split_per_entry_shares_each_pass_between_workers(labelled_servers):
-    """By default each entry of a pass is one split, so both workers read entries of one pass
-    (the labels say which worker read each) and each entry is delivered exactly once; under
-    repeat() every pass again exactly once. split_per_entry=False: a pass is one split, read by
-    one worker (the other yields nothing, which the stated cardinality allows)."""
+def test_benzina_splits_share_each_pass_between_workers(labelled_servers):
+    """Each entry of a pass is one split (the positional source's splits, as for GulpDataset and
+    FFRecordDataset), so both workers read entries of one pass (the labels say which worker read
+    each) and each entry is delivered exactly once; under repeat() every pass again exactly
+    once."""
     from tf_gulp.bzna.dataset import BenzinaDataset
 
-    def run(split_per_entry=True, passes=1):
-        ds = BenzinaDataset(labelled_servers["path"], shuffle=True, seed=3, decode=False,
-                            split_per_entry=split_per_entry)
+    def run(passes=1):
+        ds = BenzinaDataset(labelled_servers["path"], shuffle=True, seed=3, decode=False)
         ds = ds.map(lambda x: (x["index"], x["label"])).repeat(passes)
         return [(int(i), int(label)) for i, label in
                 distributed(ds, labelled_servers["target"]).as_numpy_iterator()]
 
-    one_pass = run(True)
+    one_pass = run()
     assert sorted(i for i, _ in one_pass) == list(range(N_ENTRIES))  # each entry once
     by_worker = {k: sorted(i for i, label in one_pass if label == k) for k in (0, 1)}
     assert by_worker[0] and by_worker[1], by_worker  # both workers read part of the pass
-    assert sorted(i for i, _ in run(True, passes=3)) == sorted(list(range(N_ENTRIES)) * 3)
-    whole = run(False)
-    assert sorted(i for i, _ in whole) == list(range(N_ENTRIES))
-    assert len({label for _, label in whole}) == 1  # one split: one worker read the pass
+    assert sorted(i for i, _ in run(passes=3)) == sorted(list(range(N_ENTRIES)) * 3)

@@ -23,31 +23,26 @@
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::OpKernel;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::Tensor;
-using ::tensorflow::TensorShape;
-using ::tensorflow::tstring;
+namespace tf = ::tensorflow;
 
-class DecodeHevcOp : public OpKernel {
+class DecodeHevcOp : public tf::OpKernel {
  public:
-  explicit DecodeHevcOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+  explicit DecodeHevcOp(tf::OpKernelConstruction* ctx) : tf::OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
     OP_REQUIRES_OK(ctx, attrs_.Parse("decode_hevc"));
   }
 
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor& input = ctx->input(0);
+  void Compute(tf::OpKernelContext* ctx) override {
+    const tf::Tensor& input = ctx->input(0);
     OP_REQUIRES(ctx, input.dims() == 0,
                 absl::InvalidArgumentError(absl::StrCat(
                     "decode_hevc: contents must be a scalar string (one MP4), got shape ",
                     input.shape().DebugString())));
     OP_REQUIRES_OK(ctx, CheckScalarInputs(ctx, {1}, "decode_hevc: what must be a scalar string"));
-    const Tensor& what_input = ctx->input(1);
-    const tstring& bytes = input.scalar<tstring>()();
-    const std::string what =
-        tfg::codec::HevcSampleName(std::string(what_input.scalar<tstring>()()), bytes.size());
+    const tf::Tensor& what_input = ctx->input(1);
+    const tf::tstring& bytes = input.scalar<tf::tstring>()();
+    const std::string what = tfg::codec::HevcSampleName(
+        std::string(what_input.scalar<tf::tstring>()()), bytes.size());
     const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
 
     tfg::codec::HevcDecoder* decoder = nullptr;
@@ -56,8 +51,8 @@ class DecodeHevcOp : public OpKernel {
                                                                 attrs_.clean(), attrs_.threads, what,
                                                                 &decoder, &r)));
     const int x = r.x, y = r.y, w = r.width, h = r.height;
-    Tensor* output = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({h, w, 3}), &output));
+    tf::Tensor* output = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, tf::TensorShape({h, w, 3}), &output));
     OP_REQUIRES_OK(ctx, ToTfStatus(decoder->ToRgb(x, y, w, h, attrs_.chroma,
                                                   output->flat<uint8_t>().data())));
   }
@@ -66,27 +61,27 @@ class DecodeHevcOp : public OpKernel {
   HevcDecodeAttrs attrs_;
 };
 
-REGISTER_KERNEL_BUILDER(Name(kDecodeHevcOp).Device(tensorflow::DEVICE_CPU), DecodeHevcOp);
+REGISTER_KERNEL_BUILDER(Name(kDecodeHevcOp).Device(tf::DEVICE_CPU), DecodeHevcOp);
 
 // HevcSampleSize: the [height, width] decode_hevc would output for a sample,
 // from its MP4 alone (no decoding): the crop rectangle computed on the size
 // the visual sample entry declares. DataLoader(device=...) uses it to make
 // each picture's warp matrix in tf.data while the picture itself is decoded
 // on the device; the step checks the decoded size against it.
-class HevcSampleSizeOp : public OpKernel {
+class HevcSampleSizeOp : public tf::OpKernel {
  public:
-  explicit HevcSampleSizeOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+  explicit HevcSampleSizeOp(tf::OpKernelConstruction* ctx) : tf::OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
   }
 
-  void Compute(OpKernelContext* ctx) override {
+  void Compute(tf::OpKernelContext* ctx) override {
     OP_REQUIRES_OK(ctx, CheckScalarInputs(ctx, {0, 1}, "hevc_sample_size: contents and what "
                                                        "must be scalar strings"));
-    const Tensor& input = ctx->input(0);
-    const Tensor& what_input = ctx->input(1);
-    const tstring& bytes = input.scalar<tstring>()();
-    const std::string what =
-        tfg::codec::HevcSampleName(std::string(what_input.scalar<tstring>()()), bytes.size());
+    const tf::Tensor& input = ctx->input(0);
+    const tf::Tensor& what_input = ctx->input(1);
+    const tf::tstring& bytes = input.scalar<tf::tstring>()();
+    const std::string what = tfg::codec::HevcSampleName(
+        std::string(what_input.scalar<tf::tstring>()()), bytes.size());
     tfg::codec::ParsedHevcSample sample;
     OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::ParseHevcSample(
                             reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
@@ -101,8 +96,8 @@ class HevcSampleSizeOp : public OpKernel {
                                                                 track.coded_width,
                                                                 track.coded_height, what, &r)));
     const int w = r.width, h = r.height;
-    Tensor* output = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({2}), &output));
+    tf::Tensor* output = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, tf::TensorShape({2}), &output));
     output->vec<int32_t>()(0) = h;
     output->vec<int32_t>()(1) = w;
   }
@@ -111,7 +106,7 @@ class HevcSampleSizeOp : public OpKernel {
   HevcCropAttrs attrs_;
 };
 
-REGISTER_KERNEL_BUILDER(Name(kHevcSampleSizeOp).Device(tensorflow::DEVICE_CPU),
+REGISTER_KERNEL_BUILDER(Name(kHevcSampleSizeOp).Device(tf::DEVICE_CPU),
                         HevcSampleSizeOp);
 
 }  // namespace
