@@ -45,16 +45,17 @@ def wait_for(proc, log_path, text, timeout=120.0):
 
 
 @contextlib.contextmanager
-def dispatcher_and_workers(root, start_worker):
-    """A ``python -m tf_gulp.service dispatcher`` and two workers started by
-    ``start_worker(k, dispatcher_address, log)``, each waited for; stopped on exit. Yields
-    ``(target, procs)``."""
+def dispatcher_and_workers(root, start_worker, start_dispatcher=None):
+    """A dispatcher (``python -m tf_gulp.service dispatcher``, or ``start_dispatcher(port,
+    log)``) and two workers started by ``start_worker(k, dispatcher_address, log)``, each waited
+    for; stopped on exit. Yields ``(target, procs)``."""
     port = free_port()
     procs = []
     try:
         d_log = root / "dispatcher.log"
         with open(d_log, "w") as log:
-            procs.append(start(["dispatcher", "--port", str(port)], log))
+            procs.append(start_dispatcher(port, log) if start_dispatcher else
+                         start(["dispatcher", "--port", str(port)], log))
         wait_for(procs[0], d_log, "dispatcher at")
         for k in range(2):
             w_log = root / f"worker{k}.log"
@@ -145,6 +146,20 @@ print("worker of", dispatcher, flush=True)
 threading.Event().wait()
 """
 
+# The dispatcher opens the dataset too (its kernel makes the split provider), so it holds its own
+# ram:// copy (labels as written: it reads only the index).
+LABELLED_DISPATCHER = """
+import sys, threading
+import tensorflow as tf
+from tf_gulp.service import start_dispatcher
+local, remote, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with tf.io.gfile.GFile(remote, "wb") as f:
+    f.write(open(local, "rb").read())
+server = start_dispatcher(port)
+print("dispatcher at", server.target, flush=True)
+threading.Event().wait()
+"""
+
 N_ENTRIES = 12
 
 
@@ -174,7 +189,11 @@ def labelled_servers(tmp_path_factory):
         return subprocess.Popen([sys.executable, "-c", LABELLED_WORKER, local, remote, str(k),
                                  dispatcher], env=env, stdout=log, stderr=subprocess.STDOUT)
 
-    with dispatcher_and_workers(root, labelled_worker) as (target, _procs):
+    def dispatcher(port, log):
+        return subprocess.Popen([sys.executable, "-c", LABELLED_DISPATCHER, local, remote,
+                                 str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    with dispatcher_and_workers(root, labelled_worker, dispatcher) as (target, _procs):
         yield {"target": target, "path": remote}
 
 
