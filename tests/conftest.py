@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import tensorflow as tf
 
+from formats_testing import format_params
+
 
 @pytest.fixture(scope="module")
 def service():
@@ -20,3 +22,13 @@ def service():
     for w in workers:
         w.stop()
     dispatcher.stop()
+
+
+@pytest.fixture(scope="module", params=format_params())
+def each_format(request, tmp_path_factory):
+    """(format, a tiny dataset of it) for every format of the registry (tests/formats_testing.py):
+    a test that takes it runs on every format. Its size: the test module's FORMAT_SIZE (default 8
+    elements)."""
+    fmt = request.param
+    size = getattr(request.module, "FORMAT_SIZE", 8)
+    return fmt, fmt.write(tmp_path_factory.mktemp(fmt.name), size)

@@ -3,8 +3,8 @@ process by tests/test_multi_worker.py, not a test file).
 
     python tests/multi_worker_testing.py MODE FORMAT PATH NUM_ELEMENTS OUT_JSON
 
-TF_CONFIG is set by the caller. ``FORMAT`` is "gulp", "ffrecord" or "benzina"; NUM_ELEMENTS is the
-size of one epoch of it. ``MODE``:
+TF_CONFIG is set by the caller. ``FORMAT`` names an entry of tests/formats_testing.py's registry;
+NUM_ELEMENTS is the size of one epoch of it. ``MODE``:
 
 * ``fit``: ``model.fit`` of a tiny Keras model for one epoch of this worker's share, through
   ``strategy.distribute_datasets_from_function`` with the source sharded by the worker's
@@ -32,7 +32,7 @@ import warnings
 
 import tensorflow as tf
 
-import tf_gulp
+from formats_testing import FORMATS
 
 SEED = 1234
 STEPS = 4  # training steps: one epoch of the share, so the share is decoded exactly once
@@ -41,21 +41,17 @@ ELEMENT_DELAY = float(os.environ.get("TF_GULP_TEST_ELEMENT_DELAY", "0"))
 
 
 def source(fmt: str, path: str) -> tf.data.Dataset:
-    """The whole dataset, and a function of its element to (key, features, label): the key names
-    the element (the clip id, the record as base64, the entry index)."""
-    if fmt == "gulp":
-        ds = tf_gulp.GulpDataset(path, shuffle=True, seed=SEED, num_frames=2)
-        return ds, lambda e: (e["id"], tf.reduce_mean(tf.cast(e["frames"], tf.float32), [0, 1, 2]),
-                              e["label"] % 2)
-    if fmt == "benzina":
-        ds = tf_gulp.BenzinaDataset(path, shuffle=True, seed=SEED)
-        return ds, lambda e: (tf.strings.as_string(e["index"]),
-                              tf.reduce_mean(tf.cast(e["image"], tf.float32), [0, 1]) / 255.0,
-                              e["label"] % 2)
-    ds = tf_gulp.FFRecordDataset(path, shuffle=True, seed=SEED)
-    return ds, lambda r: (tf.io.encode_base64(r),
-                          tf.cast(tf.stack([tf.strings.length(r)] * 3), tf.float32) / 3000.0,
-                          tf.strings.to_hash_bucket_fast(r, 2))
+    """The whole dataset of the registry's format `fmt` (tests/formats_testing.py), and a function
+    of its element to (key, features, label): the key names the element (the registry's key);
+    the features and the label are numbers drawn from it, all a tiny model needs to train."""
+    f = FORMATS[fmt]
+    ds = f.open(path, shuffle=True, seed=SEED)
+
+    def to_example(e):
+        key = f.key(e)
+        h = tf.strings.to_hash_bucket_fast(key, 1000)
+        return key, tf.cast(tf.stack([h % 10, h // 10 % 10, h // 100]), tf.float32) / 10.0, h % 2
+    return ds, to_example
 
 
 def labelled(fmt: str, path: str, ctx: tf.distribute.InputContext, keys_file: str,

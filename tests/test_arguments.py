@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 import tf_gulp
+from formats_testing import keys_of
 from gulp_testing import make_gulp_dir
 from tf_gulp import _args as A
 from tf_gulp.bzna.dataset import BenzinaDataset, DataLoader
@@ -29,6 +30,7 @@ def _case_id(*parts) -> str:
 HERE = os.path.dirname(os.path.abspath(__file__))
 THREE = os.path.join(HERE, "data", "ffrecord", "three.ffr")
 INT64 = r"\[-9223372036854775808, 9223372036854775807\]"
+INT64_MAX_RANGE = r"\[0, 9223372036854775807\]"
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +50,9 @@ GULP_CASES = [
     (dict(frames="01"), TypeError, r"frames must be a list of integers, got '01' \(str\)"),
     (dict(frames=slice(0, 2.5)), TypeError, r"frames\.stop must be an integer or None, got 2\.5"),
     (dict(frames=slice(0, 4, 0)), ValueError, r"frames\.step must not be 0"),
-    (dict(shuffle="yes"), TypeError, r"GulpDataset: shuffle must be True or False, got 'yes' \(str\)"),
     (dict(training=1), TypeError, r"training must be True or False, got 1 \(int\)"),
     (dict(decode="no"), TypeError, r"decode must be True or False, got 'no' \(str\)"),
-    (dict(seed=2 ** 70), ValueError, rf"seed must be an integer in {INT64} or None, got {2 ** 70}"),
     (dict(seed=-(2 ** 63) - 1), ValueError, r"seed must be an integer in"),
-    (dict(seed=1.5), TypeError, r"seed must be an integer .* got 1\.5 \(float\)"),
     (dict(ids="vid0000"), TypeError, r"ids must be a list of ids \(str or int\) or None, "
                                      r"got 'vid0000' \(str\)"),
     (dict(ids=["vid0000", 1.5]), TypeError, r"ids\[1\] must be a str or an int, got 1\.5"),
@@ -143,9 +142,6 @@ FFRECORD_CASES = [
      r"FFRecordDataset: batch_size must be an integer >= 1 or None, got 32\.0 \(float\)"),
     (dict(batch_size=True), TypeError, r"batch_size must be an integer >= 1 or None, got True"),
     (dict(batch_size=0), ValueError, r"batch_size must be an integer >= 1 or None, got 0"),
-    (dict(shuffle="yes"), TypeError, r"shuffle must be True or False, got 'yes' \(str\)"),
-    (dict(shuffle=True, seed=2 ** 70), ValueError, rf"seed must be an integer in {INT64} or None"),
-    (dict(seed="1"), TypeError, r"seed must be an integer .* got '1' \(str\)"),
     (dict(check_data="no"), TypeError, r"check_data must be True or False"),
     (dict(batch_size=2, drop_remainder=1), TypeError, r"drop_remainder must be True or False, got 1"),
     (dict(queue_depth=2.5), TypeError, r"queue_depth must be an integer >= 1 or None, got 2\.5"),
@@ -186,10 +182,6 @@ BENZINA_CASES = [
      r"tf_gulp\.transforms\.RandomResizedCrop\(\)\) or None, got 'random'"),
     (DataLoader, (), dict(drop_remainder="no"), TypeError, r"drop_remainder must be True or False"),
     (DataLoader, (), dict(split=0), TypeError, r"split must be a string or None, got 0"),
-    (BenzinaDataset, (), dict(seed=2 ** 70), ValueError, r"BenzinaDataset: seed must be an integer in"),
-    (BenzinaDataset, (), dict(shuffle="yes"), TypeError, r"BenzinaDataset: shuffle must be True or False"),
-    (BenzinaDataset, (), dict(epoch=-1), ValueError,
-     r"BenzinaDataset: epoch must be an integer in \[0, 9223372036854775807\], got -1"),
     (BenzinaDataset, (), dict(crop="half"), ValueError, r"crop must be 'clean' or 'full', got 'half'"),
     (BenzinaDataset, (), dict(decode="no"), TypeError, r"decode must be True or False"),
     (BenzinaDataset, (), dict(splits=[(0, 1)]), TypeError, r"splits must be a mapping"),
@@ -203,13 +195,44 @@ def test_benzina_refuses_by_name(tmp_path, function, args, kwargs, error, messag
         function(str(tmp_path / "missing.bzna"), *args, **kwargs)
 
 
-def test_every_source_defaults_to_a_random_seed():
+# The options every source has (tests/formats_testing.py's registry), refused alike; {D} is the
+# source's name.
+FORMAT_SIZE = 4  # elements of each format's tiny dataset (the each_format fixture)
+SOURCE_CASES = [
+    (dict(shuffle="yes"), TypeError, r"{D}: shuffle must be True or False, got 'yes' \(str\)"),
+    (dict(shuffle=True, seed=2 ** 70), ValueError,
+     rf"{{D}}: seed must be an integer in {INT64} or None, got {2 ** 70}"),
+    (dict(seed=1.5), TypeError, r"{D}: seed must be an integer .* got 1\.5 \(float\)"),
+    (dict(seed="1"), TypeError, r"{D}: seed must be an integer .* got '1' \(str\)"),
+    (dict(epoch=-1), ValueError, rf"{{D}}: epoch must be an integer in {INT64_MAX_RANGE}, got -1"),
+    (dict(epoch=2 ** 63), ValueError, rf"{{D}}: epoch must be an integer in {INT64_MAX_RANGE}"),
+    (dict(epoch=1.5), TypeError, r"{D}: epoch must be an integer in .*, got 1\.5 \(float\)"),
+    (dict(epoch=True), TypeError, r"{D}: epoch must be an integer in .*, got True \(bool\)"),
+]
+
+
+@pytest.mark.parametrize("kwargs, error, message", SOURCE_CASES,
+                         ids=[_case_id(c[0]) for c in SOURCE_CASES])
+def test_every_source_refuses_its_common_options_by_name(each_format, kwargs, error, message):
+    """each_format: every format of the registry (tests/conftest.py)."""
+    fmt, written = each_format
+    with pytest.raises(error, match=message.replace("{D}", fmt.dataset)):
+        fmt.open(written.path, **kwargs)
+
+
+def test_every_source_defaults_to_a_random_seed(each_format):
     # One seed default across formats, as tf.data's: None, drawn at random where something is
     # random (a given seed repeats a run and is needed to shard a shuffled source).
     import inspect
 
-    for function in (tf_gulp.GulpDataset, tf_gulp.FFRecordDataset, BenzinaDataset, DataLoader):
-        assert inspect.signature(function).parameters["seed"].default is None, function
+    fmt, written = each_format
+    source = getattr(tf_gulp, fmt.dataset)
+    assert inspect.signature(source).parameters["seed"].default is None, fmt.name
+    assert inspect.signature(DataLoader).parameters["seed"].default is None
+    # Datasets made without a seed shuffle differently (four of four elements: all in one order
+    # by chance once in 24**3).
+    orders = {tuple(keys_of(fmt, fmt.open(written.path, shuffle=True))) for _ in range(4)}
+    assert len(orders) > 1, orders
 
 
 @pytest.mark.parametrize("make, error, message", [

@@ -522,7 +522,7 @@ def test_benzina_dataset_is_a_source_class(data):
     assert isinstance(BenzinaDataset(data["path"]).shard(2, 1), BenzinaDataset)
     graph = tf.compat.v1.GraphDef()
     graph.ParseFromString(ds._as_serialized_graph().numpy())  # pylint: disable=protected-access
-    assert [n.op for n in graph.node if n.op.startswith("TfGulp>")] == ["TfGulp>BenzinaDataset"]
+    assert [n.op for n in graph.node if n.op.startswith("TfGulp>")] == ["TfGulp>BznaDataset"]
     assert ds.class_names == ["ant", "bee", "cow"]
 
 

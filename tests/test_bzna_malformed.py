@@ -1,7 +1,7 @@
 """One suite of malformed Benzina containers that every entry point must judge the same way.
 
 The container is parsed and judged once, in C++ (``cc/mp4/mp4_reader``,
-``cc/mp4/bzna_container``): by the dataset kernel (``TfGulp>BenzinaDataset``, through
+``cc/mp4/bzna_container``): by the dataset kernel (``TfGulp>BznaDataset``, through
 ``cc/mp4/bzna_reader``) inside ``BenzinaDataset`` / ``DataLoader`` graphs, and through ``tf_gulp._core`` by the Python container reader
 (``tf_gulp.bzna.container.read_container``), by ``BenzinaDataset`` / ``DataLoader`` when they are
 built, and by ``tf-gulp bzna info``. Each case below is a small container (samples are stand-in

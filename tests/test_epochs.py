@@ -1,6 +1,7 @@
 """A new order every epoch in every usage: iterator re-creation (with graph rewrites, e.g. take),
 repeat(), interleave over dataset-valued functions, Keras epochs; reproducible from the seed and
-checkpoint-exact (tf_gulp/ops/framework/epoch_counter.h). GulpDataset, FFRecordDataset, BenzinaDataset."""
+checkpoint-exact (tf_gulp/ops/framework/epoch_counter.h). Every format of the registry
+(tests/formats_testing.py); the interleave and Keras recipes on GulpDataset and FFRecordDataset."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import tensorflow as tf
 import tf_gulp
 from epoch_testing import assert_all_differ, keras_epochs
 from ffrecord_testing import ffrecord_bytes, sample_records
+from formats_testing import CHECKPOINT_ACROSS_PASSES
 from gulp_testing import make_gulp_dir
 from wait_testing import wait_for
 
@@ -66,12 +68,6 @@ def test_gulp_new_iterator_is_a_new_epoch(dirs, take):
     assert passes(gulp(dirs["gulp"][0], seed=4), take=take) != epochs
 
 
-def test_gulp_repeat_passes_are_the_same_epochs_as_new_iterators(dirs):
-    repeated = [key_of(e) for e in gulp(dirs["gulp"][0]).repeat(3)]
-    epochs = passes(gulp(dirs["gulp"][0]))
-    assert repeated == [x for e in epochs for x in e]
-
-
 def interleaved(paths, make):
     return tf.data.Dataset.from_tensor_slices(paths).interleave(
         make, cycle_length=2, num_parallel_calls=2, deterministic=True)
@@ -90,18 +86,14 @@ def test_gulp_interleave_recipe_reshuffles_every_epoch(dirs):
         assert ep[1::2] == ref
 
 
-def test_ffrecord_every_usage_reshuffles(dirs):
+def test_ffrecord_interleave_and_take_reshuffle(dirs):
     def ffr(p):
         return tf_gulp.FFRecordDataset(p, shuffle=True, seed=9)
 
-    for ds in (ffr(dirs["ffr"]), interleaved(dirs["ffr"], ffr)):
-        epochs = passes(ds)
-        assert_all_differ(epochs)
-        assert sorted(epochs[0]) == sorted(epochs[1])
-    epochs = passes(ffr(dirs["ffr"]), take=7)
+    epochs = passes(interleaved(dirs["ffr"], ffr))
     assert_all_differ(epochs)
-    assert [key_of(e) for e in ffr(dirs["ffr"]).repeat(3)] == [
-        x for e in passes(ffr(dirs["ffr"])) for x in e]
+    assert sorted(epochs[0]) == sorted(epochs[1])
+    assert_all_differ(passes(ffr(dirs["ffr"]), take=7))
 
 
 def test_keras_epochs_reshuffle(dirs):
@@ -221,15 +213,45 @@ def assert_resumes_exactly(make, stop: int, tmp_path, produced: tf.Variable = No
     assert [key_of(e) for e in fresh] == reference[stop:]
 
 
+def test_every_source_reshuffles_each_pass(each_format):
+    """Each pass (a new iterator, a repeat() pass) is the next epoch: a new order of the same
+    elements, the same for the same seed; ``epoch=1`` starts at the second."""
+    fmt, written = each_format
+
+    def ds(seed=5, **options):
+        return fmt.open(written.path, shuffle=True, seed=seed, **options).map(fmt.key)
+
+    epochs = passes(ds())
+    assert_all_differ(epochs)
+    assert all(sorted(e) == sorted(x.encode() for x in written.keys) for e in epochs)
+    assert passes(ds()) == epochs
+    assert passes(ds(seed=6)) != epochs
+    assert [key_of(e) for e in ds().repeat(3)] == [x for e in epochs for x in e]
+    assert passes(ds(epoch=1), n=2) == epochs[1:]
+
+
 @pytest.mark.parametrize("symbolic", [False, True])
-def test_ffrecord_checkpoint_across_epochs_is_exact(dirs, tmp_path, symbolic):
+def test_every_source_checkpoint_across_epochs_is_exact(each_format, tmp_path, symbolic):
+    fmt, written = each_format
+
     def make():
-        ds = tf_gulp.FFRecordDataset(dirs["ffr"], shuffle=True, seed=2).repeat(3).prefetch(4)
+        ds = fmt.open(written.path, shuffle=True, seed=2).map(fmt.key).repeat(3).prefetch(4)
         options = tf.data.Options()
         options.experimental_symbolic_checkpoint = symbolic
         return ds.with_options(options)
 
-    assert_resumes_exactly(make, 2 * N_RECORDS + 11, tmp_path)
+    stop = len(written.keys) + 3  # in the second pass
+    lacks = fmt.lacks(CHECKPOINT_ACROSS_PASSES)
+    if lacks and not symbolic:
+        # Pinned as the registry says (the reason: tests/formats_testing.py): once it holds,
+        # this fails, and the flag goes from the format's entry.
+        try:
+            assert_resumes_exactly(make, stop, tmp_path)
+        except AssertionError:
+            return
+        pytest.fail(f"{fmt.name}: the checkpoint across passes is exact now: remove "
+                    f"{CHECKPOINT_ACROSS_PASSES!r} from its not_yet in tests/formats_testing.py")
+    assert_resumes_exactly(make, stop, tmp_path)
 
 
 def test_symbolic_checkpoint_does_not_store_prefetched_clips(dirs, tmp_path):

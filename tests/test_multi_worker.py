@@ -1,5 +1,5 @@
 """MultiWorkerMirroredStrategy with two worker processes on localhost (TF_CONFIG): ``model.fit``
-(tf-keras, TF_USE_LEGACY_KERAS=1) on a sharded GulpDataset, FFRecordDataset and BenzinaDataset, as
+(tf-keras, TF_USE_LEGACY_KERAS=1) on the sharded source of every format of the registry, as
 docs/distributed.md writes it. Each worker decodes only its share (every element its pipeline
 decodes is labelled: disjoint, together the whole epoch, each once), the workers train together
 (equal weights afterwards), and the time each worker takes for its share and for the whole is
@@ -9,7 +9,6 @@ itself runs on two workers."""
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import socket
@@ -17,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from ffrecord_testing import ffrecord_bytes, sample_records
+from formats_testing import FORMATS
 from gulp_testing import make_gulp_dir
 from ingest_testing import REPO_ROOT, cli_env
 
@@ -34,42 +33,9 @@ def free_ports(n):
     return ports
 
 
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    root = tmp_path_factory.mktemp("mw")
-    gulp = make_gulp_dir(root / "gulp", num_videos=96, frames_per_video=4, height=240,
-                         width=320, videos_per_chunk=24)
-    (root / "ffr").mkdir()
-    records = sample_records(4000)
-    (root / "ffr" / "a.ffr").write_bytes(ffrecord_bytes(records))
-    bzna = benzina_file(root, 24)
-    return {"gulp": (gulp["path"], gulp["ids"]),
-            "ffrecord": (str(root / "ffr"), [base64_key(r) for r in records]),
-            "benzina": (bzna, [str(i) for i in range(24)])}
-
-
-def base64_key(record: bytes) -> str:
-    """A record as the worker labels it: tf.io.encode_base64 (web-safe alphabet, no padding)."""
-    return base64.urlsafe_b64encode(record).rstrip(b"=").decode()
-
-
-def benzina_file(root, n):
-    """A Benzina file of n small images (two classes)."""
-    import numpy as np
-    import simplejpeg
-    from tf_gulp.bzna import create as K
-
-    rng = np.random.default_rng(7)
-    for k in range(n):
-        d = root / "bzna_img" / f"c{k % 2}"
-        d.mkdir(parents=True, exist_ok=True)
-        img = rng.integers(0, 255, (24 + 8 * (k % 3), 32, 3), dtype=np.uint8)
-        (d / f"{k}.jpg").write_bytes(simplejpeg.encode_jpeg(img, quality=90))
-    out = str(root / "data.bzna")
-    K.create_dataset(str(root / "bzna_img"), out, preset="ultrafast", workers=1, progress=False)
-    return out
-
-
+# Elements of each format's dataset (the each_format fixture): a multiple of 8 (two workers,
+# STEPS = 4 steps each).
+FORMAT_SIZE = 48
 
 
 def launch(args, tmp_path, name, env=None, num_workers=2):
@@ -144,25 +110,25 @@ def report_times(fmt, results):
         for r in results))
 
 
-@pytest.mark.parametrize("fmt", ["gulp", "ffrecord", "benzina"])
-def test_model_fit_two_workers(data, fmt, tmp_path):
-    path, all_keys = data[fmt]
-    results = run_workers("fit", fmt, path, len(all_keys), tmp_path,
+def test_model_fit_two_workers(each_format, tmp_path):
+    fmt, written = each_format
+    results = run_workers("fit", fmt.name, written.path, len(written.keys), tmp_path,
                           env={"TF_USE_LEGACY_KERAS": "1"})
     assert all(r["keras"].startswith("tf_keras 2.") for r in results), results[0]["keras"]
-    check_shares_and_training(results, all_keys)
+    check_shares_and_training(results, written.keys)
     check_auto_shard_warning(results)
-    report_times(fmt, results)
+    report_times(fmt.name, results)
 
 
 @pytest.mark.parametrize("element_delay", [0, 0.05], ids=["as-fast-as-it-goes", "slow-machine"])
-def test_keras3_fit_fails_and_custom_loop_trains(data, tmp_path, element_delay):
+def test_keras3_fit_fails_and_custom_loop_trains(tmp_path, element_delay):
     """Keras 3 (tf.keras without TF_USE_LEGACY_KERAS): model.fit fails under this strategy as
     docs/distributed.md says (when a Keras release fixes it, this fails: update the docs), and the
     custom loop the docs offer instead trains on the sharded source. The slow-machine case makes
     every element take 50 ms: the failed fit's iterator then is still decoding while the custom
     loop trains (on slow machines it was, and its late labels looked like elements decoded twice)."""
-    path, all_keys = data["gulp"]
+    written = FORMATS["gulp"].write(tmp_path, FORMAT_SIZE)
+    path, all_keys = written.path, written.keys
     results = run_workers("custom-loop", "gulp", path, len(all_keys), tmp_path,
                           env={"TF_GULP_TEST_ELEMENT_DELAY": str(element_delay)})
     assert all(r["keras"].startswith("keras 3.") for r in results), results[0]["keras"]

@@ -13,12 +13,14 @@ import tensorflow as tf
 from tensorflow.python.framework import op_def_registry
 
 import tf_gulp
+from formats_testing import FORMATS, REPO
 from gulp_testing import make_gulp_dir
 from tf_gulp import _source_dataset
 from tf_gulp.ops import library
 
 NAMESPACE = "TfGulp>"
 INTERNAL = NAMESPACE + "InternalTesting"
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def registered_op_names() -> list[str]:
@@ -41,11 +43,26 @@ def test_every_registered_op_is_namespaced():
         assert op_def_registry.get(name) is not None, name
 
 
-def test_wrappers_are_the_namespaced_snake_case_names():
+def test_every_op_has_a_python_wrapper_and_a_page():
+    """An op registered in C++ is called by a Python wrapper of tf_gulp (the generated
+    ``tf_gulp_<snake>`` function, in tf_gulp/ops/**/*.py) and named in the docs (by its name or
+    the wrapper's): a registration alone, unreachable or undocumented, fails here."""
     ops = library.load_ops()
-    for name in ("tf_gulp_gulp_dataset", "tf_gulp_ff_record_dataset", "tf_gulp_epoch_dataset",
-                 "tf_gulp_benzina_dataset", "tf_gulp_similarity_warp", "tf_gulp_decode_hevc"):
-        assert callable(getattr(ops, name)), name
+    package = pathlib.Path(tf_gulp.__file__).parent
+    python = "\n".join(p.read_text(encoding="utf-8") for p in (package / "ops").rglob("*.py"))
+    docs = "\n".join(p.read_text(encoding="utf-8") for p in DOCS)
+    wrappers = {n[:-len("_eager_fallback")] for n in dir(ops) if n.endswith("_eager_fallback")}
+    assert {"tf_gulp_gulp_dataset", "tf_gulp_ff_record_dataset"} <= wrappers
+    assert sorted(w for w in wrappers if not re.search(rf"\b{w}\b", python)) == [], (
+        "registered ops no Python wrapper calls")
+    undocumented = []
+    for name in registered_op_names():
+        short = name[len(NAMESPACE):]
+        snake = [w[len("tf_gulp_"):] for w in wrappers
+                 if w.replace("_", "") == ("tf_gulp_" + short).replace("_", "").lower()]
+        if not any(re.search(rf"\b{n}\b", docs) for n in [short] + snake):
+            undocumented.append(name)
+    assert undocumented == [], "registered ops no page of docs/ names"
 
 
 def test_dataset_graphs_record_the_namespaced_names(tmp_path):
@@ -60,30 +77,47 @@ def test_dataset_graphs_record_the_namespaced_names(tmp_path):
     assert "TfGulp>GulpDataset" in _source_dataset.source_ops()
 
 
-# Ops that start no dataset of tf_gulp's: element ops and datasets over another dataset.
-NOT_SOURCES = {
-    INTERNAL + "BznaIndexCacheStats", INTERNAL + "BznaTrackIndex",
-    "TfGulp>DecodeHevc", "TfGulp>DecodeHevcWarped", "TfGulp>DecodeJpegWarped",
-    "TfGulp>EpochCountsDataset", "TfGulp>HevcSampleSize", "TfGulp>KnownCardinalityDataset",
-    "TfGulp>NvdecStatus", "TfGulp>SimilarityTransformMatrices",
-    "TfGulp>SimilarityWarp",
-}
+VARIANT = 21  # tensorflow.DataType DT_VARIANT: a dataset handle
+
+
+def dataset_ops() -> dict:
+    """{op: (takes a dataset, has the epoch counter attr)} for every op that makes a dataset."""
+    out = {}
+    for name in registered_op_names():
+        op_def = op_def_registry.get(name)
+        if any(a.type == VARIANT for a in op_def.output_arg):
+            out[name] = (any(a.type == VARIANT for a in op_def.input_arg),
+                         any(a.name == "epoch_counter" for a in op_def.attr))
+    return out
 
 
 def test_sources_are_found_from_their_registrations():
     """The auto-shard warning finds tf_gulp's sources by the epoch counter attr they register
     (op_attrs.source_ops), so a new source registered with the shared source attrs joins by
-    itself; an op that is neither such a source nor listed above fails here, so a source that
-    registers no epoch counter cannot be forgotten."""
+    itself. Every op is classified from its registration: a dataset op that takes no dataset
+    is a source and must register the epoch counter; every format's source op of the registry
+    (tests/formats_testing.py) is one."""
     from tf_gulp.ops import op_attrs
-    assert set(op_attrs.source_ops()) == {
-        "TfGulp>GulpDataset", "TfGulp>FFRecordDataset", "TfGulp>BenzinaDataset",
-        "TfGulp>EpochDataset"}
-    unclassified = set(op_attrs.registered_ops()) - set(_source_dataset.source_ops()) - NOT_SOURCES
-    assert unclassified == set(), (
-        f"{sorted(unclassified)}: a new op; if it starts a dataset, register the shared source "
-        f"attrs (tf_gulp/ops/framework/source_attrs.h), else add it to NOT_SOURCES")
+    datasets = dataset_ops()
+    sources = {op for op, (over_dataset, _) in datasets.items() if not over_dataset}
+    assert {op for op, (_, counter) in datasets.items() if counter} == sources, (
+        "a dataset op that takes no dataset registers no epoch counter: register the shared "
+        "source attrs (tf_gulp/ops/framework/source_attrs.h)")
+    assert set(op_attrs.source_ops()) == sources
+    assert {f.source_op for f in FORMATS.values() if f.source_op} <= sources
     assert set(op_attrs.registered_ops()) == set(registered_op_names())
+
+
+def test_every_dataset_op_has_an_op_test():
+    """Each op that makes a dataset (a format's source, the epoch datasets) has its C++ op test,
+    tests/ops/<kernel>_op_test.cc (tests/ops/dataset_op_harness.h): found from the
+    registrations, so a new source without one fails."""
+    tests = {p.name[:-len("_op_test.cc")].replace("_", ""): p
+             for p in (REPO / "tests" / "ops").glob("*_op_test.cc")}
+    missing = [op for op in dataset_ops() if op[len(NAMESPACE):].lower() not in tests]
+    assert missing == [], "dataset ops without a tests/ops/*_op_test.cc"
+    for f in FORMATS.values():
+        assert (f.source_op is None) == bool(f.lacks("source_op")), f.name
 
 
 def test_ops_for_tests_only_are_named_internal():

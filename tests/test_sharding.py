@@ -167,13 +167,16 @@ def test_importing_patches_nothing_the_first_source_installs_the_warning(ffr_pat
     assert result.returncode == 0, result.stderr[-2000:]
 
 
-@pytest.mark.parametrize("fmt", ["gulp", "ffrecord"])
-def test_sharded_iterator_checkpoint_resumes_exactly(gulp_dir, ffr_path, fmt, tmp_path):
-    if fmt == "gulp":
-        make = lambda: tf_gulp.GulpDataset(gulp_dir["path"], decode=False, shuffle=True,
-                                           seed=4).shard(3, 2).map(lambda e: e["id"])
-    else:
-        make = lambda: tf_gulp.FFRecordDataset(ffr_path, shuffle=True, seed=4).shard(3, 2)
+FORMAT_SIZE = 15  # elements of each format's dataset (each_format): five in shard 2 of 3
+
+
+def test_sharded_iterator_checkpoint_resumes_exactly(each_format, tmp_path):
+    """each_format: every format of the registry (tests/conftest.py)."""
+    fmt, written = each_format
+
+    def make():
+        return fmt.open(written.path, shuffle=True, seed=4).shard(3, 2).map(fmt.key)
+
     expected = [x.numpy() for x in make()]
     it = iter(make())
     first = [next(it).numpy() for _ in range(3)]

@@ -1,6 +1,8 @@
 """Starting a source at epoch e (``epoch=``): its first pass is exactly pass e of the same dataset
 made at epoch 0 (order, frame offsets, crops), with nothing of the skipped epochs read
-(tf_gulp/ops/framework/epoch_cursor.h's first_epoch). GulpDataset and FFRecordDataset."""
+(tf_gulp/ops/framework/epoch_cursor.h's first_epoch). Every format of the registry
+(tests/formats_testing.py); the far epoch, checkpoint and service cases on GulpDataset. A bad
+epoch= is refused by every source: tests/test_arguments.py."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 import tf_gulp
-from ffrecord_testing import ffrecord_bytes, sample_records
+from formats_testing import contents
 from gulp_testing import make_gulp_dir
 from tf_gulp.transforms import RandomResizedCrop
 
@@ -19,8 +21,7 @@ from tf_gulp.transforms import RandomResizedCrop
 def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("start_epoch")
     make_gulp_dir(root / "gulp", 10, 9, 16, 16, videos_per_chunk=3)
-    (root / "a.ffr").write_bytes(ffrecord_bytes(sample_records(30)))
-    return {"gulp": str(root / "gulp"), "ffr": str(root / "a.ffr")}
+    return {"gulp": str(root / "gulp")}
 
 
 def gulp(path, **kw):
@@ -29,31 +30,26 @@ def gulp(path, **kw):
 
 
 def keys(ds):
-    out = []
-    for e in ds:
-        out.append((e["id"].numpy(), e["frames"].numpy().tobytes()) if isinstance(e, dict)
-                   else tuple(e.numpy().tolist()))
-    return out
+    return [(e["id"].numpy(), e["frames"].numpy().tobytes()) for e in ds]
 
 
-@pytest.mark.parametrize("source", ["gulp", "ffr"])
-def test_epoch_e_is_the_pass_e_of_epoch_0(data, source):
+def test_epoch_e_is_the_pass_e_of_epoch_0(each_format):
+    fmt, written = each_format
+
     def make(**kw):
-        if source == "gulp":
-            return gulp(data["gulp"], **kw)
-        return tf_gulp.FFRecordDataset(data["ffr"], batch_size=4, shuffle=True, seed=5, **kw)
+        return fmt.open(written.path, shuffle=True, seed=5, **fmt.random_options(), **kw)
 
     zero = make()
-    passes = [keys(zero) for _ in range(5)]
-    assert len({tuple(p) for p in passes}) == 5  # each pass its own order and crops
+    passes = [contents(zero) for _ in range(5)]
+    assert len({tuple(p) for p in passes}) == 5  # each pass its own order (and crops)
     for e in (1, 3):
         started = make(epoch=e)
         # Its first pass is pass e, its next ones e + 1, ...
-        assert keys(started) == passes[e]
-        assert keys(started) == passes[e + 1]
+        assert contents(started) == passes[e]
+        assert contents(started) == passes[e + 1]
         # repeat() and sharding carry it too.
-        assert keys(make(epoch=e).repeat(2)) == passes[e] + passes[e + 1]
-        shards = [keys(make(epoch=e).shard(2, i)) for i in range(2)]
+        assert contents(make(epoch=e).repeat(2)) == passes[e] + passes[e + 1]
+        shards = [contents(make(epoch=e).shard(2, i)) for i in range(2)]
         assert shards[0] == passes[e][0::2] and shards[1] == passes[e][1::2]
 
 
@@ -74,14 +70,6 @@ def test_a_checkpoint_of_a_started_dataset_resumes_there(data, tmp_path):
     fresh = iter(gulp(data["gulp"], epoch=2).repeat(2))
     tf.train.Checkpoint(iterator=fresh).restore(path)
     assert [(e["id"].numpy(), e["frames"].numpy().tobytes()) for e in fresh] == reference[13:]
-
-
-@pytest.mark.parametrize("bad,error", [(-1, ValueError), (1.5, TypeError), (True, TypeError)])
-def test_bad_epoch_is_refused_naming_it(data, bad, error):
-    with pytest.raises(error, match="epoch"):
-        gulp(data["gulp"], epoch=bad)
-    with pytest.raises(error, match="epoch"):
-        tf_gulp.FFRecordDataset(data["ffr"], epoch=bad)
 
 
 def test_tf_data_service_gives_the_same_elements(data, service):

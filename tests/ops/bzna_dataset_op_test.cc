@@ -1,4 +1,4 @@
-// TfGulp>BenzinaDataset at the op level, as TensorFlow tests its own dataset kernels: cardinality
+// TfGulp>BznaDataset at the op level, as TensorFlow tests its own dataset kernels: cardinality
 // of a split, GetNext (epoch, index, label, sample) to the end of the sequence, and iterator
 // save/restore in the middle of a shuffled epoch, through a TensorFlow session
 // (dataset_op_harness.h) on a container written here.
@@ -55,7 +55,7 @@ class BenzinaDatasetOpTest : public ::testing::Test {
   // BenzinaDataset over entries [start, stop), with iterators "a", "b", "c", "b" restorable
   // from "a".
   void Build(DatasetGraph* g, int64_t start, int64_t stop, bool shuffle) {
-    g->SetDataset("TfGulp>BenzinaDataset", {g->StringScalar("path", path_)}, kComponents,
+    g->SetDataset("TfGulp>BznaDataset", {g->StringScalar("path", path_)}, kComponents,
                   [&](TF_OperationDescription* d) {
                     TF_SetAttrInt(d, "start", start);
                     TF_SetAttrInt(d, "stop", stop);

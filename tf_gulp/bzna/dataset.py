@@ -2,7 +2,7 @@
 the DataLoader helper.
 
 Everything per element runs in C++ kernels inside the tf.data graph: the entries are read by a
-positional source kernel (``TfGulp>BenzinaDataset``: the container's index judged by cc/mp4, one
+positional source kernel (``TfGulp>BznaDataset``: the container's index judged by cc/mp4, one
 ``pread`` per sample), decoding is ``tf_gulp.ops.decode_hevc`` (or ``decode_hevc_warped``) in a
 map after it, and augmentation ``tf_gulp.ops.similarity_warp`` with matrices from
 ``tf_gulp.transforms``. Python only builds the graph; when it is built, the container is read and
@@ -93,14 +93,12 @@ def split_range(path: str, split: Optional[str],
 # sample's name in errors) only where it is asked for.
 _RECORD_SPEC = {"epoch": tf.TensorSpec([], tf.int64), "index": tf.TensorSpec([], tf.int64),
                 "label": tf.TensorSpec([], tf.int64), "sample": tf.TensorSpec([], tf.string)}
-_IMAGE_SPEC = {"image": tf.TensorSpec([None, None, 3], tf.uint8),
-               "index": tf.TensorSpec([], tf.int64), "label": tf.TensorSpec([], tf.int64)}
 
 
 class BenzinaDataset(ClassTable, ShardedSourceDataset):
     """A Benzina-style file as a ``tf.data.Dataset`` of ``{"image", "label", "index"}``.
 
-    The entries are read by a C++ source kernel (``TfGulp>BenzinaDataset``, on the same base as
+    The entries are read by a C++ source kernel (``TfGulp>BznaDataset``, on the same base as
     ``GulpDataset`` and ``FFRecordDataset``): it reads and judges the container's index itself,
     so the dataset serializes to a small graph (path + options), and each element is one
     ``pread`` of the entry's per-image MP4 (and one of its 8-byte target). Decoding is a map

@@ -1,4 +1,5 @@
-// BenzinaDataset: a tf.data source of the entries of a Benzina container.
+// BznaDataset (tf_gulp.BenzinaDataset's source): a tf.data source of the
+// entries of a Benzina container.
 //
 // The op takes the container's path and the entry range of its split; the
 // kernel reads and judges the container's index itself (cc/mp4, through the
@@ -53,7 +54,7 @@ struct BznaEntry {
 // the core's reader of the container (shared by the dataset's iterators).
 class EntryReader : public PositionalSourceDataset<BznaEntry>::Reader {
  public:
-  EntryReader(const BenzinaDatasetAttrs& options, const tfg::Shard& shard,
+  EntryReader(const BznaDatasetAttrs& options, const tfg::Shard& shard,
               const tfg::mp4::EntryReader& file, IteratorContext* ctx)
       : options_(options), shard_(shard), file_(file), ctx_(ctx) {}
 
@@ -93,15 +94,15 @@ class EntryReader : public PositionalSourceDataset<BznaEntry>::Reader {
   }
 
  private:
-  const BenzinaDatasetAttrs& options_;
+  const BznaDatasetAttrs& options_;
   const tfg::Shard& shard_;
   const tfg::mp4::EntryReader& file_;
   IteratorContext* const ctx_;  // the iterator's copy (see MakeReader)
 };
 
-class BenzinaDataset : public PositionalSourceDataset<BznaEntry> {
+class BznaDataset : public PositionalSourceDataset<BznaEntry> {
  public:
-  BenzinaDataset(tf::OpKernelContext* ctx, std::string path, const BenzinaDatasetAttrs& options,
+  BznaDataset(tf::OpKernelContext* ctx, std::string path, const BznaDatasetAttrs& options,
                  std::shared_ptr<const tfg::mp4::EntryReader> file,
                  std::shared_ptr<EpochCounter> epochs)
       // Epochs are counted per container.
@@ -124,7 +125,7 @@ class BenzinaDataset : public PositionalSourceDataset<BznaEntry> {
   absl::Status AsGraphDefInternal(tf::data::SerializationContext* ctx,
                                   DatasetGraphDefBuilder* b, tf::Node** output) const override {
     GraphAttrs attrs;
-    AddAttrs<BenzinaDatasetAttrs>(options_, b, &attrs);
+    AddAttrs<BznaDatasetAttrs>(options_, b, &attrs);
     tf::Node* path = nullptr;
     TF_RETURN_IF_ERROR(b->AddScalar(tf::tstring(path_), &path));
     return b->AddDataset(this, {path}, attrs, output);
@@ -132,11 +133,11 @@ class BenzinaDataset : public PositionalSourceDataset<BznaEntry> {
 
  private:
   const std::string path_;
-  const BenzinaDatasetAttrs options_;
+  const BznaDatasetAttrs options_;
   const std::shared_ptr<const tfg::mp4::EntryReader> file_;
 };
 
-absl::Status ParseOptions(BenzinaDatasetAttrs* o) {
+absl::Status ParseOptions(BznaDatasetAttrs* o) {
   if (o->stop < o->start) {
     return absl::InvalidArgumentError(
         absl::StrCat("BenzinaDataset: the entry range [", o->start, ", ", o->stop,
@@ -147,8 +148,8 @@ absl::Status ParseOptions(BenzinaDatasetAttrs* o) {
 
 // The kernel: the container opened and its split checked against it, once
 // per dataset made.
-class BenzinaDatasetOp
-    : public PositionalSourceOpKernel<BenzinaDatasetAttrs, BenzinaDatasetAttrs, ParseOptions> {
+class BznaDatasetOp
+    : public PositionalSourceOpKernel<BznaDatasetAttrs, BznaDatasetAttrs, ParseOptions> {
  public:
   using PositionalSourceOpKernel::PositionalSourceOpKernel;
 
@@ -165,13 +166,13 @@ class BenzinaDatasetOp
                     ") is past the end of the file (", file->entries(), " entries)")));
     std::shared_ptr<EpochCounter> epochs;
     OP_REQUIRES_OK(ctx, GetEpochs(ctx, &epochs));
-    *output = new BenzinaDataset(ctx, std::move(path), options_, std::move(file),
+    *output = new BznaDataset(ctx, std::move(path), options_, std::move(file),
                                  std::move(epochs));
   }
 };
 
 // The op's registration: bzna_ops.cc.
-REGISTER_KERNEL_BUILDER(Name(kBenzinaDatasetOp).Device(tf::DEVICE_CPU), BenzinaDatasetOp);
+REGISTER_KERNEL_BUILDER(Name(kBznaDatasetOp).Device(tf::DEVICE_CPU), BznaDatasetOp);
 
 }  // namespace
 }  // namespace tf_gulp

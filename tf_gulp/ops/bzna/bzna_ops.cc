@@ -56,7 +56,7 @@ REGISTER_OP(kBznaTrackIndexOp)
     .SetShapeFn(ScalarInputsShape(2, {{kAny}, {kAny}}))
     .Doc("For tests: byte ranges of the samples of an MP4 track found by its hdlr name.");
 
-TF_GULP_REGISTER_OP_WITH_ATTRS(kBenzinaDatasetOp, BenzinaDatasetAttrs)
+TF_GULP_REGISTER_OP_WITH_ATTRS(kBznaDatasetOp, BznaDatasetAttrs)
     .Input("path: string")
     .Output("handle: variant")
     // Source datasets are stateful so graph optimizations never constant-fold

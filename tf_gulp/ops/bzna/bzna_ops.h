@@ -1,9 +1,9 @@
 // The interface of the Benzina ops, shared by their registrations
 // (bzna_ops.cc) and their kernels (bzna_dataset_op.cc, bzna_index_op.cc,
 // decode_hevc_op.cc, decode_hevc_warped_op.cc and their GPU twins): each op's
-// name beside its attr table, each written once (framework/attr_table.h). The sample attrs are read once
-// for every kernel that has them; the rules they feed are
-// cc/codec/hevc_sample.h's.
+// name beside its attr table, each written once (framework/attr_table.h).
+// The sample attrs are read once for every kernel that has them; the rules
+// they feed are cc/codec/hevc_sample.h's.
 #ifndef TF_GULP_OPS_BZNA_BZNA_OPS_H_
 #define TF_GULP_OPS_BZNA_BZNA_OPS_H_
 
@@ -19,11 +19,11 @@
 
 namespace tf_gulp {
 
-// BenzinaDataset's: the entries [start, stop) of the container (a split,
-// resolved by Python from the split table or the caller's ranges), in a keyed
-// shuffle of (seed, epoch) or in order.
-inline constexpr char kBenzinaDatasetOp[] = "TfGulp>BenzinaDataset";
-struct BenzinaDatasetAttrs {
+// BznaDataset's (tf_gulp.BenzinaDataset's source): the entries [start, stop)
+// of the container (a split, resolved by Python from the split table or the
+// caller's ranges), in a keyed shuffle of (seed, epoch) or in order.
+inline constexpr char kBznaDatasetOp[] = "TfGulp>BznaDataset";
+struct BznaDatasetAttrs {
   int64_t start = 0;
   int64_t stop = 0;
   // Dataset.shard's and the epoch counter's (source_attrs.h): the iterator's

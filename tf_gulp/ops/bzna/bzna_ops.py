@@ -1,5 +1,5 @@
-"""Python wrappers of the BenzinaDataset op (bzna_dataset_op.cc) and of the Benzina ops for
-tests (bzna_index_op.cc).
+"""Python wrappers of the BznaDataset op (bzna_dataset_op.cc: tf_gulp.BenzinaDataset's source) and
+of the Benzina ops for tests (bzna_index_op.cc).
 
 Users call :class:`tf_gulp.BenzinaDataset`. ``bzna_track_index`` and ``bzna_index_cache_stats``
 serve tests and benchmarks only: their ops are named ``TfGulp>InternalTesting...``, so no graph
@@ -15,7 +15,7 @@ import tensorflow as tf
 from tf_gulp.ops.epoch.epoch_ops import new_epoch_counter
 from tf_gulp.ops.library import load_ops
 
-OP_NAME = "TfGulp>BenzinaDataset"
+OP_NAME = "TfGulp>BznaDataset"
 
 tf.no_gradient("TfGulp>InternalTestingBznaTrackIndex")
 tf.no_gradient("TfGulp>InternalTestingBznaIndexCacheStats")
@@ -24,9 +24,9 @@ tf.no_gradient("TfGulp>InternalTestingBznaIndexCacheStats")
 def bzna_dataset_variant(path: str, *, start: int, stop: int, shuffle: bool, seed: int,
                          names: bool = False, num_shards: int = 1, shard_index: int = 0,
                          first_epoch: int = 0) -> tf.Tensor:
-    """Creates the variant tensor of a BenzinaDataset op (see tf_gulp.BenzinaDataset): the
+    """Creates the variant tensor of a BznaDataset op (see tf_gulp.BenzinaDataset): the
     entries [start, stop) of the container, elements (epoch, index, label, sample[, what])."""
-    return load_ops().tf_gulp_benzina_dataset(
+    return load_ops().tf_gulp_bzna_dataset(
         path=tf.convert_to_tensor(path, tf.string), start=int(start), stop=int(stop),
         shuffle=bool(shuffle), seed=int(seed), names=bool(names), num_shards=int(num_shards),
         shard_index=int(shard_index), first_epoch=int(first_epoch),
