@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -52,15 +53,15 @@ class BenzinaDatasetOpTest : public ::testing::Test {
     WriteFile(path_, Container());
   }
 
-  // BenzinaDataset over entries [start, stop), with iterators "a", "b", "c", "b" restorable
-  // from "a".
+  // BznaDataset over entries [start, stop) (shuffled with seed 5), with iterators "a", "b", "c",
+  // "b" restorable from "a".
   void Build(DatasetGraph* g, int64_t start, int64_t stop, bool shuffle) {
+    const std::vector<std::pair<const char*, int64_t>> ints = {
+        {"start", start}, {"stop", stop}, {"seed", 5}};
     g->SetDataset("TfGulp>BznaDataset", {g->StringScalar("path", path_)}, kComponents,
                   [&](TF_OperationDescription* d) {
-                    TF_SetAttrInt(d, "start", start);
-                    TF_SetAttrInt(d, "stop", stop);
+                    for (const auto& [name, value] : ints) TF_SetAttrInt(d, name, value);
                     TF_SetAttrBool(d, "shuffle", shuffle);
-                    TF_SetAttrInt(d, "seed", 5);
                   });
     for (const char* name : {"a", "b", "c"}) g->AddIterator(name);
     g->AddRestore("b", "a");
@@ -77,16 +78,22 @@ TEST_F(BenzinaDatasetOpTest, ASplitInFileOrder) {
   Build(&g, 1, 5, /*shuffle=*/false);
   EXPECT_EQ(g.Cardinality(), 4);
   g.MakeIterator("a");
+  // (epoch, index, label) and the sample of every element, to the end of the sequence.
+  std::vector<std::vector<int64_t>> keys, expected_keys;
+  std::vector<std::string> samples, expected_samples;
   std::vector<TensorPtr> element;
-  for (int i = 1; i < 5; ++i) {
-    ASSERT_TRUE(g.GetNext("a", &element)) << i;
+  while (g.GetNext("a", &element)) {
     ASSERT_EQ(element.size(), kComponents.size());
-    EXPECT_EQ(Int64(element[0]), 0);  // the first epoch
-    EXPECT_EQ(Int64(element[1]), i);
-    EXPECT_EQ(Int64(element[2]), 10 * i);
-    EXPECT_EQ(ScalarString(element[3].get()), Sample(i));
+    keys.push_back({Int64(element[0]), Int64(element[1]), Int64(element[2])});
+    samples.push_back(ScalarString(element[3].get()));
   }
-  EXPECT_FALSE(g.GetNext("a", &element));
+  for (int i = 1; i < 5; ++i) {
+    expected_keys.push_back({0, i, 10 * i});  // the first epoch; the entry; its target
+    expected_samples.push_back(Sample(i));
+  }
+  EXPECT_EQ(keys, expected_keys);
+  EXPECT_EQ(samples, expected_samples);
+  EXPECT_FALSE(g.GetNext("a", &element));  // the end stays the end
 }
 
 TEST_F(BenzinaDatasetOpTest, SaveAndRestoreMidEpochContinueTheSameOrder) {
