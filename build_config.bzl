@@ -59,7 +59,7 @@ CC_MODULE_DEPS = {
     "ffrecord": ["io", "util"],
     "gulp": ["codec", "io", "util"],
     "gpu": ["codec", "util", "warp"],
-    "testing": ["util"],
+    "testing": ["io", "util"],
 }
 # The folders above that are not core modules (see the comment above the table).
 NOT_CORE_MODULES = ["gpu", "testing", "fuzz"]

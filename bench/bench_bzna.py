@@ -274,9 +274,7 @@ def main(argv=None) -> int:
     }
     result["ratio_bzna_over_jpeg"] = medians["bzna"] / medians["jpeg"]
     result["size_ratio_bzna_over_jpeg"] = sizes["bzna"] / sizes["jpeg"]
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(result, f, indent=2)
+    run_info.write_report(args.output, result, indent=2)
     print(json.dumps(result, indent=2))
     return 0
 

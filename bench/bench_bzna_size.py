@@ -212,9 +212,7 @@ def main(argv=None) -> int:
                                    args.rounds)
     result["encode_speed"]["crf"] = DEFAULT_CRF
     print(json.dumps(result["encode_speed"], indent=1), flush=True)
-    os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
-    with open(args.output, "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=1)
+    run_info.write_report(args.output, result, indent=1)
     return 0
 
 

@@ -26,7 +26,6 @@ it into docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import statistics
@@ -325,8 +324,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     report = {"benchmark": "bench/bench_fair_peers.py", "date": run_info.now(),
               "command": run_info.command(argv), "machine": run_info.machine(),
               "rounds": args.rounds, "cores": CORES, "cases": cases}
-    with open(args.output, "w") as f:
-        json.dump(report, f, indent=1)
+    run_info.write_report(args.output, report, indent=1)
     for case in cases:
         print(case["title"])
         for r in case["rows"]:

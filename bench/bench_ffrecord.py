@@ -64,9 +64,9 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
+import run_info  # noqa: E402  (bench/run_info.py, next to this script)
+
+run_info.use_this_checkout()
 
 import iterator_timing  # noqa: E402  (bench/, next to this script)
 from tf_gulp.ffrecord import FileReader, FileWriter  # noqa: E402
@@ -105,15 +105,6 @@ def make_data(workdir: str, size_mb: int) -> Dict[int, Dict[str, Any]]:
                 json.dump(want, f)
         out[rec] = {"ffr": ffr, "tfr": tfr, "n": n}
     return out
-
-
-def evict(path: str) -> None:
-    """Drops the file's pages from the page cache (clean pages only, which these are)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 def warm(path: str) -> None:
@@ -237,9 +228,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--size-mb", type=int, default=1024, help="MiB of records per file")
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--workdir", default=os.path.join(_REPO_ROOT, "bench", "results", "data",
+    p.add_argument("--workdir", default=os.path.join(run_info.REPO_ROOT, "bench", "results", "data",
                                                      "ffrecord"))
-    p.add_argument("--output", default=os.path.join(_REPO_ROOT, "bench", "results",
+    p.add_argument("--output", default=os.path.join(run_info.REPO_ROOT, "bench", "results",
                                                     "ffrecord.json"))
     p.add_argument("--reference", default=os.environ.get("TF_GULP_FFRECORD_REFERENCE"),
                    help="folder holding HFAiLab's ffrecord package (added to sys.path)")
@@ -363,7 +354,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     report = {
         "benchmark": "bench/bench_ffrecord.py",
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "command": " ".join([os.path.relpath(sys.argv[0], _REPO_ROOT)] + (argv or sys.argv[1:])),
+        "command": " ".join([os.path.relpath(sys.argv[0], run_info.REPO_ROOT)] + (argv or sys.argv[1:])),
         "machine": machine(),
         "versions": {"tensorflow": tf.__version__, "tf_gulp": tf_gulp.__version__},
         "io_uring": _core.io_uring_available(),
@@ -375,11 +366,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         "results": results,
         "ratios": ratios,
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(report, f, indent=1)
     print(markdown(report))
-    print(f"wrote {args.output}")
+    run_info.write_report(args.output, report, indent=1)
     return 0
 
 

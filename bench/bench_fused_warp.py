@@ -39,8 +39,8 @@ Usage (from the repository root; DALI is installed only for this benchmark, neve
 
     PYTHONPATH=. python3 bench/bench_fused_warp.py [--rounds 5] [--output bench/results/fused_warp.json]
 
-``--cases 112 --readers fused,"fused + colour"`` runs only the colour comparison (what
-bench/results/fused_warp_color.json holds).
+``--cases both --readers "fused + colour"`` runs only the colour comparison, at both sizes
+(what bench/results/fused_warp_color.json holds).
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime
-import json
 import os
 import statistics
 import sys
@@ -59,11 +58,9 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-_BENCH = os.path.dirname(os.path.abspath(__file__))
-_REPO_ROOT = os.path.dirname(_BENCH)
-for p in (_REPO_ROOT, _BENCH):
-    if p not in sys.path:
-        sys.path.insert(0, p)
+import run_info  # noqa: E402  (bench/run_info.py, next to this script)
+
+run_info.use_this_checkout()
 
 import bench_gulp_read as gr  # noqa: E402  (data, bound, timing helpers)
 
@@ -253,12 +250,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--large-height", type=int, default=480)
     parser.add_argument("--large-width", type=int, default=640)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--cases", default="112,224", help="which cases: 112, 224 or both")
+    parser.add_argument("--cases", default="112,224",
+                        help="which cases: 112, 224, or both (112,224 or 'both')")
     parser.add_argument("--readers", default="",
                         help="comma-separated readers to run besides 'fused' (default: all)")
     parser.add_argument("--workdir", default=os.path.join(os.path.expanduser("~"), ".cache",
                                                           "tf_gulp_bench"))
-    parser.add_argument("--output", default=os.path.join(_BENCH, "results", "fused_warp.json"))
+    parser.add_argument("--output", default=os.path.join(run_info.REPO_ROOT, "bench", "results",
+                                                           "fused_warp.json"))
     args = parser.parse_args(argv)
     os.makedirs(args.workdir, exist_ok=True)
     try:
@@ -269,6 +268,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         with_dali = False
     only = [r for r in args.readers.split(",") if r] or None
     wanted = set(args.cases.split(","))
+    if "both" in wanted:
+        wanted = (wanted - {"both"}) | {"112", "224"}
+    if not wanted or not wanted <= {"112", "224"}:
+        parser.error(f"--cases {args.cases!r}: the cases are 112, 224 or both")
     cases = {}
     if "112" in wanted:
         cases["112"] = run_case("P1 data to 112x112", args.videos, args.frames, 240, 320,
@@ -292,10 +295,7 @@ def main(argv: Optional[List[str]] = None) -> int:
               ", ".join(f"{k} {v:.2f}x" for k, v in case["cpu_ratios"].items()))
         if "colour_cost" in case:
             print(f"{name}x{name} colour stage cost: {case['colour_cost']}")
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(report, f, indent=1)
-    print(f"Wrote {args.output}")
+    run_info.write_report(args.output, report, indent=1)
     return 0
 
 

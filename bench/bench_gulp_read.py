@@ -60,9 +60,9 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
+import run_info  # noqa: E402  (bench/run_info.py, next to this script)
+
+run_info.use_this_checkout()
 
 import simplejpeg  # noqa: E402
 
@@ -457,7 +457,7 @@ def machine_info() -> Dict[str, Any]:
         gulpio2_version = None
     try:
         import subprocess
-        commit = subprocess.run(["git", "-C", _REPO_ROOT, "describe", "--always", "--dirty"],
+        commit = subprocess.run(["git", "-C", run_info.REPO_ROOT, "describe", "--always", "--dirty"],
                                 capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit = None
@@ -485,10 +485,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                    help="retries of a run disturbed by other processes (default: 3)")
     p.add_argument("--max-wait", type=float, default=60.0,
                    help="longest wait, in seconds, for the machine to go quiet (default: 60)")
-    p.add_argument("--workdir", default=os.path.join(_REPO_ROOT, "bench", "results", "data"),
+    p.add_argument("--workdir", default=os.path.join(run_info.REPO_ROOT, "bench", "results", "data"),
                    help="where the gulp directory and the TFRecord file go "
                         "(default: bench/results/data, reused when the parameters match)")
-    p.add_argument("--output", default=os.path.join(_REPO_ROOT, "bench", "results",
+    p.add_argument("--output", default=os.path.join(run_info.REPO_ROOT, "bench", "results",
                                                     "gulp_read.json"),
                    help="JSON results (default: bench/results/gulp_read.json)")
     return p.parse_args(argv)
@@ -640,7 +640,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     report = {
         "benchmark": "gulp_read",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join([os.path.relpath(sys.argv[0], _REPO_ROOT)] + sys.argv[1:]),
+        "command": " ".join([os.path.relpath(sys.argv[0], run_info.REPO_ROOT)] + sys.argv[1:]),
         "machine": info,
         "data": {"videos": len(videos), "frames_per_video": args.frames,
                  "height": args.height, "width": args.width, "total_frames": total_frames,
@@ -657,10 +657,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         "tfrecord_baseline": tfrecord_best,
         "targets": targets,
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(report, f, indent=2)
-    print(f"Wrote {args.output}")
+    run_info.write_report(args.output, report, indent=2)
     return 0
 
 

@@ -159,9 +159,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         row = measure(path, items, args.runs)
         report["results"].append(row)
         print(json.dumps(row), flush=True)
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=2)
+    run_info.write_report(args.out, report, indent=2)
     return 0
 
 

@@ -54,11 +54,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
+import run_info  # noqa: E402  (bench/run_info.py, next to this script)
 
-import run_info  # noqa: E402  (bench/run_info.py: date, machine, command of the run)
+run_info.use_this_checkout()
 import simplejpeg  # noqa: E402
 
 CLASSES = ("archery", "bowling", "cooking", "diving")
@@ -162,7 +160,7 @@ def count_frames(folder: str) -> int:
 
 def _env() -> Dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([_REPO_ROOT] + [p for p in env.get(
+    env["PYTHONPATH"] = os.pathsep.join([run_info.REPO_ROOT] + [p for p in env.get(
         "PYTHONPATH", "").split(os.pathsep) if p])
     return env
 
@@ -170,7 +168,7 @@ def _env() -> Dict[str, str]:
 def timed(cmd: List[str], out: str) -> Dict[str, Any]:
     shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
-    proc = subprocess.run(cmd, env=_env(), capture_output=True, text=True, cwd=_REPO_ROOT)
+    proc = subprocess.run(cmd, env=_env(), capture_output=True, text=True, cwd=run_info.REPO_ROOT)
     seconds = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr}")
@@ -296,7 +294,7 @@ def main() -> None:
                         help="where gulpio2's ffmpeg bursts frames (its default)")
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(),
                                                           "tf_gulp_bench_ingest"))
-    parser.add_argument("--output", default=os.path.join(_REPO_ROOT, "bench", "results",
+    parser.add_argument("--output", default=os.path.join(run_info.REPO_ROOT, "bench", "results",
                                                          "ingest.json"))
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
@@ -386,10 +384,8 @@ def main() -> None:
         "minutes": round((time.perf_counter() - started) / 60, 1),
         "results": results, "ratios": ratios,
     }
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(report, f, indent=1)
-    print(f"\nwrote {args.output}\n")
+    run_info.write_report(args.output, report, indent=1)
+    print()
     print("| input | run | frames | median s | frames/s | all runs (s) | without start-up |")
     print("|---|---|---:|---:|---:|---|---:|")
     for kind in ("videos", "images"):

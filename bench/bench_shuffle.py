@@ -42,13 +42,9 @@ from typing import Any, Dict, Iterator, List, Optional
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_REPO_ROOT = os.path.dirname(_HERE)
-for p in (_REPO_ROOT, _HERE):
-    if p not in sys.path:
-        sys.path.insert(0, p)
+import run_info  # noqa: E402  (bench/run_info.py, next to this script)
 
-import run_info  # noqa: E402
+run_info.use_this_checkout()
 from bench_gulp_read import synthetic_video  # noqa: E402
 
 from tf_gulp.gulp import AbstractDatasetAdapter, GulpIngestor  # noqa: E402
@@ -116,11 +112,7 @@ def make_cold(path: str, method: str) -> None:
             f.write("3\n")
         return
     for name in chunk_files(path):
-        fd = os.open(name, os.O_RDONLY)
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+        run_info.evict(name)
 
 
 def make_warm(path: str) -> None:
@@ -181,7 +173,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p.add_argument("--cold-method", choices=("auto", "drop_caches", "fadvise"), default="auto")
     p.add_argument("--workdir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"),
                                                      "tf_gulp_bench"))
-    p.add_argument("--output", default=os.path.join(_REPO_ROOT, "bench", "results",
+    p.add_argument("--output", default=os.path.join(run_info.REPO_ROOT, "bench", "results",
                                                     "shuffle.json"))
     return p.parse_args(argv)
 
@@ -229,10 +221,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         "distinct_classes_per_batch": dict(
             mixing, uniform_theory=uniform_expectation(args.classes, per_class, args.batch)),
     }
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(report, f, indent=2)
-        f.write("\n")
+    run_info.write_report(args.output, report, indent=2)
     print(json.dumps({k: report[k] for k in ("median_items_per_second",
                                              "ratio_uniform_over_window",
                                              "distinct_classes_per_batch")}, indent=2))

@@ -97,13 +97,22 @@ def fair_peers() -> List[str]:
     return out[:-1]
 
 
-def fused_warp() -> List[str]:
-    d = load("fused_warp")
-    out = [provenance("fused_warp", d), ""]
+def per_output_size(name: str, section: Callable[[Dict[str, Any]], List[str]]) -> List[str]:
+    """A result holding one case per output size: its provenance, then each size's heading and
+    `section` of that case."""
+    d = load(name)
+    out = [provenance(name, d), ""]
     for size, case in d["cases"].items():
         data = case["data"]
         out.append(f"{data['width']}x{data['height']} → {size}x{size}:")
         out.append("")
+        out += section(case)
+        out.append("")
+    return out[:-1]
+
+
+def fused_warp() -> List[str]:
+    def section(case: Dict[str, Any]) -> List[str]:
         rows = []
         for k, r in case["results"].items():
             ratio = case["ratios"].get(f"fused_vs_{k}")
@@ -111,19 +120,13 @@ def fused_warp() -> List[str]:
             rows.append([f"**{k}**" if k == "fused" else k, f1(r["frames_per_s"]),
                          "—" if ratio is None else f2(ratio) + "x", f1(r["cpu_us_per_frame"]),
                          "—" if cpu_ratio is None else f2(cpu_ratio) + "x"])
-        out += table(["reader", "frames/s", "fused ÷ it (frames/s)", "CPU µs/frame",
+        return table(["reader", "frames/s", "fused ÷ it (frames/s)", "CPU µs/frame",
                       "it ÷ fused (CPU)"], rows)
-        out.append("")
-    return out[:-1]
+    return per_output_size("fused_warp", section)
 
 
 def fused_warp_color() -> List[str]:
-    d = load("fused_warp_color")
-    out = [provenance("fused_warp_color", d), ""]
-    for size, case in d["cases"].items():
-        data = case["data"]
-        out.append(f"{data['width']}x{data['height']} → {size}x{size}:")
-        out.append("")
+    def section(case: Dict[str, Any]) -> List[str]:
         rows = [[f"**{k}**" if k == "fused" else k, f1(r["frames_per_s"]),
                  f1(r["cpu_us_per_frame"])] for k, r in case["results"].items()]
         cost = case["colour_cost"]
@@ -131,9 +134,8 @@ def fused_warp_color() -> List[str]:
                      f2(cost["frames_per_s"]) + "x (per-round pairs: "
                      + f2(cost["per_round_frames_per_s_median"]) + "x)",
                      f2(cost["cpu_per_frame"]) + "x"])
-        out += table(["reader", "frames/s", "CPU µs/frame"], rows)
-        out.append("")
-    return out[:-1]
+        return table(["reader", "frames/s", "CPU µs/frame"], rows)
+    return per_output_size("fused_warp_color", section)
 
 
 BZNA_NAMES = {"raw": "raw libavcodec, one decoder per core (the bound)",

@@ -109,19 +109,26 @@ def test_ffrecord_keys_are_the_epoch_and_the_records(jpeg_records):
     assert ds.element_spec["index"].shape.as_list() == [None]
 
 
-def test_benzina_loader_crops_change_each_epoch_unshuffled(tmp_path):
-    from tf_gulp.bzna import DataLoader, create_dataset
-    from tf_gulp import transforms as T
+def make_bzna(tmp_path, images_per_class, seed):
+    """tmp_path/d.bzna from random 64x48 JPEGs in src/train/<class>/, as many per class as given."""
+    from tf_gulp.bzna import create_dataset
 
-    rng = np.random.default_rng(0)
-    for k, cls in enumerate(("ant", "bee")):
+    rng = np.random.default_rng(seed)
+    for cls, count in images_per_class.items():
         folder = tmp_path / "src" / "train" / cls
         folder.mkdir(parents=True)
-        for i in range(2):
+        for i in range(count):
             (folder / f"{i}.jpg").write_bytes(simplejpeg.encode_jpeg(
                 rng.integers(0, 255, (48, 64, 3), dtype=np.uint8), quality=90))
     create_dataset(str(tmp_path / "src"), str(tmp_path / "d.bzna"), preset="ultrafast",
                    workers=1, progress=False)
+
+
+def test_benzina_loader_crops_change_each_epoch_unshuffled(tmp_path):
+    from tf_gulp.bzna import DataLoader
+    from tf_gulp import transforms as T
+
+    make_bzna(tmp_path, {"ant": 2, "bee": 2}, seed=0)
     loader = DataLoader(str(tmp_path / "d.bzna"), (16, 16), batch_size=4, split="train",
                         epochs=2, warp_transform=T.RandomResizedCrop())
     batches = [x.numpy() for x, _ in loader]
@@ -133,17 +140,10 @@ def test_benzina_dataset_hevc_recipe_crops_change_each_epoch_unshuffled(tmp_path
     # docs/benzina.md: BenzinaDataset(decode=False) + decode_hevc_warped keyed by the element's
     # epoch and index.
     from tf_gulp import transforms as T
-    from tf_gulp.bzna import BenzinaDataset, create_dataset
+    from tf_gulp.bzna import BenzinaDataset
     from tf_gulp.ops import decode_hevc_warped
 
-    rng = np.random.default_rng(1)
-    folder = tmp_path / "src" / "train" / "ant"
-    folder.mkdir(parents=True)
-    for i in range(3):
-        (folder / f"{i}.jpg").write_bytes(simplejpeg.encode_jpeg(
-            rng.integers(0, 255, (48, 64, 3), dtype=np.uint8), quality=90))
-    create_dataset(str(tmp_path / "src"), str(tmp_path / "d.bzna"), preset="ultrafast",
-                   workers=1, progress=False)
+    make_bzna(tmp_path, {"ant": 3}, seed=1)
     ds = BenzinaDataset(str(tmp_path / "d.bzna"), decode=False).map(lambda x: decode_hevc_warped(
         x["sample"], (16, 16), T.RandomResizedCrop(), seed=1, epoch=x["epoch"],
         elements=x["index"]))

@@ -82,6 +82,13 @@ def system_has(library: str) -> bool:
         return False
 
 
+def expect_path(report, path, *phrases):
+    """The probe chose `path` and its message says each of `phrases`."""
+    assert report["path"] == path, report
+    for phrase in phrases:
+        assert phrase in report["message"], report["message"]
+
+
 def test_symbol_lists_come_from_the_header():
     assert "cuMemAlloc_v2" in CUDA_SYMBOLS and "cuInit" in CUDA_SYMBOLS
     assert "cuvidMapVideoFrame64" in CUVID_SYMBOLS and "cuvidCreateDecoder" in CUVID_SYMBOLS
@@ -91,19 +98,18 @@ def test_no_driver_means_the_cpu_path(probe, tmp_path):
     if system_has("libcuda.so.1"):
         pytest.skip("this machine has an NVIDIA driver: 'no driver' cannot be staged here")
     report = run_probe(probe, tmp_path / "empty")
-    assert report["path"] == "cpu" and report["ok"] is False
-    assert "using the CPU path" in report["message"]
-    assert "Cannot load libcuda.so.1" in report["message"]
-    assert "install the NVIDIA driver (R580 or newer)" in report["message"]
+    assert report["ok"] is False
+    expect_path(report, "cpu", "using the CPU path", "Cannot load libcuda.so.1",
+                "install the NVIDIA driver (R580 or newer)")
 
 
 def test_too_old_a_driver_means_the_cpu_path(probe, tmp_path):
     stand_in(tmp_path, "libcuda.so.1", CUDA_SYMBOLS, driver_version=12080)
     stand_in(tmp_path, "libnvcuvid.so.1", CUVID_SYMBOLS)
     report = run_probe(probe, tmp_path)
-    assert report["path"] == "cpu" and report["driver_version"] == 12080
-    assert ("the NVIDIA driver supports CUDA 12.8, the GPU kernels need CUDA 13.0 "
-            "(driver R580 or newer)") in report["message"]
+    assert report["driver_version"] == 12080
+    expect_path(report, "cpu", "the NVIDIA driver supports CUDA 12.8, the GPU kernels need "
+                "CUDA 13.0 (driver R580 or newer)")
 
 
 def test_no_nvdec_library_means_cpu_decoding_and_gpu_warp(probe, tmp_path):
@@ -111,26 +117,23 @@ def test_no_nvdec_library_means_cpu_decoding_and_gpu_warp(probe, tmp_path):
         pytest.skip("this machine has libnvcuvid.so.1: its absence cannot be staged here")
     stand_in(tmp_path, "libcuda.so.1", CUDA_SYMBOLS, driver_version=13000)
     report = run_probe(probe, tmp_path)
-    assert report["path"] == "cpu_decode_gpu_warp" and report["ok"] is False
-    assert "decoding on the CPU and warping on the GPU" in report["message"]
-    assert "Cannot load libnvcuvid.so.1" in report["message"]
-    assert "NVIDIA_DRIVER_CAPABILITIES=compute,utility,video" in report["message"]
+    assert report["ok"] is False
+    expect_path(report, "cpu_decode_gpu_warp", "decoding on the CPU and warping on the GPU",
+                "Cannot load libnvcuvid.so.1", "NVIDIA_DRIVER_CAPABILITIES=compute,utility,video")
 
 
 def test_an_nvdec_library_missing_a_function_is_named(probe, tmp_path):
     stand_in(tmp_path, "libcuda.so.1", CUDA_SYMBOLS, driver_version=13000)
     stand_in(tmp_path, "libnvcuvid.so.1", CUVID_SYMBOLS, leave_out="cuvidMapVideoFrame64")
     report = run_probe(probe, tmp_path)
-    assert report["path"] == "cpu_decode_gpu_warp"
-    assert "Cannot load cuvidMapVideoFrame64" in report["message"]
+    expect_path(report, "cpu_decode_gpu_warp", "Cannot load cuvidMapVideoFrame64")
 
 
 def test_a_driver_missing_a_function_is_named(probe, tmp_path):
     stand_in(tmp_path, "libcuda.so.1", CUDA_SYMBOLS, driver_version=13000,
              leave_out="cuMemAlloc_v2")
     report = run_probe(probe, tmp_path)
-    assert report["path"] == "cpu"
-    assert "Cannot load cuMemAlloc_v2" in report["message"]
+    expect_path(report, "cpu", "Cannot load cuMemAlloc_v2")
 
 
 def test_everything_present_means_nvdec_and_gpu_warp(probe, tmp_path):

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cc/codec/ycbcr.h"
+#include "cc/util/parse_choice.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -40,15 +41,9 @@ YcbcrMatrix MatrixFor(const AVFrame* f) {
 }  // namespace
 
 Status ParseChromaUpsampling(const std::string& name, ChromaUpsampling* mode) {
-  if (name == "bilinear") {
-    *mode = ChromaUpsampling::kBilinear;
-  } else if (name == "nearest") {
-    *mode = ChromaUpsampling::kNearest;
-  } else {
-    return InvalidArgumentError("chroma_upsampling must be \"bilinear\" or \"nearest\", got \"",
-                                name, "\"");
-  }
-  return Status::Ok();
+  return ParseChoice<ChromaUpsampling>(
+      "chroma_upsampling", name,
+      {{"bilinear", ChromaUpsampling::kBilinear}, {"nearest", ChromaUpsampling::kNearest}}, mode);
 }
 
 struct HevcDecoder::Impl {

@@ -157,12 +157,7 @@ Status DecodeWarpedImpl(const uint8_t* data, size_t size, const DecodeOptions& o
               d.pixels.data());
   }
 
-  warp::WarpGeometry g;
-  g.in_height = y1 - y0;
-  g.in_width = width;
-  g.channels = channels;
-  g.out_height = target.out_height;
-  g.out_width = target.out_width;
+  warp::WarpGeometry g{y1 - y0, width, channels, target.out_height, target.out_width};
   double m[9];
   std::copy(matrix, matrix + 9, m);
   ToScaled(plan.scale_denominator, m);

@@ -61,12 +61,7 @@ std::vector<float> FullThenWarp(const std::string& jpeg, const double m[9], int 
   std::vector<uint8_t> pixels(static_cast<size_t>(info.width) * info.height * 3);
   EXPECT_TRUE(Decode(Bytes(jpeg), jpeg.size(), options, info.width, info.height,
                      pixels.data()).ok());
-  warp::WarpGeometry g;
-  g.in_height = info.height;
-  g.in_width = info.width;
-  g.channels = 3;
-  g.out_height = out_h;
-  g.out_width = out_w;
+  warp::WarpGeometry g{info.height, info.width, 3, out_h, out_w};
   float mf[9];
   for (int i = 0; i < 9; ++i) mf[i] = static_cast<float>(m[i]);
   std::vector<float> out(static_cast<size_t>(out_h) * out_w * 3);
@@ -74,18 +69,18 @@ std::vector<float> FullThenWarp(const std::string& jpeg, const double m[9], int 
   return out;
 }
 
+// An out_h x out_w target; without bias and norm, a uint8 one.
+WarpTarget Target(int out_h, int out_w, bool scaling, const float* oob,
+                  const float* bias = nullptr, const float* norm = nullptr) {
+  return WarpTarget{out_h, out_w, scaling, bias, norm, oob};  // in WarpTarget's order
+}
+
 std::vector<float> Fused(const std::string& jpeg, const double m[9], int out_h, int out_w,
                          bool scaling, const float* bias, const float* norm,
                          const float* oob, CropPlan* plan) {
   ImageInfo info;
   EXPECT_TRUE(ReadHeader(Bytes(jpeg), jpeg.size(), &info).ok());
-  WarpTarget target;
-  target.out_height = out_h;
-  target.out_width = out_w;
-  target.dct_scaling = scaling;
-  target.bias = bias;
-  target.norm = norm;
-  target.oob_color = oob;
+  const WarpTarget target = Target(out_h, out_w, scaling, oob, bias, norm);
   std::vector<float> out(static_cast<size_t>(out_h) * out_w * 3);
   Status s = DecodeWarped(Bytes(jpeg), jpeg.size(), DecodeOptions(), info, m, target,
                           out.data(), plan);
@@ -210,11 +205,7 @@ TEST(JpegWarpTest, Uint8OutputIsTheRoundedSample) {
   double m[9];
   warp::AffineMatrix(80, 120, 30, 40, 60, 90, 4, -7, 0, 0, 0, true, false, true, false, m);
   auto want = FullThenWarp(jpeg, m, 30, 40, kZero, kOne, kOob);
-  WarpTarget target;
-  target.out_height = 30;
-  target.out_width = 40;
-  target.dct_scaling = false;
-  target.oob_color = kOob;
+  const WarpTarget target = Target(30, 40, false, kOob);
   std::vector<uint8_t> got(30 * 40 * 3);
   ASSERT_TRUE(DecodeWarped(Bytes(jpeg), jpeg.size(), DecodeOptions(), info, m, target,
                            got.data()).ok());
@@ -228,11 +219,7 @@ TEST(JpegWarpTest, DamagedJpegIsAnErrorNotAPicture) {
   ASSERT_TRUE(ReadHeader(Bytes(jpeg), jpeg.size(), &info).ok());
   double m[9];
   warp::AffineMatrix(120, 160, 60, 80, 120, 160, 0, 0, 0, 0, 0, false, false, true, false, m);
-  WarpTarget target;
-  target.out_height = 60;
-  target.out_width = 80;
-  target.dct_scaling = false;
-  target.oob_color = kOob;
+  const WarpTarget target = Target(60, 80, false, kOob);
   std::vector<uint8_t> out(60 * 80 * 3);
   Status s = DecodeWarped(Bytes(jpeg), jpeg.size(), DecodeOptions(), info, m, target,
                           out.data());

@@ -101,12 +101,7 @@ Status DecodeWarpedImpl(const uint8_t* data, size_t size, const jpeg::DecodeOpti
   int width = 0, height = 0;
   std::vector<uint8_t>* pixels = nullptr;
   TFG_RETURN_IF_ERROR(DecodeWholeBuffer(kind, data, size, channels, &width, &height, &pixels));
-  warp::WarpGeometry g;
-  g.in_height = height;
-  g.in_width = width;
-  g.channels = channels;
-  g.out_height = target.out_height;
-  g.out_width = target.out_width;
+  warp::WarpGeometry g{height, width, channels, target.out_height, target.out_width};
   // The same output stage as the JPEG path's, colour included (WarpWithColor).
   auto warp_into = [&](const float* bias, const float* norm, Out* out) {
     if (warp::CanWarpAffine(g, matrix)) {

@@ -9,6 +9,7 @@
 
 #include "cc/io/file_system.h"
 #include "cc/testing/ffrecord_testing.h"
+#include "cc/testing/memory_file_system.h"
 #include "cc/testing/temp_dir.h"
 
 namespace tfg {
@@ -231,50 +232,8 @@ TEST(FFRecordReaderTest, ValidateMetadataRecomputesChecksums) {
   EXPECT_EQ(bad.reader->ValidateMetadata().code(), StatusCode::kDataLoss);
 }
 
-// An object store in memory: files of another file system, which the reader
-// reads through ReadAt a record per request (its remote path), not through
-// file descriptors.
-class MemoryFileSystem : public FileSystem {
- public:
-  class File : public RandomAccessFile {
-   public:
-    File(std::string path, const std::string* data, const FileSystem* fs)
-        : RandomAccessFile(std::move(path), data->size(), fs), data_(data) {}
-    Status ReadAt(uint64_t offset, size_t n, void* dst) const override {
-      if (offset + n > data_->size()) return DataLossError(path(), ": past the end");
-      std::memcpy(dst, data_->data() + offset, n);
-      return Status::Ok();
-    }
-
-   private:
-    const std::string* data_;
-  };
-  Status NewRandomAccessFile(const std::string& path,
-                             std::unique_ptr<RandomAccessFile>* file) override {
-    auto it = files.find(path);
-    if (it == files.end()) return NotFoundError(path, ": no such object");
-    file->reset(new File(path, &it->second, this));
-    return Status::Ok();
-  }
-  Status Stat(const std::string& path, FileInfo* info) override {
-    auto it = files.find(path);
-    if (it == files.end()) return NotFoundError(path, ": no such object");
-    info->is_regular = true;
-    info->size = it->second.size();
-    return Status::Ok();
-  }
-  Status ListDirectory(const std::string&, std::vector<std::string>*) override {
-    return InvalidArgumentError("not used");
-  }
-  int read_parallelism() const override { return 4; }
-  Scheduler scheduler() const override {
-    return [](std::function<void()> fn) { std::thread(std::move(fn)).detach(); };
-  }
-  std::map<std::string, std::string> files;
-};
-
 TEST(FFRecordReaderTest, RemoteFilesAreCheckedToo) {
-  MemoryFileSystem remote;
+  testing::MemoryFileSystem remote;
   const std::string path = "mem://bucket/corrupt_sample.ffr";
   ASSERT_TRUE(ReadFileToString(std::string(kFixtures) + "corrupt_sample.ffr",
                                &remote.files[path]).ok());

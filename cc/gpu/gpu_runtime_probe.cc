@@ -8,17 +8,7 @@
 #include <string>
 
 #include "cc/gpu/gpu_runtime.h"
-
-namespace {
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
-}  // namespace
+#include "cc/util/json_text.h"
 
 int main(int argc, char** argv) {
   int min_driver = tfg::gpu::kKernelsMinDriverVersion;
@@ -27,9 +17,9 @@ int main(int argc, char** argv) {
   }
   tfg::gpu::GpuRuntime runtime;
   const tfg::Status status = tfg::gpu::LoadGpuRuntime(min_driver, &runtime);
-  std::cout << "{\"path\": " << JsonString(tfg::gpu::GpuPathName(runtime.path))
+  std::cout << "{\"path\": " << tfg::JsonQuoted(tfg::gpu::GpuPathName(runtime.path))
             << ", \"driver_version\": " << runtime.driver_version
             << ", \"ok\": " << (status.ok() ? "true" : "false")
-            << ", \"message\": " << JsonString(status.message()) << "}" << std::endl;
+            << ", \"message\": " << tfg::JsonQuoted(status.message()) << "}" << std::endl;
   return 0;
 }

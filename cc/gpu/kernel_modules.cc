@@ -8,12 +8,17 @@ namespace gpu {
 
 KernelModules* KernelModules::Embedded(const CudaApi& cuda) {
   static KernelModules* modules = [&]() -> KernelModules* {
-    const size_t size =
-        static_cast<size_t>(tfg_similarity_warp_fatbin_end - tfg_similarity_warp_fatbin);
-    if (size == 0) return nullptr;
-    return new KernelModules(cuda, tfg_similarity_warp_fatbin, size);
+    if (EmbeddedFatbinSize() == 0) return nullptr;
+    return new KernelModules(cuda, tfg_similarity_warp_fatbin, EmbeddedFatbinSize());
   }();
   return modules;
+}
+
+Status KernelModules::EmbeddedPresent(const char* to) {
+  if (EmbeddedFatbinSize() > 0) return Status::Ok();
+  return UnavailableError(
+      "this tf_gulp was built without nvcc, so it holds no GPU kernels; rebuild it on a machine "
+      "with the CUDA toolkit's nvcc on PATH (or CUDA_HOME set) ", to);
 }
 
 int KernelModules::modules() const {

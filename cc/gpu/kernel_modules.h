@@ -32,6 +32,10 @@ class KernelModules {
   // build embedded no kernels.
   static KernelModules* Embedded(const CudaApi& cuda);
 
+  // Ok when the build embedded the kernels; else Unavailable, saying how to
+  // rebuild with them, `to` do what the caller does ("to warp on the GPU").
+  static Status EmbeddedPresent(const char* to);
+
   // Kernel `name` in `context`, which the caller has pushed current. A failed
   // load is not cached: the next call tries again. Thread safe.
   Status Get(CUcontext context, const char* name, CUfunction* kernel);

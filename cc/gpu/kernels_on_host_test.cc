@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "cc/codec/ycbcr.h"
+#include "cc/gpu/nvdec_picture.h"
+#include "cc/gpu/nvdec_ycbcr.h"
 #include "cc/warp/similarity_warp.h"
 
 namespace tfg {
@@ -24,6 +26,23 @@ namespace {
 
 constexpr size_t kGuard = 64;  // floats before and after the output
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// An NV12 surface in host memory (luma rows `pitch` apart, Cb Cr interleaved
+// after `surface_height` rows), as the launchers pass a mapped NVDEC picture
+// to the kernels (YcbcrOf), with the given colour matrix and range.
+codec::YcbcrPicture HostNv12(const uint8_t* luma, int width, int height, int pitch,
+                             int surface_height, codec::YcbcrStandard standard, bool full_range) {
+  NvdecPicture n;
+  n.width = width;
+  n.height = height;
+  n.pitch = static_cast<unsigned int>(pitch);
+  n.surface_height = surface_height;
+  n.luma = reinterpret_cast<uintptr_t>(luma);
+  n.chroma = n.luma + static_cast<size_t>(pitch) * surface_height;
+  codec::YcbcrPicture p = YcbcrOf(n);
+  p.matrix = codec::MakeYcbcrMatrix(standard, full_range);
+  return p;
+}
 
 // Output matrices: identity, scales, rotations, flips, translations that leave
 // the picture entirely, and a perspective term.
@@ -123,13 +142,8 @@ TEST_P(U8KernelOnHost, MatchesTheCpuWarpOverTheRealLaunchGeometry) {
   });
 
   std::vector<float> want(out_picture * s.batch);
-  warp::WarpGeometry g;
-  g.in_height = s.in_h;
-  g.in_width = s.in_w;
-  g.channels = s.channels;
-  g.out_height = s.out_h;
-  g.out_width = s.out_w;
-  g.layout = s.nchw ? warp::Layout::kNCHW : warp::Layout::kNHWC;
+  warp::WarpGeometry g{s.in_h, s.in_w, s.channels,
+                       s.out_h, s.out_w, s.nchw ? warp::Layout::kNCHW : warp::Layout::kNHWC};
   for (int b = 0; b < s.batch; ++b) {
     warp::WarpPicture(g, src.data() + b * stride, &m[9 * b], bias.data(), norm.data(), oob.data(),
                       want.data() + b * out_picture);
@@ -162,7 +176,7 @@ class Nv12KernelOnHost : public ::testing::TestWithParam<Nv12Shape> {};
 TEST_P(Nv12KernelOnHost, MatchesTheCpuConversionAndWarpOverTheRealLaunchGeometry) {
   const Nv12Shape s = GetParam();
   const int batch = 5;
-  const int cw = (s.width + 1) / 2, ch = (s.height + 1) / 2;
+  const int ch = (s.height + 1) / 2;
   const size_t surface = static_cast<size_t>(s.pitch) * (s.surface_height + ch);
   std::vector<uint8_t> surfaces(surface * batch);
   std::mt19937 rng(s.width * 7 + s.height);
@@ -172,19 +186,8 @@ TEST_P(Nv12KernelOnHost, MatchesTheCpuConversionAndWarpOverTheRealLaunchGeometry
                                             codec::YcbcrStandard::kBt2020};
   std::vector<codec::YcbcrPicture> pictures(batch);
   for (int b = 0; b < batch; ++b) {
-    codec::YcbcrPicture& p = pictures[b];
-    p.width = s.width;
-    p.height = s.height;
-    p.y = surfaces.data() + b * surface;
-    p.y_stride = s.pitch;
-    p.cb = p.y + static_cast<size_t>(s.pitch) * s.surface_height;
-    p.cr = p.cb + 1;
-    p.cb_stride = p.cr_stride = s.pitch;
-    p.chroma_step = 2;
-    p.shift_x = p.shift_y = 1;
-    p.chroma_width = cw;
-    p.chroma_height = ch;
-    p.matrix = codec::MakeYcbcrMatrix(standards[b % 3], b % 2 == 0);
+    pictures[b] = HostNv12(surfaces.data() + b * surface, s.width, s.height, s.pitch,
+                           s.surface_height, standards[b % 3], b % 2 == 0);
   }
   const std::vector<float> m = Matrices(batch, s.height, s.width, s.out_h, s.out_w, 11);
   const float bias[3] = {0, 0, 0}, norm[3] = {1, 1, 1}, oob[3] = {0, 128, 255};
@@ -198,13 +201,8 @@ TEST_P(Nv12KernelOnHost, MatchesTheCpuConversionAndWarpOverTheRealLaunchGeometry
 
   // The CPU path: the CPU decoder's conversion to RGB, then the CPU warp.
   std::vector<float> want(out_picture * batch);
-  warp::WarpGeometry g;
-  g.in_height = s.height;
-  g.in_width = s.width;
-  g.channels = 3;
-  g.out_height = s.out_h;
-  g.out_width = s.out_w;
-  g.layout = s.nchw ? warp::Layout::kNCHW : warp::Layout::kNHWC;
+  warp::WarpGeometry g{s.height, s.width, 3,
+                       s.out_h, s.out_w, s.nchw ? warp::Layout::kNCHW : warp::Layout::kNHWC};
   std::vector<uint8_t> rgb(static_cast<size_t>(s.height) * s.width * 3);
   for (int b = 0; b < batch; ++b) {
     for (int y = 0; y < s.height; ++y) {
@@ -247,23 +245,13 @@ class RgbKernelOnHost : public ::testing::TestWithParam<RgbShape> {};
 
 TEST_P(RgbKernelOnHost, MatchesTheCpuDecodersConversionOverTheRealLaunchGeometry) {
   const RgbShape s = GetParam();
-  const int cw = (s.width + 1) / 2, ch = (s.height + 1) / 2;
+  const int ch = (s.height + 1) / 2;
   std::vector<uint8_t> surface(static_cast<size_t>(s.pitch) * (s.surface_height + ch));
   std::mt19937 rng(s.width * 13 + s.height);
   for (auto& v : surface) v = static_cast<uint8_t>(rng() % 256);
-  codec::YcbcrPicture p;
-  p.width = s.width;
-  p.height = s.height;
-  p.y = surface.data();
-  p.y_stride = s.pitch;
-  p.cb = p.y + static_cast<size_t>(s.pitch) * s.surface_height;
-  p.cr = p.cb + 1;
-  p.cb_stride = p.cr_stride = s.pitch;
-  p.chroma_step = 2;
-  p.shift_x = p.shift_y = 1;
-  p.chroma_width = cw;
-  p.chroma_height = ch;
-  p.matrix = codec::MakeYcbcrMatrix(codec::YcbcrStandard::kBt709, s.width % 2 == 1);
+  const codec::YcbcrPicture p = HostNv12(surface.data(), s.width, s.height, s.pitch,
+                                         s.surface_height, codec::YcbcrStandard::kBt709,
+                                         s.width % 2 == 1);
 
   const size_t size = static_cast<size_t>(s.w) * s.h * 3;
   std::vector<uint8_t> want(size);

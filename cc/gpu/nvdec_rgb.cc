@@ -4,7 +4,6 @@
 #include <string>
 
 #include "cc/gpu/context_scope.h"
-#include "cc/gpu/embedded_fatbin.h"
 #include "cc/gpu/gpu_runtime.h"
 #include "cc/gpu/launch_geometry.h"
 
@@ -15,14 +14,8 @@ Status NvdecRgbDecoder::Get(NvdecRgbDecoder** out) {
   static Status status;
   static std::once_flag once;
   std::call_once(once, [] {
-    const size_t size = static_cast<size_t>(tfg_similarity_warp_fatbin_end -
-                                            tfg_similarity_warp_fatbin);
-    if (size == 0) {
-      status = UnavailableError(
-          "this tf_gulp was built without nvcc, so it holds no GPU kernels; rebuild it on a "
-          "machine with the CUDA toolkit's nvcc on PATH (or CUDA_HOME set) to decode with NVDEC");
-      return;
-    }
+    status = KernelModules::EmbeddedPresent("to decode with NVDEC");
+    if (!status.ok()) return;
     static GpuRuntime runtime;
     status = LoadGpuRuntime(kKernelsMinDriverVersion, &runtime);
     if (!status.ok()) return;  // names the path taken and what is missing

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "cc/gpu/context_scope.h"
-#include "cc/gpu/embedded_fatbin.h"
 #include "cc/gpu/gpu_runtime.h"
 #include "cc/gpu/launch_geometry.h"
 
@@ -14,14 +13,8 @@ Status StreamWarper::Get(const StreamWarper** out) {
   static Status status;
   static std::once_flag once;
   std::call_once(once, [] {
-    const size_t size = static_cast<size_t>(tfg_similarity_warp_fatbin_end -
-                                            tfg_similarity_warp_fatbin);
-    if (size == 0) {
-      status = UnavailableError(
-          "this tf_gulp was built without nvcc, so it holds no GPU kernels; rebuild it on a "
-          "machine with the CUDA toolkit's nvcc on PATH (or CUDA_HOME set) to warp on the GPU");
-      return;
-    }
+    status = KernelModules::EmbeddedPresent("to warp on the GPU");
+    if (!status.ok()) return;
     GpuRuntime runtime;
     status = LoadGpuRuntime(kKernelsMinDriverVersion, &runtime);
     if (runtime.path == GpuPath::kCpuOnly) return;  // the status says why

@@ -18,10 +18,6 @@
 #include "cc/gpu/stream_warp.h"
 #include "cc/warp/similarity_warp.h"
 
-// StreamWarper::Get reads the embedded fatbin; these tests construct their own.
-extern "C" const unsigned char tfg_similarity_warp_fatbin[] = {0};
-extern "C" const unsigned char tfg_similarity_warp_fatbin_end[] = {0};
-
 namespace tfg {
 namespace gpu {
 namespace {

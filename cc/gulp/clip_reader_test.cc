@@ -9,22 +9,19 @@ namespace tfg {
 namespace gulp {
 namespace {
 
-using testing::MakeJpeg;
-using testing::TempDir;
-using testing::TestItem;
-
 class ClipReaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (int f = 0; f < 6; ++f) jpegs_.push_back(MakeJpeg(24, 16, f));
+    for (int f = 0; f < 6; ++f) jpegs_.push_back(testing::MakeJpeg(24, 16, f));
     testing::WriteChunk(dir_.path(), 0,
-                        {TestItem{"clip", jpegs_},
-                         TestItem{"odd", {MakeJpeg(24, 16, 0), MakeJpeg(16, 16, 1)}}});
+                        {testing::TestItem{"clip", jpegs_},
+                         testing::TestItem{"odd", {testing::MakeJpeg(24, 16, 0),
+                                                   testing::MakeJpeg(16, 16, 1)}}});
     ASSERT_TRUE(LoadGulpDirectory(dir_.path(), "", &gd_).ok());
     ASSERT_TRUE(RandomAccessFile::Open(gd_.chunks[0].data_path, &file_).ok());
   }
 
-  TempDir dir_;
+  testing::TempDir dir_;
   std::vector<std::string> jpegs_;
   GulpDirectory gd_;
   std::unique_ptr<RandomAccessFile> file_;

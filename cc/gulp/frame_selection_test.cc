@@ -17,14 +17,8 @@ V Select(const FrameSelection& s, int64_t t, uint64_t key = 0) {
 
 FrameSelection Slice(bool has_start, int64_t start, bool has_stop, int64_t stop,
                      int64_t step) {
-  FrameSelection s;
-  s.mode = FrameSelection::Mode::kSlice;
-  s.has_start = has_start;
-  s.start = start;
-  s.has_stop = has_stop;
-  s.stop = stop;
-  s.step = step;
-  return s;
+  // In FrameSelection's order: mode, has_start, has_stop, start, stop, step.
+  return FrameSelection{FrameSelection::Mode::kSlice, has_start, has_stop, start, stop, step};
 }
 
 TEST(FrameSelectionTest, AllFrames) {
@@ -50,28 +44,29 @@ TEST(FrameSelectionTest, IndicesWithNegativesAndRangeErrors) {
   EXPECT_EQ(SelectFrames(s, 2, 0, &out).code(), StatusCode::kOutOfRange);
 }
 
-TEST(FrameSelectionTest, SegmentsAtCentresInEval) {
+FrameSelection Segments(int64_t num_frames, bool random_offsets = false) {
   FrameSelection s;
   s.mode = FrameSelection::Mode::kSegments;
-  s.num_frames = 4;
+  s.num_frames = num_frames;
+  s.random_offsets = random_offsets;
+  return s;
+}
+
+TEST(FrameSelectionTest, SegmentsAtCentresInEval) {
+  FrameSelection s = Segments(4);
   EXPECT_EQ(Select(s, 16), (V{2, 6, 10, 14}));
   EXPECT_EQ(Select(s, 4), (V{0, 1, 2, 3}));
 }
 
 TEST(FrameSelectionTest, ShortClipsLoop) {
-  FrameSelection s;
-  s.mode = FrameSelection::Mode::kSegments;
-  s.num_frames = 5;
+  FrameSelection s = Segments(5);
   EXPECT_EQ(Select(s, 2), (V{0, 1, 0, 1, 0}));
   V out;
   EXPECT_EQ(SelectFrames(s, 0, 0, &out).code(), StatusCode::kOutOfRange);
 }
 
 TEST(FrameSelectionTest, RandomOffsetsStayInTheirSegmentAndFollowTheKey) {
-  FrameSelection s;
-  s.mode = FrameSelection::Mode::kSegments;
-  s.num_frames = 4;
-  s.random_offsets = true;
+  FrameSelection s = Segments(4, true);
   bool differs = false;
   V first = Select(s, 40, 1);
   for (uint64_t key = 1; key < 50; ++key) {

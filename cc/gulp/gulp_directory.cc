@@ -416,28 +416,45 @@ Status LoadDirectoryLabelMap(const std::string& directory, LabelMap* labels, boo
   return Status::Ok();
 }
 
-void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink) {
-  // Integer labels past int64, which GulpDataset refuses (ResolveLabel), with
-  // or without a label map.
-  int64_t too_large = 0;
+namespace {
+
+// Calls `visit(chunk, item, label)` for each item that has a label, its JSON
+// parsed (a discarded value where it does not parse), in directory order;
+// false as soon as `visit` returns false (the sink wants no more).
+template <typename Visit>
+bool ForEachLabel(const GulpDirectory& directory, Visit&& visit) {
   for (const ChunkIndex& chunk : directory.chunks) {
     for (const Item& item : chunk.items) {
       if (item.label_json.empty()) continue;
       const nlohmann::json label =
           nlohmann::json::parse(item.label_json, nullptr, /*allow_exceptions=*/false);
-      if (!label.is_number_unsigned() ||
-          label.get<uint64_t>() <= uint64_t{std::numeric_limits<int64_t>::max()}) {
-        continue;
-      }
-      if (++too_large > kMaxListed) continue;
-      Problem p = Finding(true, StatusCode::kInvalidArgument, chunk.meta_path,
-                          internal::StrCat("has label ", label.get<uint64_t>(),
-                                           ", past the largest int64 label (2^63 - 1)"));
-      p.id = item.id;
-      p.has_id = true;
-      if (!sink(p)) return;
+      if (!visit(chunk, item, label)) return false;
     }
   }
+  return true;
+}
+
+}  // namespace
+
+void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink) {
+  // Integer labels past int64, which GulpDataset refuses (ResolveLabel), with
+  // or without a label map.
+  int64_t too_large = 0;
+  const bool more = ForEachLabel(directory, [&](const ChunkIndex& chunk, const Item& item,
+                                                const nlohmann::json& label) {
+    if (!label.is_number_unsigned() ||
+        label.get<uint64_t>() <= uint64_t{std::numeric_limits<int64_t>::max()}) {
+      return true;
+    }
+    if (++too_large > kMaxListed) return true;
+    Problem p = Finding(true, StatusCode::kInvalidArgument, chunk.meta_path,
+                        internal::StrCat("has label ", label.get<uint64_t>(),
+                                         ", past the largest int64 label (2^63 - 1)"));
+    p.id = item.id;
+    p.has_id = true;
+    return sink(p);
+  });
+  if (!more) return;
   if (too_large > kMaxListed) {
     if (!sink(Finding(true, StatusCode::kInvalidArgument, directory.path,
                       internal::StrCat("... and ", too_large - kMaxListed,
@@ -456,28 +473,25 @@ void CheckLabels(const GulpDirectory& directory, const ProblemSink& sink) {
   }
   std::set<std::string> reported;
   int64_t unlisted = 0;
-  for (const ChunkIndex& chunk : directory.chunks) {
-    for (const Item& item : chunk.items) {
-      if (item.label_json.empty()) continue;
-      const nlohmann::json label =
-          nlohmann::json::parse(item.label_json, nullptr, /*allow_exceptions=*/false);
-      if (!label.is_string()) continue;
-      const std::string name = label.get<std::string>();
-      if (labels.count(name) || reported.count(name)) continue;
-      reported.insert(name);
-      if (static_cast<int64_t>(reported.size()) > kMaxListed) {
-        ++unlisted;
-        continue;
-      }
-      Problem p = Finding(false, StatusCode::kOk, path,
-                          "has no entry for label '" + PrintableText(name) +
-                              "' (used by this id and maybe others); GulpDataset "
-                              "fails on it");
-      p.id = item.id;
-      p.has_id = true;
-      if (!sink(p)) return;
+  const bool all = ForEachLabel(directory, [&](const ChunkIndex&, const Item& item,
+                                               const nlohmann::json& label) {
+    if (!label.is_string()) return true;
+    const std::string name = label.get<std::string>();
+    if (labels.count(name) || reported.count(name)) return true;
+    reported.insert(name);
+    if (static_cast<int64_t>(reported.size()) > kMaxListed) {
+      ++unlisted;
+      return true;
     }
-  }
+    Problem p = Finding(false, StatusCode::kOk, path,
+                        "has no entry for label '" + PrintableText(name) +
+                            "' (used by this id and maybe others); GulpDataset "
+                            "fails on it");
+    p.id = item.id;
+    p.has_id = true;
+    return sink(p);
+  });
+  if (!all) return;
   if (unlisted > 0) {
     sink(Finding(false, StatusCode::kOk, path,
                  internal::StrCat("... and ", unlisted, " more labels without an entry")));

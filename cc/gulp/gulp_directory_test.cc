@@ -15,9 +15,21 @@ using testing::TempDir;
 using testing::TestItem;
 using testing::WriteChunk;
 
-constexpr char kFinishedRecord[] =
-    R"({"format": "tf_gulp ingest record", "runs": [)"
-    R"({"first_chunk": 0, "num_chunks": 2, "complete": true}]})";
+// An ingest record (.tf_gulp_ingest.json) of one run; the arguments are its fields
+// as JSON text, so a test can also write ones of the wrong type.
+std::string IngestRecord(const std::string& first_chunk, const std::string& num_chunks,
+                         const std::string& complete) {
+  return R"({"format": "tf_gulp ingest record", "runs": [{"first_chunk": )" + first_chunk +
+         R"(, "num_chunks": )" + num_chunks + R"(, "complete": )" + complete + "}]}";
+}
+
+const std::string kFinishedRecord = IngestRecord("0", "2", "true");
+
+// A scratch directory holding chunk 0: one item "a" of one 8x8 frame, a valid
+// directory for a test to break.
+struct OneItemDir : TempDir {
+  OneItemDir() { WriteChunk(path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}}); }
+};
 
 // Loads `dir` expecting an error with `code` whose message holds `fragment`.
 void ExpectLoadFails(const TempDir& dir, StatusCode code, const std::string& fragment) {
@@ -57,8 +69,7 @@ TEST(GulpDirectoryTest, EmptyDirectoryIsNotFound) {
 }
 
 TEST(GulpDirectoryTest, DataWithoutIndexAndNoIngestIsNotFoundNamingTheFile) {
-  TempDir dir;
-  WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+  OneItemDir dir;
   testing::WriteFile(dir.Join("data_1.gulp"), "partial");
   ExpectLoadFails(dir, StatusCode::kNotFound, "data_1.gulp");
   // A finished ingest does not excuse a missing index either.
@@ -67,12 +78,9 @@ TEST(GulpDirectoryTest, DataWithoutIndexAndNoIngestIsNotFoundNamingTheFile) {
 }
 
 TEST(GulpDirectoryTest, DataWithoutIndexOfAnUnfinishedIngestIsSkipped) {
-  TempDir dir;
-  WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+  OneItemDir dir;
   testing::WriteFile(dir.Join("data_1.gulp"), "partial");
-  testing::WriteFile(dir.Join(".tf_gulp_ingest.json"),
-                     R"({"format": "tf_gulp ingest record", "runs": [)"
-                     R"({"first_chunk": 0, "num_chunks": 2, "complete": false}]})");
+  testing::WriteFile(dir.Join(".tf_gulp_ingest.json"), IngestRecord("0", "2", "false"));
   GulpDirectory gd;
   Status s = LoadGulpDirectory(dir.path(), "", &gd);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -82,9 +90,7 @@ TEST(GulpDirectoryTest, DataWithoutIndexOfAnUnfinishedIngestIsSkipped) {
   // Only unfinished chunks: still no chunk.
   TempDir only_data;
   testing::WriteFile(only_data.Join("data_0.gulp"), "partial");
-  testing::WriteFile(only_data.Join(".tf_gulp_ingest.json"),
-                     R"({"format": "tf_gulp ingest record", "runs": [)"
-                     R"({"first_chunk": 0, "num_chunks": 1, "complete": false}]})");
+  testing::WriteFile(only_data.Join(".tf_gulp_ingest.json"), IngestRecord("0", "1", "false"));
   s = LoadGulpDirectory(only_data.path(), "", &gd);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find("no gulp chunks"), std::string::npos);
@@ -93,13 +99,10 @@ TEST(GulpDirectoryTest, DataWithoutIndexOfAnUnfinishedIngestIsSkipped) {
 TEST(GulpDirectoryTest, HugeChunkCountOfAnUnfinishedIngestAllocatesNothing) {
   // A damaged record claiming 10^15 planned chunks: membership is a range
   // test, so this neither allocates per chunk nor loops over the count.
-  TempDir dir;
-  WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+  OneItemDir dir;
   testing::WriteFile(dir.Join("data_7.gulp"), "partial");
-  testing::WriteFile(
-      dir.Join(".tf_gulp_ingest.json"),
-      R"({"format": "tf_gulp ingest record", "runs": [)"
-                     R"({"first_chunk": 5, "num_chunks": 1000000000000000, "complete": false}]})");
+  testing::WriteFile(dir.Join(".tf_gulp_ingest.json"),
+                     IngestRecord("5", "1000000000000000", "false"));
   GulpDirectory gd;
   Status s = LoadGulpDirectory(dir.path(), "", &gd);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -110,8 +113,7 @@ TEST(GulpDirectoryTest, HugeChunkCountOfAnUnfinishedIngestAllocatesNothing) {
 }
 
 TEST(GulpDirectoryTest, IndexWithoutDataIsNotFoundNamingTheFile) {
-  TempDir dir;
-  WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+  OneItemDir dir;
   GulpDirectory gd;
   testing::WriteFile(dir.Join("meta_2.gmeta"), "{}");
   Status s = LoadGulpDirectory(dir.path(), "", &gd);
@@ -229,16 +231,9 @@ TEST(GulpDirectoryTest, MalformedIngestRecordIsIgnoredNotACrash) {
   // Wrong types (value() would throw), huge numbers, too deep: each reads as
   // "no unfinished ingest", so the unindexed chunk is an error, not a crash.
   for (const std::string& record :
-       {std::string(R"({"format": "tf_gulp ingest record", "runs": [)"
-                     R"({"first_chunk": 0, "num_chunks": 2, "complete": "no"}]})"),
-        std::string(R"({"format": "tf_gulp ingest record", "runs": [)"
-                     R"({"first_chunk": 9223372036854775807, "num_chunks": 2,)"
-                    R"( "complete": false}]})"),
-        std::string(R"({"format": "tf_gulp ingest record", "runs": [)"
-                     R"({"first_chunk": 1e400, "num_chunks": 2, "complete": false}]})"),
-        std::string(100000, '[')}) {
-    TempDir dir;
-    WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+       {IngestRecord("0", "2", R"("no")"), IngestRecord("9223372036854775807", "2", "false"),
+        IngestRecord("1e400", "2", "false"), std::string(100000, '[')}) {
+    OneItemDir dir;
     testing::WriteFile(dir.Join("data_1.gulp"), "partial");
     testing::WriteFile(dir.Join(".tf_gulp_ingest.json"), record);
     GulpDirectory gd;
@@ -257,15 +252,13 @@ TEST(GulpDirectoryTest, TwoFilesForOneChunkNumberAreRefused) {
 }
 
 TEST(GulpDirectoryTest, ChunkOfAFinishedIngestThatIsMissingIsDataLoss) {
-  TempDir dir;
-  WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+  OneItemDir dir;
   testing::WriteFile(dir.Join(".tf_gulp_ingest.json"), kFinishedRecord);
   ExpectLoadFails(dir, StatusCode::kDataLoss, "meta_1.gmeta: missing");
 }
 
 TEST(GulpDirectoryTest, CheckCollectsWarningsReadersIgnore) {
-  TempDir dir;
-  WriteChunk(dir.path(), 0, {TestItem{"a", {MakeJpeg(8, 8, 0)}}});
+  OneItemDir dir;
   testing::WriteFile(dir.Join("data_1.gulp.tmp"), "interrupted");
   std::vector<Problem> found;
   GulpDirectory gd;

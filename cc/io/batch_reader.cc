@@ -8,7 +8,10 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include "cc/util/parse_choice.h"
 
 namespace tfg {
 namespace {
@@ -280,17 +283,9 @@ bool ProbeIoUring() {
 }  // namespace
 
 Status ParseIoEngine(const std::string& name, IoEngine* engine) {
-  std::string choices;  // 'auto', 'io_uring' or 'pread'
-  const size_t n = sizeof(kIoEngines) / sizeof(kIoEngines[0]);
-  for (size_t i = 0; i < n; ++i) {
-    if (name == IoEngineName(kIoEngines[i])) {
-      *engine = kIoEngines[i];
-      return Status::Ok();
-    }
-    if (i > 0) choices += i + 1 < n ? ", " : " or ";
-    choices += std::string("'") + IoEngineName(kIoEngines[i]) + "'";
-  }
-  return InvalidArgumentError("io_engine must be ", choices, ", got '", name, "'");
+  std::vector<std::pair<const char*, IoEngine>> choices;
+  for (IoEngine e : kIoEngines) choices.emplace_back(IoEngineName(e), e);
+  return ParseChoice("io_engine", name, choices, engine);
 }
 
 const char* IoEngineName(IoEngine engine) {

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "cc/testing/memory_file_system.h"
 #include "gtest/gtest.h"
 
 namespace tfg {
@@ -69,57 +70,6 @@ TEST(FileSystemTest, LocalStatListAndFileUri) {
   EXPECT_EQ(RandomAccessFile::Open(dir + "/fifo", &file).code(), StatusCode::kInvalidArgument);
 }
 
-// An in-memory "remote" file system that records the most reads in flight.
-class FakeRemote : public FileSystem {
- public:
-  class File : public RandomAccessFile {
-   public:
-    File(std::string path, const std::string* data, const FakeRemote* fs)
-        : RandomAccessFile(std::move(path), data->size(), fs), data_(data), fs_(fs) {}
-    Status ReadAt(uint64_t offset, size_t n, void* dst) const override {
-      const int now = ++fs_->in_flight;
-      int seen = fs_->max_in_flight.load();
-      while (now > seen && !fs_->max_in_flight.compare_exchange_weak(seen, now)) {
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // a round trip
-      --fs_->in_flight;
-      if (offset + n > data_->size()) return DataLossError(path(), ": past the end");
-      std::memcpy(dst, data_->data() + offset, n);
-      return Status::Ok();
-    }
-
-   private:
-    const std::string* data_;
-    const FakeRemote* fs_;
-  };
-
-  Status NewRandomAccessFile(const std::string& path,
-                             std::unique_ptr<RandomAccessFile>* file) override {
-    auto it = files.find(path);
-    if (it == files.end()) return NotFoundError(path, ": no such object");
-    file->reset(new File(path, &it->second, this));
-    return Status::Ok();
-  }
-  Status Stat(const std::string& path, FileInfo* info) override {
-    auto it = files.find(path);
-    if (it == files.end()) return NotFoundError(path, ": no such object");
-    info->is_regular = true;
-    info->size = it->second.size();
-    return Status::Ok();
-  }
-  Status ListDirectory(const std::string&, std::vector<std::string>*) override {
-    return InvalidArgumentError("not used");
-  }
-  int read_parallelism() const override { return 8; }
-  Scheduler scheduler() const override {
-    return [](std::function<void()> fn) { std::thread(std::move(fn)).detach(); };
-  }
-
-  std::map<std::string, std::string> files;
-  mutable std::atomic<int> in_flight{0};
-  mutable std::atomic<int> max_in_flight{0};
-};
-
 TEST(FileSystemTest, RemotePathsGoToTheRegisteredFileSystemAndReadInParallel) {
   SetRemoteFileSystem(nullptr);
   std::unique_ptr<RandomAccessFile> file;
@@ -127,7 +77,8 @@ TEST(FileSystemTest, RemotePathsGoToTheRegisteredFileSystemAndReadInParallel) {
   EXPECT_EQ(missing.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(missing.message().find("TensorFlow's file systems"), std::string::npos);
 
-  FakeRemote remote;
+  // 8 reads worth having in flight, each a 5 ms round trip.
+  testing::MemoryFileSystem remote(8, std::chrono::milliseconds(5));
   remote.files["mem://x"] = std::string(1000, 'x');
   SetRemoteFileSystem(&remote);
   ASSERT_TRUE(RandomAccessFile::Open("mem://x", &file).ok());

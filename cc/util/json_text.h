@@ -53,6 +53,17 @@ Status ParseJson(const std::string& text, const std::string& path, JsonT* out,
   return Status::Ok();
 }
 
+// `text` as a JSON string literal, for the one-line JSON reports the GPU
+// tools print: quotes and backslashes escaped, control characters dropped.
+inline std::string JsonQuoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace tfg
 
 #endif  // TF_GULP_CC_UTIL_JSON_TEXT_H_

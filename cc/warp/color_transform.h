@@ -83,8 +83,9 @@ ColorDraw DrawColor(const ColorSpec& spec, uint64_t key);
 
 // Applies `draw` in place to one picture of `pixels` pixels x `channels`
 // (1 or 3, interleaved) levels in [0, 255]; the results stay unrounded. (The
-// steps run on a per-thread planar copy: one float array per channel, in one
-// pass per run of steps that ends before a contrast step.)
+// steps run a vector of pixels at a time in registers, split into channels
+// there (color_pixels.h); a contrast step's mean is measured by a pass of the
+// steps before it, whose result a per-thread float buffer keeps.)
 void ApplyColor(const ColorDraw& draw, int64_t pixels, int channels, float* values);
 
 // The fused kernels' output stage with colour: `levels` (one picture of
@@ -95,6 +96,11 @@ void ColorOutput(const ColorDraw& draw, int64_t pixels, int channels, const floa
                  const float* bias, const float* norm, float* dst);
 void ColorOutput(const ColorDraw& draw, int64_t pixels, int channels, const uint8_t* levels,
                  uint8_t* dst);
+
+namespace internal {
+// Set by tests to run the portable path (4 lanes) where the CPU has AVX2.
+extern bool color_portable_only;
+}  // namespace internal
 
 // The fused kernels' output stage. `warp(bias, norm, out)` warps one picture
 // into `out` (float: (level - bias) * norm; uint8: levels). Without colour

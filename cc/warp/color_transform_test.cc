@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <vector>
@@ -158,6 +159,19 @@ TEST(ColorTransformTest, OneChannelKeepsOnlyBrightnessAndContrast) {
   EXPECT_FLOAT_EQ(v[1], 255);
 }
 
+TEST(ColorTransformTest, OneChannelContrastUsesTheMeanBeforeIt) {
+  ColorDraw d;
+  d.steps[d.count++] = {ColorStep::Op::kBrightness, 0.5f};
+  d.steps[d.count++] = {ColorStep::Op::kHue, 0.3f};  // nothing on one channel
+  d.steps[d.count++] = {ColorStep::Op::kContrast, 0.5f};
+  std::vector<uint8_t> v = {10, 200, 90};
+  ColorOutput(d, 3, 1, v.data(), v.data());
+  const float mean = (5 + 100 + 45) / 3.f;  // 50
+  EXPECT_EQ(v[0], 28);   // 0.5 * 5 + 25 = 27.5, rounded up
+  EXPECT_EQ(v[1], 75);   // 0.5 * 100 + 0.5 * 50
+  EXPECT_EQ(v[2], static_cast<int>(0.5f * 45 + 0.5f * mean + 0.5f));
+}
+
 TEST(ColorTransformTest, OutputStageRoundsOrNormalizes) {
   ColorDraw d;
   d.steps[d.count++] = {ColorStep::Op::kBrightness, 0.5f};
@@ -171,6 +185,77 @@ TEST(ColorTransformTest, OutputStageRoundsOrNormalizes) {
   ColorOutput(d, 1, 3, levels.data(), bias, norm, levels.data());
   EXPECT_FLOAT_EQ(levels[0], 80);
   EXPECT_FLOAT_EQ(levels[1], 25);
+}
+
+// The steps of `draw` on interleaved RGB levels, one pixel and one step at a
+// time, as color_transform.h defines them (torchvision's formulas; hue by
+// ReferenceHue's sectors), in double where torchvision sums.
+std::vector<float> ReferenceColor(const ColorDraw& draw, std::vector<float> v) {
+  const size_t n = v.size() / 3;
+  auto clamp = [](float x) { return std::min(255.f, std::max(0.f, x)); };
+  auto gray = [&](size_t i) { return 0.2989f * v[3 * i] + 0.587f * v[3 * i + 1] + 0.114f * v[3 * i + 2]; };
+  for (int k = 0; k < draw.count; ++k) {
+    const float f = draw.steps[k].factor;
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += gray(i);
+    const float mean = n > 0 ? static_cast<float>(sum / n) : 0.f;
+    for (size_t i = 0; i < n; ++i) {
+      float* px = v.data() + 3 * i;
+      const float g = gray(i);
+      switch (draw.steps[k].op) {
+        case ColorStep::Op::kBrightness: for (int c = 0; c < 3; ++c) px[c] = clamp(f * px[c]); break;
+        case ColorStep::Op::kContrast: for (int c = 0; c < 3; ++c) px[c] = clamp(f * px[c] + (1 - f) * mean); break;
+        case ColorStep::Op::kSaturation: for (int c = 0; c < 3; ++c) px[c] = clamp(f * px[c] + (1 - f) * g); break;
+        case ColorStep::Op::kHue: ReferenceHue(f, px); break;
+        case ColorStep::Op::kGrayscale: for (int c = 0; c < 3; ++c) px[c] = g; break;
+      }
+    }
+  }
+  return v;
+}
+
+// Whole pictures of every size from 1 to 40 pixels and a few large ones (full
+// vectors, blocks of them and every tail length), random draws of two jitters
+// and a grayscale (contrast anywhere, twice, or first), through the uint8 and
+// the float output stage, on both builds of the steps (AVX2 where the CPU has
+// it, and the portable one): equal to ReferenceColor within rounding.
+TEST(ColorTransformTest, PicturesMatchTheReferenceOnEveryPath) {
+  const ColorSpec spec = Parse({1, 1, 0.5f, 1.5f, 0.5f, 1.5f, 0.3f, 1.7f, -0.3f, 0.3f,
+                                1, 0.7f, 0.6f, 1.4f, 0.2f, 1.8f, 0.6f, 1.4f, -0.1f, 0.1f, 2, 0.3f});
+  std::vector<int> sizes;
+  for (int n = 1; n <= 40; ++n) sizes.push_back(n);
+  for (int n : {63, 64, 65, 127, 129, 1000, 112 * 112}) sizes.push_back(n);
+  const float bias[3] = {10, 120, 3}, norm[3] = {0.5f, 2.f, 1 / 58.f};
+  for (bool portable : {false, true}) {
+    internal::color_portable_only = portable;
+    for (uint64_t key = 0; key < 24; ++key) {
+      const ColorDraw draw = DrawColor(spec, key);
+      for (int n : sizes) {
+        std::vector<uint8_t> u8(3 * n);
+        for (int i = 0; i < 3 * n; ++i) u8[i] = static_cast<uint8_t>((i * 7919 + key * 31 + n) % 251);
+        for (int i = 0; i < n; i += 7) u8[3 * i + 1] = u8[3 * i + 2] = u8[3 * i];  // gray pixels
+        const std::vector<float> levels(u8.begin(), u8.end());
+        const std::vector<float> want = ReferenceColor(draw, levels);
+        std::vector<uint8_t> out8(3 * n + 8, 77);  // past the end: untouched
+        ColorOutput(draw, n, 3, u8.data(), out8.data());
+        std::vector<float> outf(3 * n + 8, 77.f);
+        ColorOutput(draw, n, 3, levels.data(), bias, norm, outf.data());
+        for (int i = 0; i < 3 * n; ++i) {
+          ASSERT_NEAR(out8[i], want[i], 0.51f) << portable << " " << key << " " << n << " " << i;
+          ASSERT_NEAR(outf[i] / norm[i % 3] + bias[i % 3], want[i], 0.01f)
+              << portable << " " << key << " " << n << " " << i;
+        }
+        for (int i = 3 * n; i < 3 * n + 8; ++i) {
+          ASSERT_EQ(out8[i], 77);
+          ASSERT_EQ(outf[i], 77.f);
+        }
+        std::vector<uint8_t> in_place = u8;  // levels may be dst
+        ColorOutput(draw, n, 3, in_place.data(), in_place.data());
+        ASSERT_EQ(std::vector<uint8_t>(out8.begin(), out8.begin() + 3 * n), in_place);
+      }
+    }
+  }
+  internal::color_portable_only = false;
 }
 
 }  // namespace

@@ -16,12 +16,7 @@ namespace {
 TEST(FixedPointWarpTest, WithinOneLevelOfWarpRows) {
   std::mt19937 rng(5);
   for (int channels : {1, 3}) {
-    WarpGeometry g;
-    g.in_height = 37;
-    g.in_width = 53;
-    g.channels = channels;
-    g.out_height = 19;
-    g.out_width = 23;
+    WarpGeometry g{37, 53, channels, 19, 23};
     std::vector<uint8_t> src(g.in_height * g.in_width * channels);
     for (auto& v : src) v = static_cast<uint8_t>(rng() & 0xff);
     const float bias[3] = {3, 5, 7}, norm[3] = {0.5f, 1, 2}, oob[3] = {9, 8, 7};
@@ -61,10 +56,7 @@ TEST(FixedPointWarpTest, WithinOneLevelOfWarpRows) {
 }
 
 TEST(FixedPointWarpTest, LeavesProjectiveAndNchwToWarpRows) {
-  WarpGeometry g;
-  g.in_height = g.in_width = 8;
-  g.channels = 3;
-  g.out_height = g.out_width = 4;
+  WarpGeometry g{8, 8, 3, 4, 4};
   const double projective[9] = {1, 0, 0, 0, 1, 0, 0.01, 0, 1};
   EXPECT_FALSE(CanWarpAffine(g, projective));
   const double huge[9] = {1e9, 0, 0, 0, 1, 0, 0, 0, 1};

@@ -6,6 +6,8 @@
 #include <string>
 #include <type_traits>
 
+#include "cc/util/parse_choice.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -32,15 +34,8 @@ Strides StridesOf(Layout layout, int64_t height, int64_t width,
 }  // namespace
 
 Status ParseLayout(const std::string& name, Layout* layout) {
-  if (name == "NHWC") {
-    *layout = Layout::kNHWC;
-  } else if (name == "NCHW") {
-    *layout = Layout::kNCHW;
-  } else {
-    return InvalidArgumentError("layout must be \"NHWC\" or \"NCHW\", got \"",
-                                name, "\"");
-  }
-  return Status::Ok();
+  return ParseChoice<Layout>("layout", name, {{"NHWC", Layout::kNHWC}, {"NCHW", Layout::kNCHW}},
+                             layout);
 }
 
 Status ValidateGeometry(const WarpGeometry& g, int64_t bias_size,

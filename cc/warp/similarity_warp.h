@@ -27,6 +27,8 @@ enum class Layout { kNHWC, kNCHW };
 // Parses "NHWC" / "NCHW".
 Status ParseLayout(const std::string& name, Layout* layout);
 
+// Built as an aggregate in this order ({in_height, in_width, channels,
+// out_height, out_width[, layout]}) where one is made from its sizes.
 struct WarpGeometry {
   int64_t in_height = 0;
   int64_t in_width = 0;

@@ -21,14 +21,7 @@ std::vector<uint8_t> Ramp(int64_t h, int64_t w, int64_t c) {
 
 WarpGeometry Geo(int64_t ih, int64_t iw, int64_t c, int64_t oh, int64_t ow,
                  Layout layout = Layout::kNHWC) {
-  WarpGeometry g;
-  g.in_height = ih;
-  g.in_width = iw;
-  g.channels = c;
-  g.out_height = oh;
-  g.out_width = ow;
-  g.layout = layout;
-  return g;
+  return WarpGeometry{ih, iw, c, oh, ow, layout};
 }
 
 TEST(SimilarityWarpTest, IdentityCopiesThePicture) {

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "tensorflow/c/c_api.h"
 #include "tensorflow/c/tf_tstring.h"
 
@@ -125,6 +127,15 @@ class DatasetGraph {
     return {datasets_.back().second.op, 0};
   }
 
+  // RangeDataset(0, stop) named "range": int64 scalars 0, 1, ..., stop - 1, an input for the
+  // datasets that transform one.
+  TF_Output AddRange(int64_t stop) {
+    return AddDataset(
+        "range", "RangeDataset",
+        {Int64Scalar("start", 0), Int64Scalar("stop", stop), Int64Scalar("step", 1)}, {TF_INT64},
+        [](TF_OperationDescription* d) { SetElementSpec(d, {TF_INT64}); });
+  }
+
   // The dataset op `op_type` with `inputs` and attrs set by `set_attrs`, whose elements have
   // components of `dtypes` (the iterators take any shapes: the op's own are checked by the test).
   void SetDataset(const std::string& op_type, const std::vector<TF_Output>& inputs,
@@ -187,13 +198,7 @@ class DatasetGraph {
   // DatasetGraph's fresh session (a restarted process). The ops are added on first use.
   void SaveCheckpoint(const std::string& from, const std::string& path) {
     const std::string name = from + "_checkpoint_" + std::to_string(checkpoints_++);
-    TF_Output prefix = StringScalar(name + "_path", path);
-    TF_Output names = StringVector(name + "_names", {kCheckpointKey});
-    TF_Output slices = StringVector(name + "_slices", {""});
-    TF_OperationDescription* d = TF_NewOperation(graph_, "SaveV2", name.c_str());
-    TF_AddInput(d, prefix);
-    TF_AddInput(d, names);
-    TF_AddInput(d, slices);
+    TF_OperationDescription* d = CheckpointOp("SaveV2", name, path);
     TF_Output state = {Find(from).save, 0};
     TF_AddInputList(d, &state, 1);
     RunTarget(Finish(d, "SaveV2"));
@@ -202,13 +207,7 @@ class DatasetGraph {
   // Restores iterator `to` (made already) from the checkpoint SaveCheckpoint wrote to `path`.
   void RestoreCheckpoint(const std::string& to, const std::string& path) {
     const std::string name = to + "_restore_" + std::to_string(checkpoints_++);
-    TF_Output prefix = StringScalar(name + "_path", path);
-    TF_Output names = StringVector(name + "_names", {kCheckpointKey});
-    TF_Output slices = StringVector(name + "_slices", {""});
-    TF_OperationDescription* d = TF_NewOperation(graph_, "RestoreV2", name.c_str());
-    TF_AddInput(d, prefix);
-    TF_AddInput(d, names);
-    TF_AddInput(d, slices);
+    TF_OperationDescription* d = CheckpointOp("RestoreV2", name, path);
     const TF_DataType variant = TF_VARIANT;
     TF_SetAttrTypeList(d, "dtypes", &variant, 1);
     TF_Operation* state = Finish(d, "RestoreV2");
@@ -295,6 +294,20 @@ class DatasetGraph {
     return {Finish(d, "Const"), 0};
   }
 
+  // A SaveV2 or RestoreV2 op of the one iterator state at `path`, its inputs (prefix, tensor
+  // names, slices) added; the caller adds the rest and finishes it.
+  TF_OperationDescription* CheckpointOp(const char* type, const std::string& name,
+                                        const std::string& path) {
+    TF_Output prefix = StringScalar(name + "_path", path);
+    TF_Output names = StringVector(name + "_names", {kCheckpointKey});
+    TF_Output slices = StringVector(name + "_slices", {""});
+    TF_OperationDescription* d = TF_NewOperation(graph_, type, name.c_str());
+    TF_AddInput(d, prefix);
+    TF_AddInput(d, names);
+    TF_AddInput(d, slices);
+    return d;
+  }
+
   TF_Operation* Finish(TF_OperationDescription* d, const std::string& what) {
     Status status;
     TF_Operation* op = TF_FinishOperation(d, status.get());
@@ -367,6 +380,26 @@ inline Int64Elements RangeElements(int64_t begin, int64_t end) {
   Int64Elements out;
   for (int64_t i = begin; i < end; ++i) out.push_back({i});
   return out;
+}
+
+// The op tests' fixture: the op library loaded (once per process) before each test.
+class OpLibraryTest : public ::testing::Test {
+ protected:
+  void SetUp() override { LoadOpLibrary(OpLibraryPath()); }
+};
+
+// `step` (a graph's Cardinality, a restore, ...) fails with a TfError whose message holds
+// `text` and, unless `code` is TF_OK (any code), whose code is `code`.
+template <typename Step>
+void ExpectTfError(Step&& step, const std::string& text, TF_Code code = TF_OK) {
+  try {
+    step();
+  } catch (const TfError& e) {
+    if (code != TF_OK) EXPECT_EQ(e.code, code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    return;
+  }
+  ADD_FAILURE() << "no error; expected one saying \"" << text << "\"";
 }
 
 }  // namespace testing

@@ -17,24 +17,15 @@ namespace tfg {
 namespace testing {
 namespace {
 
-using Elements = Int64Elements;
-
 constexpr int64_t kRangeEnd = 6;  // the input: 0, 1, ..., 5
 
-Elements Range(int64_t begin, int64_t end) { return RangeElements(begin, end); }
-
-class EpochCountsDatasetOpTest : public ::testing::Test {
+class EpochCountsDatasetOpTest : public OpLibraryTest {
  protected:
-  void SetUp() override { LoadOpLibrary(OpLibraryPath()); }
-
   // EpochCountsDataset(Range(0, kRangeEnd), epoch_counters=`counters`) with iterators "a", "b",
   // "c" ("b" restorable from "a"); for each counter i, a dataset "epochs<i>" =
   // EpochDataset("pass-key", counter i) with iterators "e<i>_1", "e<i>_2", "e<i>_3".
   void Build(DatasetGraph* g, const std::vector<std::string>& counters) {
-    TF_Output range = g->AddDataset(
-        "range", "RangeDataset",
-        {g->Int64Scalar("start", 0), g->Int64Scalar("stop", kRangeEnd), g->Int64Scalar("step", 1)},
-        {TF_INT64}, [](TF_OperationDescription* d) { DatasetGraph::SetElementSpec(d, {TF_INT64}); });
+    TF_Output range = g->AddRange(kRangeEnd);
     g->SetDataset("TfGulp>EpochCountsDataset", {range}, {TF_INT64},
                   [&](TF_OperationDescription* d) {
                     std::vector<const void*> values;
@@ -65,7 +56,7 @@ class EpochCountsDatasetOpTest : public ::testing::Test {
   // The epoch of a new pass of EpochDataset iterator `name`.
   static int64_t NextEpoch(DatasetGraph* g, const std::string& name) {
     g->MakeIterator(name);
-    Elements e = g->NextInt64s(name, 2);
+    Int64Elements e = g->NextInt64s(name, 2);
     if (e.size() != 1 || e[0].size() != 1) throw std::logic_error("not one epoch: " + name);
     return e[0][0];
   }
@@ -78,7 +69,7 @@ TEST_F(EpochCountsDatasetOpTest, CardinalityAndElementsAreTheInputs) {
   Build(&g, {"counter-x"});
   EXPECT_EQ(g.Cardinality(), kRangeEnd);
   g.MakeIterator("a");
-  EXPECT_EQ(g.NextInt64s("a", kRangeEnd + 1), Range(0, kRangeEnd));
+  EXPECT_EQ(g.NextInt64s("a", kRangeEnd + 1), RangeElements(0, kRangeEnd));
   std::vector<TensorPtr> element;
   EXPECT_FALSE(g.GetNext("a", &element));  // the end stays the end
 }
@@ -87,11 +78,11 @@ TEST_F(EpochCountsDatasetOpTest, SaveAndRestoreMidwayInTheSameSession) {
   DatasetGraph g;
   Build(&g, {"counter-x"});
   g.MakeIterator("a");
-  EXPECT_EQ(g.NextInt64s("a", 2), Range(0, 2));
+  EXPECT_EQ(g.NextInt64s("a", 2), RangeElements(0, 2));
   g.MakeIterator("b");
   g.Restore("b", "a");
-  EXPECT_EQ(g.NextInt64s("b", kRangeEnd), Range(2, kRangeEnd));
-  EXPECT_EQ(g.NextInt64s("a", kRangeEnd), Range(2, kRangeEnd));
+  EXPECT_EQ(g.NextInt64s("b", kRangeEnd), RangeElements(2, kRangeEnd));
+  EXPECT_EQ(g.NextInt64s("a", kRangeEnd), RangeElements(2, kRangeEnd));
 }
 
 TEST_F(EpochCountsDatasetOpTest, CheckpointCarriesTheEpochCountsIntoAFreshSession) {
@@ -103,7 +94,7 @@ TEST_F(EpochCountsDatasetOpTest, CheckpointCarriesTheEpochCountsIntoAFreshSessio
     EXPECT_EQ(NextEpoch(&g, "e0_2"), 1);
     EXPECT_EQ(NextEpoch(&g, "e1_1"), 0);  // counter-y counts apart
     g.MakeIterator("a");
-    EXPECT_EQ(g.NextInt64s("a", 2), Range(0, 2));
+    EXPECT_EQ(g.NextInt64s("a", 2), RangeElements(0, 2));
     // No EpochDataset iterator is in "a"'s checkpoint: only EpochCountsDataset carries the counts.
     g.SaveCheckpoint("a", checkpoint);
     EXPECT_EQ(NextEpoch(&g, "e0_3"), 2);  // after the checkpoint: not in it
@@ -113,7 +104,7 @@ TEST_F(EpochCountsDatasetOpTest, CheckpointCarriesTheEpochCountsIntoAFreshSessio
   Build(&g, {"counter-x-restarted", "counter-y-restarted"});
   g.MakeIterator("b");
   g.RestoreCheckpoint("b", checkpoint);
-  EXPECT_EQ(g.NextInt64s("b", kRangeEnd), Range(2, kRangeEnd));
+  EXPECT_EQ(g.NextInt64s("b", kRangeEnd), RangeElements(2, kRangeEnd));
   EXPECT_EQ(NextEpoch(&g, "e0_1"), 2);
   EXPECT_EQ(NextEpoch(&g, "e1_1"), 1);
 }
@@ -129,16 +120,9 @@ TEST_F(EpochCountsDatasetOpTest, CheckpointOfAnotherNumberOfCountersIsAnError) {
   DatasetGraph g;
   Build(&g, {"counter-x", "counter-y"});
   g.MakeIterator("b");
-  try {
-    g.RestoreCheckpoint("b", checkpoint);
-    FAIL() << "no error restoring 1 counter's counts into a pipeline of 2";
-  } catch (const TfError& e) {
-    EXPECT_EQ(e.code, TF_FAILED_PRECONDITION) << e.what();
-    EXPECT_NE(std::string(e.what()).find(
-                  "carries the epoch counts of 1 tf_gulp datasets, but this pipeline has 2"),
-              std::string::npos)
-        << e.what();
-  }
+  ExpectTfError([&] { g.RestoreCheckpoint("b", checkpoint); },
+                "carries the epoch counts of 1 tf_gulp datasets, but this pipeline has 2",
+                TF_FAILED_PRECONDITION);
 }
 
 TEST_F(EpochCountsDatasetOpTest, EmptyCounterNameIsAnError) {
@@ -153,14 +137,7 @@ TEST_F(EpochCountsDatasetOpTest, EmptyCounterNameIsAnError) {
     TF_SetAttrStringList(d, "epoch_counters", values, lengths, 1);
     DatasetGraph::SetElementSpec(d, {TF_INT64});
   });
-  try {
-    g.Cardinality();
-    FAIL() << "no error for an empty counter name";
-  } catch (const TfError& e) {
-    EXPECT_EQ(e.code, TF_INVALID_ARGUMENT) << e.what();
-    EXPECT_NE(std::string(e.what()).find("an epoch counter name is empty"), std::string::npos)
-        << e.what();
-  }
+  ExpectTfError([&] { g.Cardinality(); }, "an epoch counter name is empty", TF_INVALID_ARGUMENT);
 }
 
 }  // namespace

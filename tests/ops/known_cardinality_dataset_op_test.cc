@@ -13,23 +13,14 @@ namespace tfg {
 namespace testing {
 namespace {
 
-using Elements = Int64Elements;
-
 constexpr int64_t kRangeEnd = 6;  // the input: 0, 1, ..., 5
 
-Elements Range(int64_t begin, int64_t end) { return RangeElements(begin, end); }
-
-class KnownCardinalityDatasetOpTest : public ::testing::Test {
+class KnownCardinalityDatasetOpTest : public OpLibraryTest {
  protected:
-  void SetUp() override { LoadOpLibrary(OpLibraryPath()); }
-
   // KnownCardinalityDataset(Range(0, kRangeEnd), cardinality) and iterators "a", "b", "c", with
   // "b" restorable from "a".
   void Build(DatasetGraph* g, int64_t cardinality) {
-    TF_Output range = g->AddDataset(
-        "range", "RangeDataset",
-        {g->Int64Scalar("start", 0), g->Int64Scalar("stop", kRangeEnd), g->Int64Scalar("step", 1)},
-        {TF_INT64}, [](TF_OperationDescription* d) { DatasetGraph::SetElementSpec(d, {TF_INT64}); });
+    TF_Output range = g->AddRange(kRangeEnd);
     g->SetDataset("TfGulp>KnownCardinalityDataset", {range, g->Int64Scalar("cardinality", cardinality)},
                   {TF_INT64},
                   [](TF_OperationDescription* d) { DatasetGraph::SetElementSpec(d, {TF_INT64}); });
@@ -45,7 +36,7 @@ TEST_F(KnownCardinalityDatasetOpTest, CardinalityIsTheStatedOneAndElementsTheInp
   Build(&g, 9);
   EXPECT_EQ(g.Cardinality(), 9);
   g.MakeIterator("a");
-  EXPECT_EQ(g.NextInt64s("a", kRangeEnd + 1), Range(0, kRangeEnd));
+  EXPECT_EQ(g.NextInt64s("a", kRangeEnd + 1), RangeElements(0, kRangeEnd));
   std::vector<TensorPtr> element;
   EXPECT_FALSE(g.GetNext("a", &element));  // the end stays the end
 }
@@ -62,26 +53,19 @@ TEST_F(KnownCardinalityDatasetOpTest, SaveAndRestoreMidwayContinueTheInput) {
   DatasetGraph g;
   Build(&g, kRangeEnd);
   g.MakeIterator("a");
-  EXPECT_EQ(g.NextInt64s("a", 2), Range(0, 2));
+  EXPECT_EQ(g.NextInt64s("a", 2), RangeElements(0, 2));
   g.MakeIterator("b");
-  EXPECT_EQ(g.NextInt64s("b", 1), Range(0, 1));
+  EXPECT_EQ(g.NextInt64s("b", 1), RangeElements(0, 1));
   g.Restore("b", "a");
-  EXPECT_EQ(g.NextInt64s("b", kRangeEnd), Range(2, kRangeEnd));
-  EXPECT_EQ(g.NextInt64s("a", kRangeEnd), Range(2, kRangeEnd));
+  EXPECT_EQ(g.NextInt64s("b", kRangeEnd), RangeElements(2, kRangeEnd));
+  EXPECT_EQ(g.NextInt64s("a", kRangeEnd), RangeElements(2, kRangeEnd));
 }
 
 TEST_F(KnownCardinalityDatasetOpTest, NegativeCardinalityOtherThanInfiniteIsAnError) {
   DatasetGraph g;
   Build(&g, -5);
-  try {
-    g.Cardinality();
-    FAIL() << "no error for cardinality -5";
-  } catch (const TfError& e) {
-    EXPECT_EQ(e.code, TF_INVALID_ARGUMENT) << e.what();
-    EXPECT_NE(std::string(e.what()).find("cardinality must be >= 0 or -1 (infinite), got -5"),
-              std::string::npos)
-        << e.what();
-  }
+  ExpectTfError([&] { g.Cardinality(); },
+                "cardinality must be >= 0 or -1 (infinite), got -5", TF_INVALID_ARGUMENT);
 }
 
 }  // namespace

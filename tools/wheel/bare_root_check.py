@@ -33,10 +33,16 @@ def native_libraries() -> list:
     return sorted(found)
 
 
-def check_gulp(data: str) -> None:
-    fixture = os.path.join(data, "gulpio2")
+def fixture_and_expected(data: str, name: str) -> tuple:
+    """DATA_DIR/name and the EXPECTED.json its reference implementation wrote there."""
+    fixture = os.path.join(data, name)
     with open(os.path.join(fixture, "EXPECTED.json"), encoding="utf-8") as f:
-        expected = json.load(f)["ids"]
+        return fixture, json.load(f)
+
+
+def check_gulp(data: str) -> None:
+    fixture, expected = fixture_and_expected(data, "gulpio2")
+    expected = expected["ids"]
     with np.load(os.path.join(fixture, "expected_frames.npz")) as npz:
         frames_want = {key: npz[key] for key in npz.files}
     seen = 0
@@ -60,9 +66,7 @@ def check_gulp(data: str) -> None:
 
 
 def check_ffrecord(data: str) -> None:
-    fixture = os.path.join(data, "ffrecord")
-    with open(os.path.join(fixture, "EXPECTED.json"), encoding="utf-8") as f:
-        expected = json.load(f)
+    fixture, expected = fixture_and_expected(data, "ffrecord")
     three = [x.numpy() for x in tf_gulp.FFRecordDataset(os.path.join(fixture, "three.ffr"))]
     assert three == [b"A", b"BBB", b"\x00\x01\x02\x03\xff"], three
     multi = [hashlib.sha256(x.numpy()).hexdigest()
@@ -74,9 +78,7 @@ def check_ffrecord(data: str) -> None:
 
 
 def check_hevc(data: str) -> None:
-    fixture = os.path.join(data, "hevc")
-    with open(os.path.join(fixture, "EXPECTED.json"), encoding="utf-8") as f:
-        expected = json.load(f)
+    fixture, expected = fixture_and_expected(data, "hevc")
     with np.load(os.path.join(fixture, "expected_pixels.npz")) as npz:
         pixels = {key: npz[key] for key in npz.files}
     for name in sorted(expected):

@@ -22,8 +22,7 @@ bool Find(void* lib, const char* name, T** out) {
 void LoadCheckDriver(CheckDriver* d) {
   d->kind = "nvidia driver";
   d->fatbin = tfg_similarity_warp_fatbin;
-  d->fatbin_size =
-      static_cast<size_t>(tfg_similarity_warp_fatbin_end - tfg_similarity_warp_fatbin);
+  d->fatbin_size = EmbeddedFatbinSize();
   GpuRuntime runtime;
   const Status status = LoadGpuRuntime(kKernelsMinDriverVersion, &runtime);
   d->path = GpuPathName(runtime.path);

@@ -34,6 +34,7 @@
 #include "cc/gpu/nvdec_warp.h"
 #include "cc/gpu/stream_warp.h"
 #include "cc/gpu/testing/check_driver.h"
+#include "cc/util/json_text.h"
 #include "cc/warp/similarity_warp.h"
 
 namespace tfg {
@@ -44,14 +45,6 @@ namespace {
 constexpr double kTolerance = 2.0;  // levels, as the CPU path's tests allow
 
 // ---------------------------------------------------------------- JSON out
-std::string Quote(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
 // NaN and infinities are not JSON: null.
 std::string Number(double v) {
   if (!std::isfinite(v)) return "null";
@@ -63,10 +56,10 @@ std::string Number(double v) {
 class Json {
  public:
   Json& Add(const std::string& key, const std::string& raw) {
-    text_ += (text_.empty() ? "" : ", ") + Quote(key) + ": " + raw;
+    text_ += (text_.empty() ? "" : ", ") + JsonQuoted(key) + ": " + raw;
     return *this;
   }
-  Json& Str(const std::string& key, const std::string& v) { return Add(key, Quote(v)); }
+  Json& Str(const std::string& key, const std::string& v) { return Add(key, JsonQuoted(v)); }
   Json& Num(const std::string& key, double v) { return Add(key, Number(v)); }
   Json& Bool(const std::string& key, bool v) { return Add(key, v ? "true" : "false"); }
   std::string Text() const { return "{" + text_ + "}"; }
@@ -249,9 +242,7 @@ struct Diff {
 // as the op repeats it.
 Status CheckRgb(Device& dev, const StreamWarper& warper, warp::Layout layout, int channels,
                 int clips, int frames, Diff* diff) {
-  warp::WarpGeometry g;
-  g.in_height = 53; g.in_width = 67; g.channels = channels;
-  g.out_height = 31; g.out_width = 40; g.layout = layout;
+  const warp::WarpGeometry g{53, 67, channels, 31, 40, layout};
   const int n = clips * frames;
   const size_t in_size = static_cast<size_t>(g.in_height * g.in_width * channels);
   const size_t out_size = static_cast<size_t>(g.out_height * g.out_width * channels);
@@ -320,10 +311,7 @@ Status CheckFused(Device& dev, NvdecRgbDecoder& launcher, bool u8, bool nchw, bo
       PictureAt(s, reinterpret_cast<CUdeviceptr>(s.bytes.data()), false);
   const int count = 6;
   const std::vector<float> m = Matrices(count, 80, 100, 33, 45, 5);
-  warp::WarpGeometry g;
-  g.in_height = 80; g.in_width = 100; g.channels = 3;
-  g.out_height = 33; g.out_width = 45;
-  g.layout = nchw ? warp::Layout::kNCHW : warp::Layout::kNHWC;
+  const warp::WarpGeometry g{80, 100, 3, 33, 45, nchw ? warp::Layout::kNCHW : warp::Layout::kNHWC};
   const size_t values = static_cast<size_t>(g.out_height * g.out_width * 3);
   const size_t bytes = values * (u8 ? 1 : 4) * count;
   CUdeviceptr d_dst;
@@ -382,8 +370,7 @@ Status TimeWarps(Device& dev, const StreamWarper& warper, NvdecRgbDecoder& launc
                  const Args& a, double* rgb_per_s, double* fused_per_s) {
   const int batch = a.small ? 8 : a.batch;
   const int iterations = a.small ? 1 : a.iterations;
-  warp::WarpGeometry g;
-  g.in_height = g.in_width = 512; g.channels = 3; g.out_height = g.out_width = 224;
+  const warp::WarpGeometry g{512, 512, 3, 224, 224};
   const size_t in_size = 512 * 512 * 3, out_values = 224 * 224 * 3;
   CUdeviceptr d_src, d_m, d_bias, d_norm, d_oob, d_dst;
   const std::vector<float> m = Matrices(batch, 512, 512, 224, 224, 3);
@@ -570,21 +557,36 @@ int LargestSide(const Data& data) {
   return m;
 }
 
-int NvdecPhase(const CheckDriver& d, const Args& a) {
-  Data data;
-  Status s = LoadData(a.data, &data);
-  Device dev;
-  if (s.ok() && d.kernels.ok()) s = OpenDevice(d, &dev);
-  Json j = Header(d, &dev, "nvdec");
-  j.Str("nvdec", NvdecText(d.nvdec));
+// How both NVDEC phases start: the data loaded, the device opened (when there
+// are kernels), the phase's header with NVDEC's state. -1 when the phase goes
+// on; else its exit code, its line printed: 1 for an error (2 for unreadable
+// data where `bad_data_is_2`), 0 or 3 when NVDEC or the kernels are missing
+// (a result, not a failure).
+int StartNvdecPhase(const CheckDriver& d, const Args& a, const char* phase, bool bad_data_is_2,
+                    Data* data, Device* dev, Json* j) {
+  Status s = LoadData(a.data, data);
+  if (s.ok() && d.kernels.ok()) s = OpenDevice(d, dev);
+  *j = Header(d, dev, phase);
+  j->Str("nvdec", NvdecText(d.nvdec));
   if (!s.ok()) {
-    std::printf("%s\n", j.Str("error", s.message()).Text().c_str());
-    return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kDataLoss ? 2 : 1;
+    std::printf("%s\n", j->Str("error", s.message()).Text().c_str());
+    const bool bad_data = s.code() == StatusCode::kNotFound || s.code() == StatusCode::kDataLoss;
+    return bad_data && bad_data_is_2 ? 2 : 1;
   }
-  if (!d.kernels.ok() || !d.nvdec.ok()) {  // a result, not a failure
-    std::printf("%s\n", j.Text().c_str());
+  if (!d.kernels.ok() || !d.nvdec.ok()) {
+    std::printf("%s\n", j->Text().c_str());
     return d.kernels.ok() ? 0 : 3;
   }
+  return -1;
+}
+
+int NvdecPhase(const CheckDriver& d, const Args& a) {
+  Data data;
+  Device dev;
+  Json j;
+  const int done = StartNvdecPhase(d, a, "nvdec", true, &data, &dev, &j);
+  if (done >= 0) return done;
+  Status s;
   NvdecPoolOptions options;
   options.sessions = 1;
   NvdecRgbDecoder decoder(d.cuda, d.nvdec_api, d.fatbin, d.fatbin_size, options);
@@ -604,7 +606,7 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
                                     PlanFor(data, i, d_out + per * 4 * i));
     if (!one.ok()) {
       ++failed;
-      if (failed <= 5) errors += (errors.empty() ? "" : ", ") + Quote(one.message());
+      if (failed <= 5) errors += (errors.empty() ? "" : ", ") + JsonQuoted(one.message());
     }
   }
   // decode_hevc's path (NVDEC -> RGB kernel) on every sample too: errors only.
@@ -623,7 +625,7 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
         });
     if (!one.ok()) {
       ++rgb_failed;
-      if (failed + rgb_failed <= 5) errors += (errors.empty() ? "" : ", ") + Quote(one.message());
+      if (failed + rgb_failed <= 5) errors += (errors.empty() ? "" : ", ") + JsonQuoted(one.message());
     }
   }
   Diff diff;
@@ -740,19 +742,11 @@ std::string DmonSummary(const std::string& path) {
 
 int ThroughputPhase(const CheckDriver& d, const Args& a) {
   Data data;
-  Status s = LoadData(a.data, &data);
   Device dev;
-  if (s.ok() && d.kernels.ok()) s = OpenDevice(d, &dev);
-  Json j = Header(d, &dev, "throughput");
-  j.Str("nvdec", NvdecText(d.nvdec));
-  if (!s.ok()) {
-    std::printf("%s\n", j.Str("error", s.message()).Text().c_str());
-    return 1;
-  }
-  if (!d.kernels.ok() || !d.nvdec.ok()) {
-    std::printf("%s\n", j.Text().c_str());
-    return d.kernels.ok() ? 0 : 3;
-  }
+  Json j;
+  const int done = StartNvdecPhase(d, a, "throughput", false, &data, &dev, &j);
+  if (done >= 0) return done;
+  Status s;
   // The engine count as the pool sees it (cuvidGetDecoderCaps' nNumNVDECs).
   int engines = 0;
   {

@@ -110,6 +110,22 @@ class FakeKernels {
   std::vector<std::string> names_;
 };
 
+// The order an NVDEC kernel path keeps for its first picture: the picture
+// mapped, the kernel launched behind the map, the kernel's event recorded
+// behind the kernel, and the picture not unmapped yet (the kernel has not
+// finished). "" when the calls keep it, else what is out of order; `record`
+// gets the event record's index in calls().
+inline std::string KernelOrderProblem(const FakeNvdec& fake, int* record) {
+  const int map = fake.Find("cuvidMapVideoFrame");
+  const int kernel = fake.Find("kernel(stream=", map);
+  *record = fake.Find("cuEventRecord", map);
+  if (map < 0) return "no picture mapped";
+  if (kernel <= map) return "the kernel does not read the mapped picture";
+  if (*record <= kernel) return "the event is not recorded behind the kernel";
+  if (fake.Count("cuvidUnmapVideoFrame") != 0) return "unmapped before the kernel finished";
+  return "";
+}
+
 }  // namespace testing
 }  // namespace gpu
 }  // namespace tfg

@@ -569,6 +569,21 @@ int FakeNvdec::Find(const std::string& prefix, int from) const {
   return -1;
 }
 
+std::vector<std::string> FakeNvdec::problems() const {
+  std::vector<std::string> out = violations();
+  for (const auto& [what, count] : live()) {
+    if (count != 0) out.push_back(what + ": " + std::to_string(count) + " left alive");
+  }
+  return out;
+}
+
+int FakeNvdec::Count(const std::string& prefix) const {
+  std::lock_guard<std::recursive_mutex> lock(mutex);
+  int n = 0;
+  for (const std::string& call : log) n += call.compare(0, prefix.size(), prefix) == 0;
+  return n;
+}
+
 }  // namespace testing
 }  // namespace gpu
 }  // namespace tfg

@@ -75,9 +75,14 @@ class FakeNvdec {
   // Decoders, parsers, events and mapped pictures alive, and pushed contexts
   // not popped; all 0 after the pool is gone.
   std::map<std::string, int> live() const;
+  // The violations and what live() still holds ("decoders: 1 left alive"):
+  // empty once a pool that behaved is gone.
+  std::vector<std::string> problems() const;
   // Index in calls() of the first call whose text starts with `prefix`
   // after position `from`; -1 if none.
   int Find(const std::string& prefix, int from = 0) const;
+  // How many calls' texts start with `prefix`.
+  int Count(const std::string& prefix) const;
 
   // ----- what the fake's C functions call (public for them, not for tests)
   struct Stream {

@@ -26,18 +26,10 @@
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
 #include "tf_gulp/ops/framework/pass_through_dataset.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
-
-using ::tensorflow::Node;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::data::DatasetBase;
-using ::tensorflow::data::IteratorStateReader;
-using ::tensorflow::data::IteratorStateWriter;
-using ::tensorflow::data::SerializationContext;
-using ::tensorflow::data::UnaryDatasetOpKernel;
 
 // Iterator state key: how many counters the checkpoint holds.
 constexpr char kNumCounters[] = "num_counters";
@@ -69,14 +61,10 @@ class EpochCountsDatasetOp::Dataset : public PassThroughDataset {
         counters_(std::move(counters)) {}
 
  protected:
-  absl::Status AsGraphDefInternal(SerializationContext* ctx,
-                                  DatasetGraphDefBuilder* b,
-                                  Node** output) const override {
-    Node* input_node = nullptr;
-    TF_RETURN_IF_ERROR(b->AddInputDataset(ctx, input(), &input_node));
-    GraphAttrs attrs;
-    AddAttrs(attrs_, b, &attrs);
-    return b->AddDataset(this, {input_node}, attrs, output);
+  absl::Status NodeArgs(DatasetGraphDefBuilder* b, std::vector<Node*>*,
+                        GraphAttrs* attrs) const override {
+    AddAttrs(attrs_, b, attrs);
+    return absl::OkStatus();
   }
   absl::Status SaveExtra(const std::string& prefix,
                          IteratorStateWriter* writer) const override {

@@ -32,26 +32,15 @@
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/epoch_cursor.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::DataTypeVector;
 using ::tensorflow::mutex;
 using ::tensorflow::mutex_lock;
-using ::tensorflow::Node;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::PartialTensorShape;
-using ::tensorflow::Tensor;
-using ::tensorflow::data::DatasetBase;
 using ::tensorflow::data::DatasetIterator;
-using ::tensorflow::data::DatasetOpKernel;
 using ::tensorflow::data::IteratorBase;
-using ::tensorflow::data::IteratorContext;
-using ::tensorflow::data::IteratorStateReader;
-using ::tensorflow::data::IteratorStateWriter;
-using ::tensorflow::data::SerializationContext;
 using ::tensorflow::data::SplitProvider;
 namespace model = ::tensorflow::data::model;
 

@@ -13,16 +13,10 @@
 #include "tensorflow/core/framework/dataset.h"
 #include "tf_gulp/ops/epoch/epoch_ops.h"
 #include "tf_gulp/ops/framework/pass_through_dataset.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
-
-using ::tensorflow::Node;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::data::DatasetBase;
-using ::tensorflow::data::SerializationContext;
-using ::tensorflow::data::UnaryDatasetOpKernel;
 
 class KnownCardinalityDatasetOp : public UnaryDatasetOpKernel {
  public:
@@ -49,14 +43,12 @@ class KnownCardinalityDatasetOp::Dataset : public PassThroughDataset {
   }
 
  protected:
-  absl::Status AsGraphDefInternal(SerializationContext* ctx,
-                                  DatasetGraphDefBuilder* b,
-                                  Node** output) const override {
-    Node* input_node = nullptr;
-    TF_RETURN_IF_ERROR(b->AddInputDataset(ctx, input(), &input_node));
+  absl::Status NodeArgs(DatasetGraphDefBuilder* b, std::vector<Node*>* inputs,
+                        GraphAttrs*) const override {
     Node* cardinality = nullptr;
     TF_RETURN_IF_ERROR(b->AddScalar(cardinality_, &cardinality));
-    return b->AddDataset(this, {input_node, cardinality}, output);
+    inputs->push_back(cardinality);
+    return absl::OkStatus();
   }
 
  private:

@@ -38,22 +38,11 @@
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/epoch_counter.h"
 #include "tf_gulp/ops/framework/positional_source_dataset.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::DataTypeVector;
-using ::tensorflow::Node;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::PartialTensorShape;
-using ::tensorflow::Tensor;
-using ::tensorflow::TensorShape;
-using ::tensorflow::tstring;
-using ::tensorflow::data::DatasetBase;
-using ::tensorflow::data::DatasetOpKernel;
-using ::tensorflow::data::IteratorContext;
-using ::tensorflow::data::SerializationContext;
 namespace ffr = ::tfg::ffrecord;
 
 // The op's input; its attrs are FFRecordDatasetAttrs' (ffrecord_ops.h).

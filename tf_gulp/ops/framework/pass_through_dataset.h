@@ -2,7 +2,8 @@
 // around them: a stated cardinality (KnownCardinalityDataset), the epoch
 // counts in every checkpoint (EpochCountsDataset). The forwarding (iterator,
 // element spec, inputs, the input's checkpoint) is written once here; a
-// subclass says what it adds and how it serializes itself.
+// subclass says what it adds and what its graph node takes besides the input
+// (NodeArgs).
 #ifndef TF_GULP_OPS_FRAMEWORK_PASS_THROUGH_DATASET_H_
 #define TF_GULP_OPS_FRAMEWORK_PASS_THROUGH_DATASET_H_
 
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/model.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 
 namespace tf_gulp {
 
@@ -61,6 +63,23 @@ class PassThroughDataset : public ::tensorflow::data::DatasetBase {
 
  protected:
   const DatasetBase* input() const { return input_; }
+
+  // This op's node over its input's graph, with NodeArgs' inputs and attrs.
+  absl::Status AsGraphDefInternal(::tensorflow::data::SerializationContext* ctx,
+                                  DatasetGraphDefBuilder* b,
+                                  ::tensorflow::Node** output) const final {
+    ::tensorflow::Node* input_node = nullptr;
+    TF_RETURN_IF_ERROR(b->AddInputDataset(ctx, input_, &input_node));
+    std::vector<::tensorflow::Node*> inputs = {input_node};
+    GraphAttrs attrs;
+    TF_RETURN_IF_ERROR(NodeArgs(b, &inputs, &attrs));
+    return b->AddDataset(this, inputs, attrs, output);
+  }
+  // What the node takes besides the input dataset: further inputs (appended
+  // to `inputs`) and attrs.
+  virtual absl::Status NodeArgs(DatasetGraphDefBuilder* b,
+                                std::vector<::tensorflow::Node*>* inputs,
+                                GraphAttrs* attrs) const = 0;
 
   // What the subclass keeps in a checkpoint besides the input's state,
   // under the iterator's `prefix`. Restore runs before the input's restore.

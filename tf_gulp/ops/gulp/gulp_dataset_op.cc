@@ -41,23 +41,13 @@
 #include "tf_gulp/ops/framework/epoch_counter.h"
 #include "tf_gulp/ops/framework/pooled_tensor.h"
 #include "tf_gulp/ops/framework/positional_source_dataset.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 #include "tf_gulp/ops/gulp/gulp_ops.h"
 
 namespace tf_gulp {
 namespace {
 
 using ::tensorflow::DataType;
-using ::tensorflow::DataTypeVector;
-using ::tensorflow::Node;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::PartialTensorShape;
-using ::tensorflow::data::SerializationContext;
-using ::tensorflow::Tensor;
-using ::tensorflow::TensorShape;
-using ::tensorflow::data::DatasetBase;
-using ::tensorflow::data::DatasetOpKernel;
-using ::tensorflow::data::IteratorContext;
 namespace gulp = ::tfg::gulp;
 
 // The op's input; its attrs are GulpDatasetAttrs' (gulp_ops.h).

@@ -13,14 +13,12 @@
 #include "tensorflow/core/framework/tensor.h"
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/scalar_inputs.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
 #include "tf_gulp/ops/image/image_ops.h"
 
 namespace tf_gulp {
 namespace {
-
-using ::tensorflow::Tensor;
-using ::tensorflow::TensorShape;
 
 constexpr char kOp[] = "similarity_transform_matrices";
 

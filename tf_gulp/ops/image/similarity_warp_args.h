@@ -11,7 +11,9 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/framework/tensor_shape.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/image/image_ops.h"
 
 namespace tf_gulp {
 
@@ -21,6 +23,14 @@ struct SimilarityWarpArgs {
   int64_t frames = 1;  // frames per clip (1 for pictures)
   ::tensorflow::TensorShape out_shape;
 };
+
+// The layout attr, which both kernels read when they are built.
+inline absl::Status ReadSimilarityWarpLayout(::tensorflow::OpKernelConstruction* ctx,
+                                             tfg::warp::Layout* layout) {
+  SimilarityWarpAttrs attrs;
+  TF_RETURN_IF_ERROR(ReadAttrs(ctx, &attrs));
+  return ToTfStatus(tfg::warp::ParseLayout(attrs.layout, layout));
+}
 
 // Inputs: images, matrices, output_shape, bias, norm, oob_color.
 inline absl::Status ParseSimilarityWarpArgs(::tensorflow::OpKernelContext* ctx,

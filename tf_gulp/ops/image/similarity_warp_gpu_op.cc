@@ -32,18 +32,14 @@
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/gpu_kernel.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 #include "tf_gulp/ops/image/image_ops.h"
 #include "tf_gulp/ops/image/similarity_warp_args.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::AsyncOpKernel;
 using ::tensorflow::DEVICE_GPU;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::Tensor;
-using ::tensorflow::TensorShape;
 
 
 void WarnFallbackOnce(const tfg::Status& why) {
@@ -62,9 +58,7 @@ CUdeviceptr DevicePtr(const Tensor& t) {
 class SimilarityWarpGpuOp : public AsyncOpKernel {
  public:
   explicit SimilarityWarpGpuOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
-    SimilarityWarpAttrs attrs;
-    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs));
-    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::warp::ParseLayout(attrs.layout, &layout_)));
+    OP_REQUIRES_OK(ctx, ReadSimilarityWarpLayout(ctx, &layout_));
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {

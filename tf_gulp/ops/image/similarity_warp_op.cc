@@ -15,6 +15,7 @@
 #include "tensorflow/core/util/work_sharder.h"
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 #include "tf_gulp/ops/image/image_ops.h"
 #include "tf_gulp/ops/image/similarity_warp_args.h"
 
@@ -58,19 +59,11 @@ void WarpOnCpu(::tensorflow::OpKernelContext* ctx, const SimilarityWarpArgs& arg
 namespace {
 
 using ::tensorflow::DEVICE_CPU;
-using ::tensorflow::OpKernel;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::Tensor;
-using ::tensorflow::TensorShape;
-
 
 class SimilarityWarpOp : public OpKernel {
  public:
   explicit SimilarityWarpOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    SimilarityWarpAttrs attrs;
-    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs));
-    OP_REQUIRES_OK(ctx, ToTfStatus(tfg::warp::ParseLayout(attrs.layout, &layout_)));
+    OP_REQUIRES_OK(ctx, ReadSimilarityWarpLayout(ctx, &layout_));
   }
 
   void Compute(OpKernelContext* ctx) override {
