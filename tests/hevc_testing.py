@@ -62,3 +62,21 @@ def make_split_images(root) -> None:
         d.mkdir(parents=True, exist_ok=True)
         img = rng.integers(0, 255, (24, 32, 3), dtype=np.uint8)
         (d / f"{k}.jpg").write_bytes(simplejpeg.encode_jpeg(img, quality=90))
+
+
+def fit_small_model(first, ds, classes: int, epochs: int):
+    """A small conv net (`first`, a layer or ``tf.keras.Input``, then conv, pooling and a dense
+    layer of `classes`) fitted for two steps per epoch on the loader `ds`; its losses are checked
+    finite and the model returned."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    model = tf.keras.Sequential([
+        first,
+        tf.keras.layers.Conv2D(4, 3, activation="relu"),
+        tf.keras.layers.GlobalAveragePooling2D(),
+        tf.keras.layers.Dense(classes),
+    ])
+    model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(ds, steps_per_epoch=2, epochs=epochs, verbose=0, shuffle=False)
+    assert np.all(np.isfinite(history.history["loss"]))
+    return model

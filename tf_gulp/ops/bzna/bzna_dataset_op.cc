@@ -30,12 +30,10 @@
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/positional_source_dataset.h"
 #include "tf_gulp/ops/framework/scalar_inputs.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
-
-namespace tf = ::tensorflow;
-using ::tensorflow::data::IteratorContext;
 
 // Entries read ahead of the consumer (each one pread of an image, some
 // hundred kilobytes): the decode map that follows has its own parallelism.
@@ -43,7 +41,7 @@ constexpr int64_t kReadAheadEntries = 8;
 
 // One entry, its sample's output string allocated before the read.
 struct BznaEntry {
-  tf::Tensor sample;
+  Tensor sample;
   int64_t entry = 0;
   int64_t label = -1;
   int64_t epoch = 0;
@@ -69,26 +67,26 @@ class EntryReader : public PositionalSourceDataset<BznaEntry>::Reader {
     BznaEntry unit;
     unit.epoch = epoch;
     unit.entry = options_.start + order[shard_.Global(first)];
-    unit.sample = tf::Tensor(ctx_->allocator({}), tf::DT_STRING, tf::TensorShape({}));
-    unit.sample.scalar<tf::tstring>()().resize_uninitialized(
+    unit.sample = Tensor(ctx_->allocator({}), tensorflow::DT_STRING, TensorShape({}));
+    unit.sample.scalar<tstring>()().resize_uninitialized(
         file_.sample_size(static_cast<uint64_t>(unit.entry)));
     return unit;
   }
 
   void Read(int64_t epoch, int64_t first, int64_t count, bool alone, BznaEntry* unit) override {
     unit->status = file_.Read(static_cast<uint64_t>(unit->entry),
-                              unit->sample.scalar<tf::tstring>()().mdata(), &unit->label);
+                              unit->sample.scalar<tstring>()().mdata(), &unit->label);
   }
 
   // (epoch, index, label, sample[, what]): a dict's keys in sorted order.
-  absl::Status Output(BznaEntry& unit, int64_t k, std::vector<tf::Tensor>* out) override {
+  absl::Status Output(BznaEntry& unit, int64_t k, std::vector<Tensor>* out) override {
     TFG_TF_RETURN_IF_ERROR(unit.status);
     out->emplace_back(unit.epoch);
     out->emplace_back(unit.entry);
     out->emplace_back(unit.label);
     out->push_back(std::move(unit.sample));
     if (options_.names) {
-      out->emplace_back(tf::tstring(file_.Describe(static_cast<uint64_t>(unit.entry))));
+      out->emplace_back(tstring(file_.Describe(static_cast<uint64_t>(unit.entry))));
     }
     return absl::OkStatus();
   }
@@ -102,7 +100,7 @@ class EntryReader : public PositionalSourceDataset<BznaEntry>::Reader {
 
 class BznaDataset : public PositionalSourceDataset<BznaEntry> {
  public:
-  BznaDataset(tf::OpKernelContext* ctx, std::string path, const BznaDatasetAttrs& options,
+  BznaDataset(OpKernelContext* ctx, std::string path, const BznaDatasetAttrs& options,
                  std::shared_ptr<const tfg::mp4::EntryReader> file,
                  std::shared_ptr<EpochCounter> epochs)
       // Epochs are counted per container.
@@ -111,9 +109,10 @@ class BznaDataset : public PositionalSourceDataset<BznaEntry> {
         path_(std::move(path)),
         options_(options),
         file_(std::move(file)) {
-    dtypes_ = {tf::DT_INT64, tf::DT_INT64, tf::DT_INT64, tf::DT_STRING};
-    if (options_.names) dtypes_.push_back(tf::DT_STRING);
-    shapes_.assign(dtypes_.size(), tf::PartialTensorShape({}));
+    dtypes_ = {tensorflow::DT_INT64, tensorflow::DT_INT64, tensorflow::DT_INT64,
+               tensorflow::DT_STRING};
+    if (options_.names) dtypes_.push_back(tensorflow::DT_STRING);
+    shapes_.assign(dtypes_.size(), PartialTensorShape({}));
   }
 
   absl::Status MakeReader(IteratorContext* ctx, std::unique_ptr<Reader>* reader) const override {
@@ -122,12 +121,12 @@ class BznaDataset : public PositionalSourceDataset<BznaEntry> {
   }
 
  protected:
-  absl::Status AsGraphDefInternal(tf::data::SerializationContext* ctx,
-                                  DatasetGraphDefBuilder* b, tf::Node** output) const override {
+  absl::Status AsGraphDefInternal(SerializationContext* ctx,
+                                  DatasetGraphDefBuilder* b, Node** output) const override {
     GraphAttrs attrs;
     AddAttrs<BznaDatasetAttrs>(options_, b, &attrs);
-    tf::Node* path = nullptr;
-    TF_RETURN_IF_ERROR(b->AddScalar(tf::tstring(path_), &path));
+    Node* path = nullptr;
+    TF_RETURN_IF_ERROR(b->AddScalar(tstring(path_), &path));
     return b->AddDataset(this, {path}, attrs, output);
   }
 
@@ -153,9 +152,9 @@ class BznaDatasetOp
  public:
   using PositionalSourceOpKernel::PositionalSourceOpKernel;
 
-  void MakeDataset(tf::OpKernelContext* ctx, tf::data::DatasetBase** output) override {
+  void MakeDataset(OpKernelContext* ctx, DatasetBase** output) override {
     std::string path;
-    OP_REQUIRES_OK(ctx, ScalarInput<tf::tstring>(ctx, 0, "BenzinaDataset", "path", &path));
+    OP_REQUIRES_OK(ctx, ScalarInput<tstring>(ctx, 0, "BenzinaDataset", "path", &path));
     std::unique_ptr<tfg::mp4::EntryReader> file;
     OP_REQUIRES_OK(ctx, ToTfStatus(tfg::mp4::EntryReader::Open(path, &file)));
     // The container is judged again where it is read: it may have changed
@@ -172,7 +171,7 @@ class BznaDatasetOp
 };
 
 // The op's registration: bzna_ops.cc.
-REGISTER_KERNEL_BUILDER(Name(kBznaDatasetOp).Device(tf::DEVICE_CPU), BznaDatasetOp);
+REGISTER_KERNEL_BUILDER(Name(kBznaDatasetOp).Device(tensorflow::DEVICE_CPU), BznaDatasetOp);
 
 }  // namespace
 }  // namespace tf_gulp

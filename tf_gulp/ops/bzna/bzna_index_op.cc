@@ -21,21 +21,20 @@
 #include "tf_gulp/ops/bzna/bzna_ops.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/scalar_inputs.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
 
-namespace tf = ::tensorflow;
-
-class BznaTrackIndexOp : public tf::OpKernel {
+class BznaTrackIndexOp : public OpKernel {
  public:
-  explicit BznaTrackIndexOp(tf::OpKernelConstruction* ctx) : tf::OpKernel(ctx) {}
+  explicit BznaTrackIndexOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
 
-  void Compute(tf::OpKernelContext* ctx) override {
+  void Compute(OpKernelContext* ctx) override {
     std::string path;
     std::string name;
-    OP_REQUIRES_OK(ctx, ScalarInput<tf::tstring>(ctx, 0, "bzna_track_index", "path", &path));
-    OP_REQUIRES_OK(ctx, ScalarInput<tf::tstring>(ctx, 1, "bzna_track_index", "track", &name));
+    OP_REQUIRES_OK(ctx, ScalarInput<tstring>(ctx, 0, "bzna_track_index", "path", &path));
+    OP_REQUIRES_OK(ctx, ScalarInput<tstring>(ctx, 1, "bzna_track_index", "track", &name));
     std::unique_ptr<tfg::RandomAccessFile> file;
     OP_REQUIRES_OK(ctx, ToTfStatus(tfg::RandomAccessFile::Open(path, &file)));
     tfg::mp4::Movie movie;
@@ -43,10 +42,10 @@ class BznaTrackIndexOp : public tf::OpKernel {
     const tfg::mp4::Track* track = nullptr;
     OP_REQUIRES_OK(ctx, ToTfStatus(movie.GetTrack(name, &track)));
     const int64_t n = static_cast<int64_t>(track->num_samples());
-    tf::Tensor* offsets = nullptr;
-    tf::Tensor* sizes = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, tf::TensorShape({n}), &offsets));
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, tf::TensorShape({n}), &sizes));
+    Tensor* offsets = nullptr;
+    Tensor* sizes = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({n}), &offsets));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &sizes));
     auto o = offsets->vec<int64_t>();
     auto s = sizes->vec<int64_t>();
     for (int64_t i = 0; i < n; ++i) {
@@ -56,23 +55,23 @@ class BznaTrackIndexOp : public tf::OpKernel {
   }
 };
 
-class BznaIndexCacheStatsOp : public tf::OpKernel {
+class BznaIndexCacheStatsOp : public OpKernel {
  public:
-  explicit BznaIndexCacheStatsOp(tf::OpKernelConstruction* ctx) : tf::OpKernel(ctx) {}
+  explicit BznaIndexCacheStatsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
 
-  void Compute(tf::OpKernelContext* ctx) override {
-    tf::Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, tf::TensorShape({2}), &out));
+  void Compute(OpKernelContext* ctx) override {
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({2}), &out));
     const tfg::mp4::EntryIndexCache* cache = tfg::mp4::EntryIndexCache::Global();
     out->vec<int64_t>()(0) = static_cast<int64_t>(cache->reads());
     out->vec<int64_t>()(1) = static_cast<int64_t>(cache->hits());
   }
 };
 
-REGISTER_KERNEL_BUILDER(Name(kBznaTrackIndexOp).Device(tf::DEVICE_CPU),
+REGISTER_KERNEL_BUILDER(Name(kBznaTrackIndexOp).Device(tensorflow::DEVICE_CPU),
                         BznaTrackIndexOp);
 REGISTER_KERNEL_BUILDER(
-    Name(kBznaIndexCacheStatsOp).Device(tf::DEVICE_CPU),
+    Name(kBznaIndexCacheStatsOp).Device(tensorflow::DEVICE_CPU),
     BznaIndexCacheStatsOp);
 
 }  // namespace

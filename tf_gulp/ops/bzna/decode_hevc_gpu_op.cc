@@ -37,12 +37,10 @@
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/gpu_kernel.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
-
-namespace tf = ::tensorflow;
-
 
 // One sample in flight: parsed on the executor thread, decoded on a worker.
 struct Sample {
@@ -62,30 +60,30 @@ void WarnFallbackOnce(bool per_picture, const tfg::Status& why) {
   });
 }
 
-class DecodeHevcGpuOp : public tf::AsyncOpKernel {
+class DecodeHevcGpuOp : public AsyncOpKernel {
  public:
-  explicit DecodeHevcGpuOp(tf::OpKernelConstruction* ctx) : tf::AsyncOpKernel(ctx) {
+  explicit DecodeHevcGpuOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
     OP_REQUIRES_OK(ctx, attrs_.Parse("decode_hevc"));
   }
 
-  void ComputeAsync(tf::OpKernelContext* ctx, DoneCallback done) override {
-    const tf::Tensor& input = ctx->input(0);
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    const Tensor& input = ctx->input(0);
     OP_REQUIRES_ASYNC(ctx, input.dims() == 0,
                       absl::InvalidArgumentError(absl::StrCat(
                           "decode_hevc: contents must be a scalar string (one MP4), got shape ",
                           input.shape().DebugString())),
                       done);
-    const tf::Tensor& what_input = ctx->input(1);
+    const Tensor& what_input = ctx->input(1);
     OP_REQUIRES_ASYNC(ctx, what_input.dims() == 0,
                       absl::InvalidArgumentError("decode_hevc: what must be a scalar string"),
                       done);
     CUstream cu_stream = nullptr;
     OP_REQUIRES_OK_ASYNC(ctx, ComputeStream(ctx, "decode_hevc", &cu_stream), done);
-    const tf::tstring& bytes = input.scalar<tf::tstring>()();
+    const tstring& bytes = input.scalar<tstring>()();
     auto sample = std::make_shared<Sample>();
     sample->what =
-        tfg::codec::HevcSampleName(std::string(what_input.scalar<tf::tstring>()()), bytes.size());
+        tfg::codec::HevcSampleName(std::string(what_input.scalar<tstring>()()), bytes.size());
     OP_REQUIRES_OK_ASYNC(ctx,
                          ToTfStatus(tfg::codec::ParseHevcSample(
                              reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
@@ -106,7 +104,7 @@ class DecodeHevcGpuOp : public tf::AsyncOpKernel {
   }
 
  private:
-  void DecodeWithNvdec(tf::OpKernelContext* ctx, std::shared_ptr<Sample> sample,
+  void DecodeWithNvdec(OpKernelContext* ctx, std::shared_ptr<Sample> sample,
                        tfg::gpu::NvdecRgbDecoder* decoder, CUstream stream, DoneCallback done) {
     absl::Status allocated;  // TensorFlow's own status if allocate_output failed
     bool output_made = false;
@@ -122,9 +120,9 @@ class DecodeHevcGpuOp : public tf::AsyncOpKernel {
           region->y = keep.y;
           region->width = keep.width;
           region->height = keep.height;
-          tf::Tensor* output = nullptr;
+          Tensor* output = nullptr;
           allocated = ctx->allocate_output(
-              0, tf::TensorShape({region->height, region->width, 3}), &output);
+              0, TensorShape({region->height, region->width, 3}), &output);
           if (!allocated.ok()) return tfg::InternalError(allocated.message());
           output_made = true;
           *dst = reinterpret_cast<CUdeviceptr>(output->tensor_data().data());
@@ -148,17 +146,17 @@ class DecodeHevcGpuOp : public tf::AsyncOpKernel {
 
   // The fallback: the CPU kernel's decode into pinned host memory, then one
   // copy to the output on the device.
-  void DecodeOnHost(tf::OpKernelContext* ctx, std::shared_ptr<Sample> sample,
+  void DecodeOnHost(OpKernelContext* ctx, std::shared_ptr<Sample> sample,
                     DoneCallback done) {
-    auto host = std::make_shared<tf::Tensor>();
+    auto host = std::make_shared<Tensor>();
     tfg::codec::HevcDecoder* cpu = nullptr;
     tfg::codec::PictureRegion r;
     OP_REQUIRES_OK_ASYNC(ctx,
                          ToTfStatus(tfg::codec::DecodeParsedHevcSample(
                              sample->parsed, attrs_.clean(), attrs_.threads, sample->what, &cpu, &r)),
                          done);
-    const tf::TensorShape shape({r.height, r.width, 3});
-    tf::Tensor* output = nullptr;
+    const TensorShape shape({r.height, r.width, 3});
+    Tensor* output = nullptr;
     absl::Status allocated =
         ctx->allocate_temp(::tensorflow::DT_UINT8, shape, host.get(), PinnedHost());
     if (allocated.ok()) allocated = ctx->allocate_output(0, shape, &output);
@@ -194,12 +192,12 @@ constexpr char kStatusOpName[] = "TfGulp>NvdecStatus";
 class NvdecStatusOp : public ::tensorflow::OpKernel {
  public:
   using OpKernel::OpKernel;
-  void Compute(tf::OpKernelContext* ctx) override {
+  void Compute(OpKernelContext* ctx) override {
     tfg::gpu::NvdecRgbDecoder* decoder = nullptr;
     const tfg::Status status = tfg::gpu::NvdecRgbDecoder::Get(&decoder);
-    tf::Tensor* output = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, tf::TensorShape({}), &output));
-    output->scalar<tf::tstring>()() = status.ok() ? std::string() : status.message();
+    Tensor* output = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({}), &output));
+    output->scalar<tstring>()() = status.ok() ? std::string() : status.message();
   }
 };
 
@@ -216,7 +214,7 @@ REGISTER_KERNEL_BUILDER(Name(kStatusOpName).Device(::tensorflow::DEVICE_CPU), Nv
 
 // The compressed sample and its name are read on the host (MP4 parsing, the
 // crop); the picture is decoded and converted on the GPU, into GPU memory.
-REGISTER_KERNEL_BUILDER(Name(kDecodeHevcOp).Device(tf::DEVICE_GPU).HostMemory("contents").HostMemory("what"),
+REGISTER_KERNEL_BUILDER(Name(kDecodeHevcOp).Device(tensorflow::DEVICE_GPU).HostMemory("contents").HostMemory("what"),
                         DecodeHevcGpuOp);
 
 }  // namespace tf_gulp

@@ -19,30 +19,29 @@
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/scalar_inputs.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
 
-namespace tf = ::tensorflow;
-
-class DecodeHevcOp : public tf::OpKernel {
+class DecodeHevcOp : public OpKernel {
  public:
-  explicit DecodeHevcOp(tf::OpKernelConstruction* ctx) : tf::OpKernel(ctx) {
+  explicit DecodeHevcOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
     OP_REQUIRES_OK(ctx, attrs_.Parse("decode_hevc"));
   }
 
-  void Compute(tf::OpKernelContext* ctx) override {
-    const tf::Tensor& input = ctx->input(0);
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
     OP_REQUIRES(ctx, input.dims() == 0,
                 absl::InvalidArgumentError(absl::StrCat(
                     "decode_hevc: contents must be a scalar string (one MP4), got shape ",
                     input.shape().DebugString())));
     OP_REQUIRES_OK(ctx, CheckScalarInputs(ctx, {1}, "decode_hevc: what must be a scalar string"));
-    const tf::Tensor& what_input = ctx->input(1);
-    const tf::tstring& bytes = input.scalar<tf::tstring>()();
+    const Tensor& what_input = ctx->input(1);
+    const tstring& bytes = input.scalar<tstring>()();
     const std::string what = tfg::codec::HevcSampleName(
-        std::string(what_input.scalar<tf::tstring>()()), bytes.size());
+        std::string(what_input.scalar<tstring>()()), bytes.size());
     const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
 
     tfg::codec::HevcDecoder* decoder = nullptr;
@@ -51,8 +50,8 @@ class DecodeHevcOp : public tf::OpKernel {
                                                                 attrs_.clean(), attrs_.threads, what,
                                                                 &decoder, &r)));
     const int x = r.x, y = r.y, w = r.width, h = r.height;
-    tf::Tensor* output = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, tf::TensorShape({h, w, 3}), &output));
+    Tensor* output = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({h, w, 3}), &output));
     OP_REQUIRES_OK(ctx, ToTfStatus(decoder->ToRgb(x, y, w, h, attrs_.chroma,
                                                   output->flat<uint8_t>().data())));
   }
@@ -61,27 +60,27 @@ class DecodeHevcOp : public tf::OpKernel {
   HevcDecodeAttrs attrs_;
 };
 
-REGISTER_KERNEL_BUILDER(Name(kDecodeHevcOp).Device(tf::DEVICE_CPU), DecodeHevcOp);
+REGISTER_KERNEL_BUILDER(Name(kDecodeHevcOp).Device(tensorflow::DEVICE_CPU), DecodeHevcOp);
 
 // HevcSampleSize: the [height, width] decode_hevc would output for a sample,
 // from its MP4 alone (no decoding): the crop rectangle computed on the size
 // the visual sample entry declares. DataLoader(device=...) uses it to make
 // each picture's warp matrix in tf.data while the picture itself is decoded
 // on the device; the step checks the decoded size against it.
-class HevcSampleSizeOp : public tf::OpKernel {
+class HevcSampleSizeOp : public OpKernel {
  public:
-  explicit HevcSampleSizeOp(tf::OpKernelConstruction* ctx) : tf::OpKernel(ctx) {
+  explicit HevcSampleSizeOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
   }
 
-  void Compute(tf::OpKernelContext* ctx) override {
+  void Compute(OpKernelContext* ctx) override {
     OP_REQUIRES_OK(ctx, CheckScalarInputs(ctx, {0, 1}, "hevc_sample_size: contents and what "
                                                        "must be scalar strings"));
-    const tf::Tensor& input = ctx->input(0);
-    const tf::Tensor& what_input = ctx->input(1);
-    const tf::tstring& bytes = input.scalar<tf::tstring>()();
+    const Tensor& input = ctx->input(0);
+    const Tensor& what_input = ctx->input(1);
+    const tstring& bytes = input.scalar<tstring>()();
     const std::string what = tfg::codec::HevcSampleName(
-        std::string(what_input.scalar<tf::tstring>()()), bytes.size());
+        std::string(what_input.scalar<tstring>()()), bytes.size());
     tfg::codec::ParsedHevcSample sample;
     OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::ParseHevcSample(
                             reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
@@ -96,8 +95,8 @@ class HevcSampleSizeOp : public tf::OpKernel {
                                                                 track.coded_width,
                                                                 track.coded_height, what, &r)));
     const int w = r.width, h = r.height;
-    tf::Tensor* output = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, tf::TensorShape({2}), &output));
+    Tensor* output = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({2}), &output));
     output->vec<int32_t>()(0) = h;
     output->vec<int32_t>()(1) = w;
   }
@@ -106,7 +105,7 @@ class HevcSampleSizeOp : public tf::OpKernel {
   HevcCropAttrs attrs_;
 };
 
-REGISTER_KERNEL_BUILDER(Name(kHevcSampleSizeOp).Device(tf::DEVICE_CPU),
+REGISTER_KERNEL_BUILDER(Name(kHevcSampleSizeOp).Device(tensorflow::DEVICE_CPU),
                         HevcSampleSizeOp);
 
 }  // namespace

@@ -47,12 +47,10 @@
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/gpu_kernel.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
-
-namespace tf = ::tensorflow;
-
 
 // Pictures decoded at once per op: enough to keep an H100's 7 NVDEC engines
 // busy (the pool's sessions) while a worker parses the next sample.
@@ -70,8 +68,8 @@ void WarnFallbackOnce(bool per_picture, const tfg::Status& why) {
 
 // One op call in flight: what the worker tasks share.
 struct Batch {
-  tf::OpKernelContext* ctx = nullptr;
-  tf::Tensor* output = nullptr;
+  OpKernelContext* ctx = nullptr;
+  Tensor* output = nullptr;
   uint64_t seed = 0, epoch = 0;
   int64_t size = 0;
   std::vector<std::string> what;     // names the samples in errors
@@ -79,13 +77,13 @@ struct Batch {
   std::atomic<int> tasks_left{0};
   std::mutex mu;                     // guards the two below and allocate_temp
   std::vector<int64_t> on_host;      // pictures NVDEC could not take
-  std::vector<tf::Tensor> host;          // their CPU results (pinned), same order
-  std::vector<tf::Tensor> slots;         // their slots of the output, kept alive for the copies
+  std::vector<Tensor> host;          // their CPU results (pinned), same order
+  std::vector<Tensor> slots;         // their slots of the output, kept alive for the copies
 };
 
-class DecodeHevcWarpedGpuOp : public tf::AsyncOpKernel {
+class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
  public:
-  explicit DecodeHevcWarpedGpuOp(tf::OpKernelConstruction* ctx) : tf::AsyncOpKernel(ctx) {
+  explicit DecodeHevcWarpedGpuOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
     OP_REQUIRES_OK(ctx, attrs_.Parse("decode_hevc_warped"));
     // The NV12 warp kernels (cc/gpu) have no colour stage yet: refuse rather
@@ -97,10 +95,10 @@ class DecodeHevcWarpedGpuOp : public tf::AsyncOpKernel {
                     "GPU"));
   }
 
-  void ComputeAsync(tf::OpKernelContext* ctx, DoneCallback done) override {
-    const tf::Tensor& contents = ctx->input(0);
-    const tf::Tensor& whats = ctx->input(1);
-    const tf::Tensor& elements = ctx->input(4);
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    const Tensor& contents = ctx->input(0);
+    const Tensor& whats = ctx->input(1);
+    const Tensor& elements = ctx->input(4);
     OP_REQUIRES_ASYNC(
         ctx, contents.dims() == 1,
         absl::InvalidArgumentError("decode_hevc_warped: contents must be [B] strings"), done);
@@ -120,15 +118,15 @@ class DecodeHevcWarpedGpuOp : public tf::AsyncOpKernel {
     batch->size = contents.dim_size(0);
     OP_REQUIRES_OK_ASYNC(
         ctx,
-        ctx->allocate_output(0, tf::TensorShape({batch->size, attrs_.output_height, attrs_.output_width, 3}),
+        ctx->allocate_output(0, TensorShape({batch->size, attrs_.output_height, attrs_.output_width, 3}),
                              &batch->output),
         done);
     if (batch->size == 0) {
       done();
       return;
     }
-    auto in = contents.flat<tf::tstring>();
-    auto labels = whats.flat<tf::tstring>();
+    auto in = contents.flat<tstring>();
+    auto labels = whats.flat<tstring>();
     for (int64_t i = 0; i < batch->size; ++i) {
       batch->what.push_back(tfg::codec::HevcSampleName(std::string(labels(i)), in(i).size()));
     }
@@ -158,7 +156,7 @@ class DecodeHevcWarpedGpuOp : public tf::AsyncOpKernel {
         for (size_t j = 0; j < mine.size(); ++j) {
           parsed[j] = std::make_unique<tfg::codec::ParsedHevcSample>();
           const int64_t i = mine[j];
-          const tf::tstring& bytes = Sample(*batch, i);
+          const tstring& bytes = Sample(*batch, i);
           batch->statuses[i] = tfg::codec::ParseHevcSample(
               reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), attrs_.extra.track,
               batch->what[i], parsed[j].get());
@@ -179,8 +177,8 @@ class DecodeHevcWarpedGpuOp : public tf::AsyncOpKernel {
   }
 
  private:
-  const tf::tstring& Sample(const Batch& b, int64_t i) const {
-    return b.ctx->input(0).flat<tf::tstring>()(i);
+  const tstring& Sample(const Batch& b, int64_t i) const {
+    return b.ctx->input(0).flat<tstring>()(i);
   }
   int64_t Element(const Batch& b, int64_t i) const {
     return b.ctx->input(4).flat<int64_t>()(i);
@@ -237,11 +235,11 @@ class DecodeHevcWarpedGpuOp : public tf::AsyncOpKernel {
   // decode + fused warp into a pinned host tensor, copied into the picture's
   // output slot by Finish.
   tfg::Status OnHost(Batch* b, int64_t i, const tfg::codec::ParsedHevcSample& parsed) {
-    tf::Tensor host;
+    Tensor host;
     {
       std::lock_guard<std::mutex> lock(b->mu);
       const absl::Status s = b->ctx->allocate_temp(
-          b->output->dtype(), tf::TensorShape({1, attrs_.output_height, attrs_.output_width, 3}), &host,
+          b->output->dtype(), TensorShape({1, attrs_.output_height, attrs_.output_width, 3}), &host,
           PinnedHost());
       if (!s.ok()) return tfg::InternalError(s.message());
     }
@@ -262,7 +260,7 @@ class DecodeHevcWarpedGpuOp : public tf::AsyncOpKernel {
 
   // The CPU kernel's warp of a decoded picture into `out` at `offset` values.
   tfg::Status WarpOnHost(const Batch& b, int64_t i, const tfg::codec::HevcDecoder& decoder,
-                         const tfg::codec::PictureRegion& region, tf::Tensor* out,
+                         const tfg::codec::PictureRegion& region, Tensor* out,
                          size_t offset) const {
     double m[9];
     tfg::warp::TransformMatrix(attrs_.spec, Key(b, i), region.height, region.width,
@@ -284,14 +282,14 @@ class DecodeHevcWarpedGpuOp : public tf::AsyncOpKernel {
   // No NVDEC: the CPU kernel's path for the whole batch (pictures sharded over
   // TensorFlow's CPU threads) into pinned host memory, then one copy.
   void WholeBatchOnHost(std::shared_ptr<Batch> b, DoneCallback done) {
-    tf::OpKernelContext* ctx = b->ctx;
-    auto host = std::make_shared<tf::Tensor>();
+    OpKernelContext* ctx = b->ctx;
+    auto host = std::make_shared<Tensor>();
     OP_REQUIRES_OK_ASYNC(
         ctx, ctx->allocate_temp(b->output->dtype(), b->output->shape(), host.get(), PinnedHost()),
         done);
     auto work = [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        const tf::tstring& bytes = Sample(*b, i);
+        const tstring& bytes = Sample(*b, i);
         tfg::codec::HevcDecoder* cpu = nullptr;
         tfg::codec::PictureRegion region;
         b->statuses[i] = tfg::codec::DecodeHevcSample(
@@ -335,7 +333,7 @@ class DecodeHevcWarpedGpuOp : public tf::AsyncOpKernel {
       done();
       return;
     }
-    tf::OpKernelContext* ctx = b->ctx;
+    OpKernelContext* ctx = b->ctx;
     auto* device = static_cast<::tensorflow::Device*>(ctx->device());
     auto left = std::make_shared<std::atomic<int>>(static_cast<int>(b->on_host.size()));
     auto shared_done = std::make_shared<DoneCallback>(std::move(done));
