@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """BenzinaDataset under tf.data service: what the per-process entry index cache saves.
 
-With dynamic sharding (``distributed_epoch``) each entry of a pass is one split, and each split
-asks its worker for the container's entry index (the ``BznaEntryIndex`` op). Without the cache
-(cc/mp4/entry_index_cache.h) a worker reads and parses the file's moov box once per image; with it,
-once per file. This benchmark reads ``--elements`` images (``decode=False``: the samples' bytes, so
+With dynamic sharding (``distributed_epoch``) each entry of a pass is one split. In trees where
+the Benzina reader was an index op + map, each split asked its worker for the container's entry
+index (the ``BznaEntryIndex`` op): without the cache (cc/mp4/entry_index_cache.h) a worker read and
+parsed the file's moov box once per image; with it, once per file. Since ``BenzinaDataset`` is a
+source kernel, a worker's kernel reads the index when it is made (through the same cache), not per
+split. This benchmark reads ``--elements`` images (``decode=False``: the samples' bytes, so
 the index cost is not hidden behind HEVC decoding) from a container of ``--entries`` entries through
 an in-process dispatcher and one worker, once per tree given with ``--trees`` (e.g. a checkout
 without the cache, and this one), alternating the trees round by round in child processes, and

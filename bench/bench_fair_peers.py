@@ -4,11 +4,15 @@ gulpio2 and ffrecord are read in PyTorch by a ``DataLoader`` with worker process
 tf_gulp on all cores with them in one process flatters tf_gulp. In one run, interleaved round by
 round (the order rotates), on the same data, this measures:
 
-* gulp (items: decoded frames): ``GulpDataset``; gulpio2 in one process; gulpio2 inside
+* gulp (items: decoded frames): ``GulpDataset`` consumed inside the TensorFlow runtime
+  (``ds.reduce``, as a training step consumes it: no Python per element) and, apart, iterated
+  from Python (one eager ``GetNext`` per clip); gulpio2 in one process; gulpio2 inside
   ``torch.utils.data.DataLoader(num_workers=cores)`` delivering batches of clips to this process;
   gulpio2 bare in one process per core (each its share of the videos, no DataLoader: the upper
-  bound of any way of running it); libjpeg-turbo (simplejpeg, fast IDCT, as gulpio2 decodes)
-  decoding the same frames from memory on one thread per core (the decode bound);
+  bound of any way of running it); libjpeg-turbo (simplejpeg) decoding the same frames from
+  memory on one thread per core, each clip into one ``[frames, H, W, 3]`` uint8 array with
+  GulpDataset's settings (fast IDCT, smooth chroma upsampling): the decode bound, doing the work
+  GulpDataset must do and nothing else (no file reads, no framework);
 * FFRecord, 4 KiB records in random batches of 64, checksums on (items: records):
   ``FFRecordDataset``; the reference ``ffrecord.FileReader`` in one process, inside a
   ``DataLoader(num_workers=cores)`` (a batch sampler, each worker its own reader), and bare in one
@@ -113,9 +117,17 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
 
     import iterator_timing
 
+    import tensorflow as tf
+
     ds = tf_gulp.GulpDataset(gulp_dir)
 
     def gulp_dataset() -> int:
+        # Consumed where a training step consumes it, inside the runtime: counting frames is the
+        # least a consumer can do, as `len(frames)` is in the gulpio2 rows.
+        return int(ds.reduce(tf.constant(0, tf.int64),
+                             lambda n, e: n + tf.shape(e["frames"], out_type=tf.int64)[0]))
+
+    def gulp_dataset_python() -> int:
         return sum(int(e["frames"].shape[0]) for e in iterator_timing.iterate(ds))
 
     gd = gulpio2.GulpDirectory(gulp_dir)
@@ -155,19 +167,29 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
     per_core = PerCore([ids[i::CORES] for i in range(CORES)], read_share)
     closers.append(per_core.close)
 
-    jpegs = [j for _key, _label, frames in load_jpegs(gulp_dir) for j in frames]
+    clips = [frames for _key, _label, frames in load_jpegs(gulp_dir)]
     pool = concurrent.futures.ThreadPoolExecutor(CORES)
     closers.append(pool.shutdown)
 
-    def decode(share: Sequence[bytes]) -> int:
-        for j in share:
-            simplejpeg.decode_jpeg(j, colorspace="RGB", fastdct=True, fastupsample=True)
-        return len(share)
+    def decode(share: Sequence[Sequence[bytes]]) -> int:
+        # What GulpDataset hands over: each clip in one array, frames decoded straight into it
+        # (writing a 3.7 MB clip costs more than overwriting one frame's array, which stays in
+        # the core's cache), with its settings (smooth upsampling: the same as fast for 4:4:4).
+        n = 0
+        for frames in share:
+            h, w, _, _ = simplejpeg.decode_jpeg_header(frames[0])
+            clip = np.empty((len(frames), h, w, 3), np.uint8)
+            for k, j in enumerate(frames):
+                simplejpeg.decode_jpeg(j, colorspace="RGB", fastdct=True, fastupsample=False,
+                                       buffer=clip[k])
+            n += len(frames)
+        return n
 
     def bound() -> int:
-        return sum(pool.map(decode, [jpegs[i::CORES] for i in range(CORES)]))
+        return sum(pool.map(decode, [clips[i::CORES] for i in range(CORES)]))
 
     return [Reader("GulpDataset", gulp_dataset),
+            Reader("GulpDataset, iterated from Python", gulp_dataset_python),
             Reader("gulpio2, 1 process", gulpio2_one),
             Reader(f"gulpio2, DataLoader ({CORES} workers)", gulpio2_loader,
                    lambda: loader_state.get("pids", [])),

@@ -167,8 +167,7 @@ def _ffrecord_key(record):
 
 
 # ---------------------------------------------------------------------------------------------
-# Benzina. Written against today's API (BenzinaDataset, a function returning BenzinaSource); when
-# it becomes a PositionalSourceDataset (issue 33, point 1) this entry is what changes.
+# Benzina: BenzinaDataset (decoded by a map after its source, TfGulp>BznaDataset).
 
 def _write_benzina(root: Path, n: int) -> Written:
     import simplejpeg
@@ -203,19 +202,8 @@ FORMATS: Dict[str, Format] = {f.name: f for f in (
            source_op="TfGulp>FFRecordDataset", write=_write_ffrecord, key=_ffrecord_key,
            fifo_files=lambda w: [os.path.join(w.path, "part1.ffr")]),
     Format(name="benzina", title="Benzina", dataset="BenzinaDataset", package="bzna",
-           cc_module="mp4", fuzz_target="mp4", guide="benzina.md", source_op=None,
-           write=_write_benzina, key=_benzina_key, fifo_files=lambda w: [w.path],
-           not_yet={SOURCE_OP: "Benzina is an index op + map assembled in Python "
-                               "(tf_gulp/bzna/dataset.py) until it becomes a "
-                               "PositionalSourceDataset (issue 33, point 1): no source op, "
-                               "kernel or op test of its own yet",
-                    CHECKPOINT_ACROSS_PASSES:
-                        "BenzinaSource restores the position in the pass a checkpoint was taken "
-                        "in, but a pass after it is read in another order than the "
-                        "uninterrupted run's (repeat(3), a checkpoint in pass 2: pass 3 differs; "
-                        "with prefetch(), in pass 1 already); symbolic checkpoints are exact. "
-                        "The PositionalSourceDataset base (issue 33, point 1) keeps the epoch "
-                        "in the checkpoint"}),
+           cc_module="mp4", fuzz_target="mp4", guide="benzina.md", source_op="TfGulp>BznaDataset",
+           write=_write_benzina, key=_benzina_key, fifo_files=lambda w: [w.path]),
 )}
 
 # The cc/ modules that are no format's (shared by all; docs/design.md's layering).

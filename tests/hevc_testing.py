@@ -48,3 +48,35 @@ def smooth_image(rng, h, w):
     img = np.stack([128 + 100 * np.sin(a * x + b * y), 128 + 100 * np.cos(b * x - c * y),
                     128 + 100 * np.sin(c * (x + y))], -1)
     return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def make_split_images(root) -> None:
+    """Six small JPEGs in split/class folders (train: ant x2, bee; val: ant, bee; test: cow), the
+    layout `tf-gulp bzna create` reads: inputs for the create tests that kill or starve it."""
+    import simplejpeg  # pylint: disable=import-outside-toplevel
+
+    rng = np.random.default_rng(3)
+    for split, cls, k in [("train", "ant", 0), ("train", "ant", 1), ("train", "bee", 0),
+                          ("val", "ant", 0), ("val", "bee", 0), ("test", "cow", 0)]:
+        d = root / split / cls
+        d.mkdir(parents=True, exist_ok=True)
+        img = rng.integers(0, 255, (24, 32, 3), dtype=np.uint8)
+        (d / f"{k}.jpg").write_bytes(simplejpeg.encode_jpeg(img, quality=90))
+
+
+def fit_small_model(first, ds, classes: int, epochs: int):
+    """A small conv net (`first`, a layer or ``tf.keras.Input``, then conv, pooling and a dense
+    layer of `classes`) fitted for two steps per epoch on the loader `ds`; its losses are checked
+    finite and the model returned."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    model = tf.keras.Sequential([
+        first,
+        tf.keras.layers.Conv2D(4, 3, activation="relu"),
+        tf.keras.layers.GlobalAveragePooling2D(),
+        tf.keras.layers.Dense(classes),
+    ])
+    model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(ds, steps_per_epoch=2, epochs=epochs, verbose=0, shuffle=False)
+    assert np.all(np.isfinite(history.history["loss"]))
+    return model

@@ -18,26 +18,15 @@ import signal
 import subprocess
 import time
 
-import numpy as np
 import pytest
-import simplejpeg
 
+from hevc_testing import make_split_images
 from ingest_testing import cli_command, cli_env
 
 pytest.importorskip("av")
 
 SEED = int(os.environ.get("TF_GULP_KILL_SEED", "20261123"))
 CYCLES = int(os.environ.get("TF_GULP_KILL_CYCLES", "20"))
-
-
-def make_images(root):
-    rng = np.random.default_rng(3)
-    for split, cls, k in [("train", "ant", 0), ("train", "ant", 1), ("train", "bee", 0),
-                          ("val", "ant", 0), ("val", "bee", 0), ("test", "cow", 0)]:
-        d = root / split / cls
-        d.mkdir(parents=True, exist_ok=True)
-        img = rng.integers(0, 255, (24, 32, 3), dtype=np.uint8)
-        (d / f"{k}.jpg").write_bytes(simplejpeg.encode_jpeg(img, quality=90))
 
 
 def command(images, out, jobs):
@@ -50,7 +39,7 @@ def test_sigkill_at_random_moments_then_rerun(tmp_path):
 
     rng = random.Random(SEED)
     images = tmp_path / "img"
-    make_images(images)
+    make_split_images(images)
     reference = tmp_path / "reference.bzna"
     started = time.monotonic()
     subprocess.run(command(images, reference, "1"), env=cli_env(), check=True,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 import warnings
 
@@ -19,13 +20,13 @@ import tf_gulp.ops
 from epoch_testing import assert_all_differ, keras_epochs
 from ffrecord_testing import ffrecord_bytes
 from bzna_reference_testing import read_moov
-from hevc_testing import ffmpeg_rgb, ffprobe, have_ffmpeg, smooth_image
+from hevc_testing import ffmpeg_rgb, ffprobe, fit_small_model, have_ffmpeg, smooth_image
 from tf_gulp.bzna import container as C
 from tf_gulp.bzna import create as K
 from tf_gulp import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
 from tf_gulp.cli.main import main as cli
-from tf_gulp.ops.bzna.bzna_ops import bzna_epoch_order, bzna_track_index, read_file_range
+from tf_gulp.ops.bzna.bzna_ops import bzna_track_index
 
 PRESET = "ultrafast"  # the tests check the format, not x265's quality; medium is the default
 
@@ -213,15 +214,7 @@ def test_keras_fit_knows_the_epoch_length(data):
 def test_keras_fit(data):
     dl = DataLoader(data["path"], (32, 32), 4, split="train", shuffle=True, epochs=None,
                     bias_transform=T.ConstantBiasTransform(), norm_transform=T.ConstantNormTransform())
-    model = tf.keras.Sequential([
-        tf.keras.Input((32, 32, 3)),
-        tf.keras.layers.Conv2D(4, 3, activation="relu"),
-        tf.keras.layers.GlobalAveragePooling2D(),
-        tf.keras.layers.Dense(3),
-    ])
-    model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    history = model.fit(dl, steps_per_epoch=2, epochs=2, verbose=0, shuffle=False)
-    assert np.all(np.isfinite(history.history["loss"]))
+    fit_small_model(tf.keras.Input((32, 32, 3)), dl, classes=3, epochs=2)
 
 
 def test_resume_reuses_encoded_images(data, tmp_path, monkeypatch):
@@ -331,8 +324,22 @@ def test_bad_files(tmp_path, data):
     p.write_bytes(good[: len(good) // 2])
     with pytest.raises((ValueError, tf.errors.DataLossError)):
         list(BenzinaDataset(str(p)))
-    with pytest.raises(tf.errors.DataLossError, match="past the end"):
-        read_file_range(data["path"], len(good) - 2, 10).numpy()
+    # The file cut after the dataset was made (its index already read), in the middle of entry
+    # 3's sample (the targets come after the samples): every entry is an error naming the file,
+    # the entry and the byte offset of what it could not read.
+    p = tmp_path / "shrunk.bzna"
+    p.write_bytes(good)
+    it = iter(BenzinaDataset(str(p), decode=False))
+    with open(p, "r+b") as f:
+        f.truncate(o[3] + 10)
+    for k in range(7):
+        with pytest.raises(tf.errors.DataLossError) as e:
+            next(it)
+        what = (f"target of entry {k}" if k < 3 else rf"sample {k} \(byte offset {o[k]}\)")
+        assert re.search(rf"shrunk.bzna: {what}: .*shrunk.bzna: .*at offset \d+", str(e.value)), (
+            k, str(e.value))
+    with pytest.raises(StopIteration):
+        next(it)
 
 
 def test_iterator_checkpoint_resumes_exactly(data, tmp_path):
@@ -447,20 +454,6 @@ def test_shuffle_is_ffrecord_datasets_order(data, tmp_path):
         assert indices(selected(ds)) == [int(r) for r in selected(ffr).as_numpy_iterator()]
 
 
-def test_epoch_order_op_maps_positions_to_entries():
-    """BznaEpochOrder gives the entries at any positions (a split asks for one), each position's
-    entry the same whichever others are asked with it; a position outside the epoch is an error
-    naming it."""
-    whole = bzna_epoch_order(1000, 7, 3, tf.range(1000)).numpy().tolist()
-    assert sorted(whole) == list(range(1000)) and whole != list(range(1000))
-    assert bzna_epoch_order(1000, 7, 3, [999, 5]).numpy().tolist() == [whole[999], whole[5]]
-    assert bzna_epoch_order(1000, 7, 4, tf.range(1000)).numpy().tolist() != whole
-    assert bzna_epoch_order(0, 7, 3, tf.zeros([0], tf.int64)).shape == (0,)
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r"position 1000 is outside the epoch's \[0, 1000\)"):
-        bzna_epoch_order(1000, 7, 3, [1000])
-
-
 def test_keras_epochs_reshuffle(data):
     ds = BenzinaDataset(data["path"], shuffle=True, seed=6, decode=False).map(
         lambda x: (tf.cast(x["index"], tf.float32)[None], x["label"]))
@@ -482,14 +475,13 @@ def test_data_loader_passes_cover_the_next_epochs(data):
     np.testing.assert_array_equal(second[0], expected[0])
 
 
-@pytest.mark.parametrize("split_per_entry", [True, False])
 @pytest.mark.parametrize("passes", [1, 2])
-def test_distributed_epoch_reads_each_pass_once(data, service, split_per_entry, passes):
-    """tf.data service dynamic sharding: one split per entry (default) or per pass, every entry
-    exactly once per pass, also when a worker gets no split (one pass as one split, two
-    workers); which worker read what: test_service_processes.py."""
-    ds = BenzinaDataset(data["path"], shuffle=True, seed=3, decode=False,
-                        split_per_entry=split_per_entry).map(lambda x: x["index"]).repeat(passes)
+def test_distributed_epoch_reads_each_pass_once(data, service, passes):
+    """tf.data service dynamic sharding: one split per entry (the source's, as for the other
+    sources), every entry exactly once per pass; which worker read what:
+    test_service_processes.py."""
+    ds = BenzinaDataset(data["path"], shuffle=True, seed=3, decode=False).map(
+        lambda x: x["index"]).repeat(passes)
     got = list(ds.apply(tf.data.experimental.service.distribute(
         processing_mode=tf.data.experimental.service.ShardingPolicy.DYNAMIC,
         service=service.target)).as_numpy_iterator())
@@ -509,3 +501,81 @@ def test_one_default_for_bias_and_norm(data):
     raw = first(bias_transform=T.ConstantBiasTransform(0.0),
                 norm_transform=T.ConstantNormTransform(1.0))
     assert raw.max() > 10.0 > explicit.max()  # 0-255 floats are not the default
+
+
+# --- BenzinaDataset on the positional source base (issue 33) --------------------------------------
+
+def test_benzina_dataset_is_a_source_class(data):
+    """BenzinaDataset is a tf.data.Dataset class, as GulpDataset and FFRecordDataset are; a shard
+    is the same class; its graph is the source op (path + attrs), not an index and a map."""
+    ds = BenzinaDataset(data["path"], decode=False)
+    assert isinstance(ds, BenzinaDataset) and isinstance(ds, tf.data.Dataset)
+    assert isinstance(ds.shard(2, 1), BenzinaDataset)
+    assert isinstance(BenzinaDataset(data["path"]).shard(2, 1), BenzinaDataset)
+    graph = tf.compat.v1.GraphDef()
+    graph.ParseFromString(ds._as_serialized_graph().numpy())  # pylint: disable=protected-access
+    assert [n.op for n in graph.node if n.op.startswith("TfGulp>")] == ["TfGulp>BznaDataset"]
+    assert ds.class_names == ["ant", "bee", "cow"]
+
+
+@pytest.mark.parametrize("decode", [True, False])
+def test_checkpoint_restores_mid_epoch(data, tmp_path, decode):
+    """An iterator saved after 3 of 7 entries of a shuffled epoch continues with the other 4
+    (images equal), symbolic checkpoints included: the state is the source's (epoch, position)."""
+    def make():
+        return BenzinaDataset(data["path"], shuffle=True, seed=12, epoch=5, decode=decode)
+
+    key = "image" if decode else "sample"
+    full = list(make().as_numpy_iterator())
+    for symbolic in (False, True):
+        options = tf.data.Options()
+        options.experimental_symbolic_checkpoint = symbolic
+        it = iter(make().with_options(options))
+        first = [next(it) for _ in range(3)]
+        prefix = tf.train.Checkpoint(iterator=it).save(str(tmp_path / f"ckpt_{symbolic}"))
+        fresh = iter(make().with_options(options))
+        tf.train.Checkpoint(iterator=fresh).restore(prefix)
+        got = first + list(fresh)
+        assert [int(x["index"]) for x in got] == [int(x["index"]) for x in full]
+        for x, y in zip(got, full):
+            np.testing.assert_array_equal(x[key].numpy(), y[key])
+
+
+def test_shard_and_skip_never_read_other_positions(data, tmp_path):
+    """Damaged pictures at every position of an epoch that shard(3, 1) and skip(4) do not keep:
+    the whole epoch fails, the share and the rest read (nothing outside them is decoded: the
+    source selects positions before the read, as GulpDataset's and FFRecordDataset's do)."""
+    good = open(data["path"], "rb").read()
+    o, s = (t.numpy().tolist() for t in bzna_track_index(data["path"], "bzna_input"))
+    kwargs = dict(shuffle=True, seed=8, epoch=2)
+    order = indices(BenzinaDataset(data["path"], decode=False, **kwargs))
+    kept = set(order[1::3]) | set(order[4:])
+    bad = bytearray(good)
+    for entry in set(range(7)) - kept:
+        bad[o[entry]:o[entry] + s[entry]] = b"\x00" * s[entry]
+    p = tmp_path / "holes.bzna"
+    p.write_bytes(bytes(bad))
+    with pytest.raises(tf.errors.DataLossError, match=r"holes.bzna: sample \d \(byte offset"):
+        list(BenzinaDataset(str(p), **kwargs))
+    share = [int(x["index"]) for x in BenzinaDataset(str(p), **kwargs).shard(3, 1)]
+    assert share == order[1::3]
+    rest = [int(x["index"]) for x in BenzinaDataset(str(p), **kwargs).skip(4)]
+    assert rest == order[4:]
+    # Chained after skip, decoded: still before the decoding.
+    assert [int(x["index"]) for x in BenzinaDataset(str(p), **kwargs).skip(4).take(2)] == order[4:6]
+
+
+def test_epoch_e_is_pass_e_plus_one(data):
+    """A dataset made with epoch=e gives on its first pass exactly pass e + 1 of one made with
+    epoch=0 (order and pixels), and its next pass is epoch e + 1."""
+    ds = BenzinaDataset(data["path"], "train", shuffle=True, seed=21)
+    passes = [list(ds.as_numpy_iterator()) for _ in range(4)]
+    assert len({tuple(int(x["index"]) for x in p) for p in passes}) > 1
+    later = BenzinaDataset(data["path"], "train", shuffle=True, seed=21, epoch=2)
+    for e in (2, 3):
+        got = list(later.as_numpy_iterator())
+        assert [int(x["index"]) for x in got] == [int(x["index"]) for x in passes[e]]
+        for x, y in zip(got, passes[e]):
+            np.testing.assert_array_equal(x["image"], y["image"])
+    # decode=False's "epoch" says which epoch a record belongs to.
+    assert {int(x["epoch"]) for x in BenzinaDataset(data["path"], decode=False, epoch=7)} == {7}

@@ -23,7 +23,7 @@ import tensorflow as tf
 from tensorflow.python.framework import kernels
 
 import tf_gulp.ops
-from hevc_testing import smooth_image
+from hevc_testing import fit_small_model, smooth_image
 from tf_gulp.bzna import create as K
 from tf_gulp import transforms as T
 from tf_gulp.bzna.dataset import DataLoader
@@ -317,15 +317,9 @@ def test_device_decode_runs_decode_and_warp_on_the_device_in_the_step_graph():
 def test_warp_on_device_layer_trains_with_model_fit(bzna, decode):
     fused = decode == "fused"
     ds = _loader(bzna, device="/CPU:0", decode="device" if fused else decode).repeat()
-    model = tf.keras.Sequential([
-        WarpOnDevice((24, 32), warp_transform=T.RandomResizedCrop() if fused else None),
-        tf.keras.layers.Conv2D(4, 3, activation="relu"),
-        tf.keras.layers.GlobalAveragePooling2D(),
-        tf.keras.layers.Dense(2),
-    ])
-    model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    history = model.fit(ds, steps_per_epoch=2, epochs=1, verbose=0, shuffle=False)
-    assert np.all(np.isfinite(history.history["loss"]))
+    model = fit_small_model(
+        WarpOnDevice((24, 32), warp_transform=T.RandomResizedCrop() if fused else None), ds,
+        classes=2, epochs=1)
     assert WarpOnDevice.from_config(model.layers[0].get_config()).shape_hw == (24, 32)
 
 

@@ -137,6 +137,23 @@ def test_frames_held_by_the_consumer_are_never_overwritten(tmp_path):
     assert green_frames(snapshot) == [0, 1, 2, 3]
 
 
+def test_iterators_of_one_dataset_running_at_once_share_buffers_safely(tmp_path):
+    """The clip buffer pool belongs to the Python dataset (gulp_dataset_op.cc, FrameBuffers), so
+    that a new epoch's iterator reuses mapped memory: two of its iterators reading at once, each
+    holding every element it took, must never be handed one another's buffers."""
+    data = make_gulp_dir(tmp_path / "d", num_videos=16, frames_per_video=4, height=24, width=32,
+                         videos_per_chunk=8)
+    ds = tf_gulp.GulpDataset(data["path"])
+    a, b = iter(ds), iter(ds)
+    held = [next(it) for _ in range(16) for it in (a, b)]  # interleaved: both read ahead at once
+    del a, b
+    for element in held:
+        video = data["videos"][element["id"].numpy().decode()]
+        frames = element["frames"].numpy()
+        assert abs(frames[..., 0].mean() - video_value(video["index"])) < 2
+        assert green_frames(frames) == [0, 1, 2, 3]
+
+
 @pytest.mark.parametrize("frames, expected", [
     (slice(1, None, 2), lambda t: list(range(1, t, 2))),
     (slice(None, None, -1), lambda t: list(range(t - 1, -1, -1))),

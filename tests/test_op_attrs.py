@@ -59,10 +59,10 @@ def test_no_string_option_is_left_unchecked():
     """A string attr that is not an enum takes free text (paths, ids, names), never a choice."""
     load_ops()
     free_text = {(GULP, "label_field"), (GULP, "epoch_counter"), (FFRECORD, "epoch_counter"),
-                 ("TfGulp>DecodeHevc", "track"), ("TfGulp>BznaEntryIndex", "track"),
+                 ("TfGulp>DecodeHevc", "track"), ("TfGulp>BznaDataset", "epoch_counter"),
                  ("TfGulp>EpochDataset", "epoch_counter")}
     for op in (GULP, FFRECORD, "TfGulp>DecodeHevc", "TfGulp>SimilarityWarp",
-               "TfGulp>BznaEntryIndex", "TfGulp>EpochDataset"):
+               "TfGulp>BznaDataset", "TfGulp>EpochDataset"):
         for a in op_def_registry.get(op).attr:
             if a.type == "string":
                 assert bool(a.allowed_values.list.s) != ((op, a.name) in free_text), (op, a.name)

@@ -16,6 +16,7 @@ import stat
 import numpy as np
 import pytest
 
+from hevc_testing import make_split_images
 from ingest_testing import cli_command, jpeg_bytes, run_cli_subprocess
 from small_fs_testing import SmallFileSystem, clear
 
@@ -189,22 +190,11 @@ def test_new_folders_and_files_respect_the_umask(tmp_path, umask):
         assert _mode(f) == 0o666 & ~umask, (f, oct(_mode(f)))
 
 
-def make_bzna_images(root):
-    import simplejpeg
-    rng = np.random.default_rng(3)
-    for split, cls, k in [("train", "ant", 0), ("train", "ant", 1), ("train", "bee", 0),
-                          ("val", "ant", 0), ("val", "bee", 0), ("test", "cow", 0)]:
-        d = root / split / cls
-        d.mkdir(parents=True, exist_ok=True)
-        img = rng.integers(0, 255, (24, 32, 3), dtype=np.uint8)
-        (d / f"{k}.jpg").write_bytes(simplejpeg.encode_jpeg(img, quality=90))
-
-
 @pytest.mark.parametrize("room", [0.5, 1.5])  # on a tmpfs: fails encoding / assembling
 def test_bzna_create_on_a_full_disk(tmp_path, room):
     pytest.importorskip("av")
     images = tmp_path / "img"
-    make_bzna_images(images)
+    make_split_images(images)
     reference = tmp_path / "reference.bzna"
     args = ["--preset", "ultrafast", "-j", "2", "--no-progress"]
     ok = run_cli_subprocess("bzna", "create", images, reference, *args, timeout=300)

@@ -45,16 +45,17 @@ def wait_for(proc, log_path, text, timeout=120.0):
 
 
 @contextlib.contextmanager
-def dispatcher_and_workers(root, start_worker):
-    """A ``python -m tf_gulp.service dispatcher`` and two workers started by
-    ``start_worker(k, dispatcher_address, log)``, each waited for; stopped on exit. Yields
-    ``(target, procs)``."""
+def dispatcher_and_workers(root, start_worker, start_dispatcher=None):
+    """A dispatcher (``python -m tf_gulp.service dispatcher``, or ``start_dispatcher(port,
+    log)``) and two workers started by ``start_worker(k, dispatcher_address, log)``, each waited
+    for; stopped on exit. Yields ``(target, procs)``."""
     port = free_port()
     procs = []
     try:
         d_log = root / "dispatcher.log"
         with open(d_log, "w") as log:
-            procs.append(start(["dispatcher", "--port", str(port)], log))
+            procs.append(start_dispatcher(port, log) if start_dispatcher else
+                         start(["dispatcher", "--port", str(port)], log))
         wait_for(procs[0], d_log, "dispatcher at")
         for k in range(2):
             w_log = root / f"worker{k}.log"
@@ -145,6 +146,20 @@ print("worker of", dispatcher, flush=True)
 threading.Event().wait()
 """
 
+# The dispatcher opens the dataset too (its kernel makes the split provider), so it holds its own
+# ram:// copy (labels as written: it reads only the index).
+LABELLED_DISPATCHER = """
+import sys, threading
+import tensorflow as tf
+from tf_gulp.service import start_dispatcher
+local, remote, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with tf.io.gfile.GFile(remote, "wb") as f:
+    f.write(open(local, "rb").read())
+server = start_dispatcher(port)
+print("dispatcher at", server.target, flush=True)
+threading.Event().wait()
+"""
+
 N_ENTRIES = 12
 
 
@@ -174,29 +189,29 @@ def labelled_servers(tmp_path_factory):
         return subprocess.Popen([sys.executable, "-c", LABELLED_WORKER, local, remote, str(k),
                                  dispatcher], env=env, stdout=log, stderr=subprocess.STDOUT)
 
-    with dispatcher_and_workers(root, labelled_worker) as (target, _procs):
+    def dispatcher(port, log):
+        return subprocess.Popen([sys.executable, "-c", LABELLED_DISPATCHER, local, remote,
+                                 str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    with dispatcher_and_workers(root, labelled_worker, dispatcher) as (target, _procs):
         yield {"target": target, "path": remote}
 
 
-def test_benzina_split_per_entry_shares_each_pass_between_workers(labelled_servers):
-    """By default each entry of a pass is one split, so both workers read entries of one pass
-    (the labels say which worker read each) and each entry is delivered exactly once; under
-    repeat() every pass again exactly once. split_per_entry=False: a pass is one split, read by
-    one worker (the other yields nothing, which the stated cardinality allows)."""
+def test_benzina_splits_share_each_pass_between_workers(labelled_servers):
+    """Each entry of a pass is one split (the positional source's splits, as for GulpDataset and
+    FFRecordDataset), so both workers read entries of one pass (the labels say which worker read
+    each) and each entry is delivered exactly once; under repeat() every pass again exactly
+    once."""
     from tf_gulp.bzna.dataset import BenzinaDataset
 
-    def run(split_per_entry=True, passes=1):
-        ds = BenzinaDataset(labelled_servers["path"], shuffle=True, seed=3, decode=False,
-                            split_per_entry=split_per_entry)
+    def run(passes=1):
+        ds = BenzinaDataset(labelled_servers["path"], shuffle=True, seed=3, decode=False)
         ds = ds.map(lambda x: (x["index"], x["label"])).repeat(passes)
         return [(int(i), int(label)) for i, label in
                 distributed(ds, labelled_servers["target"]).as_numpy_iterator()]
 
-    one_pass = run(True)
+    one_pass = run()
     assert sorted(i for i, _ in one_pass) == list(range(N_ENTRIES))  # each entry once
     by_worker = {k: sorted(i for i, label in one_pass if label == k) for k in (0, 1)}
     assert by_worker[0] and by_worker[1], by_worker  # both workers read part of the pass
-    assert sorted(i for i, _ in run(True, passes=3)) == sorted(list(range(N_ENTRIES)) * 3)
-    whole = run(False)
-    assert sorted(i for i, _ in whole) == list(range(N_ENTRIES))
-    assert len({label for _, label in whole}) == 1  # one split: one worker read the pass
+    assert sorted(i for i, _ in run(passes=3)) == sorted(list(range(N_ENTRIES)) * 3)

@@ -1,5 +1,5 @@
 """The Python base of tf_gulp's sources that shard themselves: `GulpDataset`, `FFRecordDataset`
-and the Benzina reader's `BenzinaSource`.
+and `BenzinaDataset`.
 
 What the three did each in their own words, written once:
 
@@ -133,16 +133,12 @@ class ShardedSourceDataset(ShardsItself, dataset_ops.DatasetSource):
         return ds
 
 
-# Besides the ops registered as sources (op_attrs.source_ops: every op with an epoch counter), the
-# op that reads a Benzina container's index, the one tf_gulp op of a Benzina loader that counts no
-# passes (DataLoader(epochs=None)). tests/test_op_names.py fails on an op that is neither.
-_INDEX_OPS = ("TfGulp>BznaEntryIndex",)
-
-
 def source_ops() -> Tuple[str, ...]:
-    """The op types of tf_gulp's sources, as they appear in a dataset's graph."""
+    """The op types of tf_gulp's sources, as they appear in a dataset's graph: the ops registered
+    with an epoch counter (op_attrs.source_ops; tests/test_op_names.py fails on an op that is
+    neither such a source nor listed as not one)."""
     from tf_gulp.ops.op_attrs import source_ops as registered_sources
-    return registered_sources() + _INDEX_OPS
+    return registered_sources()
 
 
 _log = logging.getLogger("tf_gulp")

@@ -8,7 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cc/codec/jpeg_decoder.h"
@@ -21,10 +23,33 @@
 namespace tfg {
 namespace gulp {
 
+// An allocator whose resize() leaves new bytes uninitialized: ReadClip
+// overwrites every byte it sizes, so zero-filling them first (std::vector's
+// value-initialization) only costs a pass over memory per clip.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) {}  // NOLINT: rebinding
+  template <typename U>
+  void construct(U* p) {
+    ::new (static_cast<void*>(p)) U;  // default-initialized: no zeroing
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 // The JPEG bytes of a clip's selected frames, in selection order. Frames
-// selected twice share their bytes.
+// selected twice share their bytes. Reading another clip into the same
+// ClipBytes reuses its buffer (no allocation once it is large enough).
 struct ClipBytes {
-  std::vector<uint8_t> buffer;
+  std::vector<uint8_t, UninitializedAllocator<uint8_t>> buffer;
   struct Span {
     size_t begin = 0;   // into buffer
     size_t length = 0;  // JPEG bytes, padding excluded

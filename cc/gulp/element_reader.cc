@@ -21,7 +21,10 @@ Status ElementReader::Select(const Item& item, const std::string& data_path,
                              const std::string& meta_path, uint64_t random_key) {
   item_ = &item;
   data_path_ = data_path;
-  clip_ = ClipBytes();
+  // The previous clip's bytes are dropped but their buffer is kept: a reader
+  // reused for clip after clip allocates it once.
+  clip_.buffer.clear();
+  clip_.frames.clear();
   const Status selected = SelectFrames(options_.selection,
                                        static_cast<int64_t>(item.frames.size()), random_key,
                                        &selected_);

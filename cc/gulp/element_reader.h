@@ -51,6 +51,8 @@ struct FrameShape {
   size_t bytes() const { return static_cast<size_t>(height) * width * channels; }
 };
 
+// One reader can read element after element (Select() starts the next one):
+// its buffer for the JPEG bytes is then allocated once, not per element.
 class ElementReader {
  public:
   explicit ElementReader(const ElementOptions& options) : options_(options) {}
@@ -103,6 +105,10 @@ class ElementReader {
   Status FrameShapes(std::vector<FrameShape>* shapes) const;
   // Decodes selected frame k, of `shape` (from FrameShapes), into `dst`.
   Status DecodeFrame(size_t k, const FrameShape& shape, uint8_t* dst) const;
+
+  // Bytes this reader keeps allocated between elements (its JPEG buffer), for
+  // callers that keep readers to reuse them.
+  size_t retained_bytes() const { return clip_.buffer.capacity(); }
 
  private:
   const ElementOptions options_;

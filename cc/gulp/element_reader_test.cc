@@ -91,6 +91,40 @@ TEST_F(ElementReaderTest, DecodesAClipAsTheDatasetDoes) {
   }
 }
 
+// GulpDataset keeps its readers for element after element: a reused reader
+// decodes each clip as a fresh one does (a smaller clip after a larger one
+// included), and keeps its buffer instead of allocating one per clip.
+TEST_F(ElementReaderTest, AReusedReaderDecodesEachClipAsAFreshOneAndKeepsItsBuffer) {
+  auto decode = [](const ElementReader& reader) {
+    ClipShape shape;
+    EXPECT_TRUE(reader.ClipShape(&shape).ok());
+    std::vector<uint8_t> clip(shape.num_frames * shape.frame_bytes());
+    EXPECT_TRUE(reader.Decode(shape, nullptr, 1, clip.data()).ok());
+    return clip;
+  };
+  const ElementOptions all;
+  ElementReader reused(all);
+  ASSERT_TRUE(reused.Select(item(0), "data_0.gulp", "meta_0.gmeta", 0).ok());
+  ASSERT_TRUE(reused.ReadForDecode(*file_).ok());
+  EXPECT_EQ(decode(reused), decode(*ReadToDecode(all, 0)));
+  const size_t four_frames = reused.retained_bytes();
+  EXPECT_GE(four_frames, item(0).frames[0].jpeg_length() * 4);
+
+  ASSERT_TRUE(reused.Select(item(1), "data_0.gulp", "meta_0.gmeta", 0).ok());
+  ASSERT_TRUE(reused.ReadForDecode(*file_).ok());
+  std::vector<FrameShape> shapes;
+  ASSERT_TRUE(reused.FrameShapes(&shapes).ok());
+  ASSERT_EQ(shapes.size(), 2u);  // item 1's two frames, none of item 0's
+  const std::unique_ptr<ElementReader> fresh = ReadToDecode(all, 1);
+  for (size_t k = 0; k < 2; ++k) {
+    std::vector<uint8_t> got(shapes[k].bytes()), want(shapes[k].bytes());
+    ASSERT_TRUE(reused.DecodeFrame(k, shapes[k], got.data()).ok());
+    ASSERT_TRUE(fresh->DecodeFrame(k, shapes[k], want.data()).ok());
+    EXPECT_EQ(got, want) << "frame " << k;
+  }
+  EXPECT_EQ(reused.retained_bytes(), four_frames);  // kept, not reallocated smaller
+}
+
 TEST_F(ElementReaderTest, FramesApartKeepTheirOwnSizeAndColourSpace) {
   ElementOptions options;
   const std::unique_ptr<ElementReader> decoding = ReadToDecode(options, 1);

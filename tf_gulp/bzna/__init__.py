@@ -5,7 +5,7 @@
 - :func:`describe`: tracks, counts, sizes and split table of any MP4; :func:`read_container`
   (``tf-gulp bzna info``): a container judged as the datasets judge it (entries, targets,
   splits); both parse with the C++ reader (``tf_gulp._core``);
-- :func:`BenzinaDataset`, :func:`ClassificationDataset`, :func:`ImageNet`, :func:`DataLoader`:
+- :class:`BenzinaDataset`, :func:`ClassificationDataset`, :func:`ImageNet`, :func:`DataLoader`:
   reading with tf.data (imported on first use);
 - :class:`WarpOnDevice`, :func:`warp_on_device`: the warp in the training step, on a GPU, for
   ``DataLoader(..., device="/GPU:0")`` (docs/gpu.md);

@@ -1,12 +1,13 @@
 """Reading Benzina-style datasets with tf.data: BenzinaDataset, ClassificationDataset, ImageNet and
 the DataLoader helper.
 
-Everything per element runs in C++ kernels inside the tf.data graph: the container's index is
-parsed by an op (``BznaEntryIndex``, cc/mp4) when the dataset is iterated, each sample is one
-``pread`` (``ReadFileRange``), decoding is ``tf_gulp.ops.decode_hevc`` and augmentation
-``tf_gulp.ops.similarity_warp`` with matrices from ``tf_gulp.transforms``. Python only builds
-the graph; when it is built, the container is read and judged once by the same C++ code
-(``tf_gulp._core``, ``cc/mp4/bzna_container``) for the split table and the entry count.
+Everything per element runs in C++ kernels inside the tf.data graph: the entries are read by a
+positional source kernel (``TfGulp>BznaDataset``: the container's index judged by cc/mp4, one
+``pread`` per sample), decoding is ``tf_gulp.ops.decode_hevc`` (or ``decode_hevc_warped``) in a
+map after it, and augmentation ``tf_gulp.ops.similarity_warp`` with matrices from
+``tf_gulp.transforms``. Python only builds the graph; when it is built, the container is read and
+judged once by the same C++ code (``tf_gulp._core``, ``cc/mp4/bzna_container``) for the split
+table and the class names.
 """
 
 from __future__ import annotations
@@ -21,14 +22,12 @@ from tf_gulp import _args as A
 from tf_gulp._runtime_libs import import_core
 from tf_gulp._files import absolute, check_regular_file
 from tf_gulp._format_sniffer import wrong_reader_message
-from tf_gulp._source_dataset import (ShardsItself, as_int, check_shard, first_epoch,
-                                     require_shared_seed, source_made, source_seed)
+from tf_gulp._source_dataset import (ShardedSourceDataset, ShardsItself, as_int, check_shard,
+                                     first_epoch, source_seed)
 from tf_gulp.class_folders import ClassTable
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
-from tf_gulp.ops.bzna.bzna_ops import bzna_entry_index, bzna_epoch_order, read_file_range
-from tf_gulp.ops.epoch.cardinality_ops import KnownCardinalityDataset
-from tf_gulp.ops.epoch.epoch_ops import EpochDataset, new_epoch_counter
+from tf_gulp.ops.bzna.bzna_ops import bzna_dataset_variant
 from tf_gulp.ops.bzna.hevc_ops import (decode_hevc, decode_hevc_warped, hevc_sample_size,
                                   nvdec_unavailable_reason)
 from tf_gulp.ops.op_attrs import check_attr
@@ -90,166 +89,25 @@ def split_range(path: str, split: Optional[str],
     return _container(path).split_range(split, splits)
 
 
-# Position selections applied to an epoch's order before anything is read: ("skip", k),
-# ("take", k), ("shard", num_shards, index).
-Selection = Tuple[Tuple[int, ...], ...]
+# The records' element spec (the op's outputs, a dict's keys in sorted order); "what" (the
+# sample's name in errors) only where it is asked for.
+_RECORD_SPEC = {"epoch": tf.TensorSpec([], tf.int64), "index": tf.TensorSpec([], tf.int64),
+                "label": tf.TensorSpec([], tf.int64), "sample": tf.TensorSpec([], tf.string)}
 
 
-def _select(positions: range, selection: Selection) -> range:
-    """The positions of an epoch (``range(count)``) that `selection` keeps: a range again
-    (``start + step * k``), so one of them is found without listing the others."""
-    for op in selection:
-        if op[0] == "skip":
-            positions = positions[op[1]:] if op[1] >= 0 else positions[:0]
-        elif op[0] == "take":
-            positions = positions[:op[1]] if op[1] >= 0 else positions
-        else:
-            positions = positions[op[2]::op[1]]
-    return positions
-
-
-def _epoch(path: str, start: int, stop: int, track: str, shuffle: bool, seed: int, epoch,
-           crop: str, decode: bool, selection: Selection = (),
-           position=None, name_samples: bool = False) -> tf.data.Dataset:
-    """One pass over [start, stop) as a dataset of {"image", "label", "index"} or, undecoded,
-    {"sample", "label", "index", "epoch"}; only the
-    positions `selection` keeps are read. `position` (an int64 scalar tensor), when >= 0, keeps
-    only that position of the selected order (one tf.data service split: one entry).
-    `name_samples` adds "what" (the sample's name for error messages) to undecoded elements."""
-    path_t = tf.constant(path)
-    kept = _select(range(stop - start), selection)
-
-    @tf.autograph.experimental.do_not_convert
-    def index(p):
-        # The container is judged again where it is read (it may have changed since the dataset
-        # was made), by the same C++ code as at construction (cc/mp4/bzna_container).
-        offsets, sizes, t_offsets = bzna_entry_index(p)
-        n = tf.shape(offsets, out_type=tf.int64)[0]
-        check = tf.debugging.assert_less_equal(
-            tf.constant(stop, tf.int64), n,
-            message=f"{path}: the split [{start}, {stop}) is past the end of the file")
-        # The kept positions k = lo .. hi - 1 of the selection: all of them, or one split's.
-        lo, hi = tf.constant(0, tf.int64), tf.constant(len(kept), tf.int64)
-        if position is not None:
-            one = tf.minimum(position, hi)
-            lo, hi = (tf.where(position < 0, lo, one),
-                      tf.where(position < 0, hi, tf.minimum(position + 1, hi)))
-        with tf.control_dependencies([check]):
-            positions = kept.start + kept.step * tf.range(lo, hi, dtype=tf.int64)
-        # The shuffle: FFRecordDataset's keyed permutation of (seed, epoch), in C++, O(1) per
-        # position (a split does not draw the whole epoch's order).
-        ids = start + (bzna_epoch_order(stop - start, seed, epoch, positions) if shuffle
-                       else positions)
-        return tf.data.Dataset.from_tensor_slices(
-            (ids, tf.gather(offsets, ids), tf.gather(sizes, ids), tf.gather(t_offsets, ids)))
-
-    @tf.autograph.experimental.do_not_convert
-    def load(i, offset, size, t_offset):
-        sample = read_file_range(path_t, offset, size)
-        label = tf.cond(
-            t_offset >= 0,
-            lambda: tf.io.decode_raw(read_file_range(path_t, t_offset, 8), tf.int64,
-                                     little_endian=True)[0],
-            lambda: tf.constant(-1, tf.int64))
-        out = {"label": label, "index": i}
-        if not decode:
-            # The key of the sample's augmentation with its index (decode_hevc_warped's epoch=).
-            out["epoch"] = tf.cast(epoch, tf.int64)
-        if decode or name_samples:
-            what = tf.strings.join([path_t, ": sample ", tf.strings.as_string(i),
-                                    " (byte offset ", tf.strings.as_string(offset), ")"])
-        if decode:
-            out["image"] = decode_hevc(sample, track=track, crop=crop, what=what)
-        else:
-            out["sample"] = sample
-            if name_samples:
-                out["what"] = what
-        return out
-
-    return (tf.data.Dataset.from_tensors(path_t).flat_map(index)
-            .map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True))
-
-
-class BenzinaSource(ClassTable, ShardsItself, dataset_ops.DatasetV2):
-    """What :func:`BenzinaDataset` returns: a ``tf.data.Dataset`` whose cardinality is known and
-    whose ``skip``, ``take`` and ``shard`` (with Python integer arguments) select positions of each
-    epoch's order before anything is read, so what they drop is never read nor decoded.
-    ``class_names`` / ``num_classes`` come from the file's split table (None without one)."""
-
-    def __init__(self, path: str, start: int, stop: int, track: str, shuffle: bool, seed: int,
-                 epoch: int, crop: str, decode: bool, selection: Selection = (),
-                 counter: Optional[str] = None, split_per_entry: bool = True,
-                 seed_given: bool = True,
-                 class_names: Optional[Sequence[str]] = None) -> None:
-        source_made()
-        self._args = (path, start, stop, track, shuffle, seed, epoch, crop, decode)
-        self._seed_given = bool(seed_given)
-        self._class_names = None if class_names is None else tuple(class_names)
-        self._split_per_entry = bool(split_per_entry)
-        self._selection = tuple(selection)
-        # Datasets derived by skip/take/shard share this counter, each selection counting its own
-        # passes: `for _ in range(k): ds.take(n)` sees epochs 0, 1, ..., and two shards of one
-        # epoch read the same order.
-        self._counter = counter or new_epoch_counter()
-        count = len(_select(range(stop - start), self._selection))
-
-        @tf.autograph.experimental.do_not_convert
-        def one_pass(pass_and_position):
-            return _epoch(path, start, stop, track, shuffle, seed,
-                          epoch + pass_and_position[0], crop, decode, self._selection,
-                          position=pass_and_position[1])
-
-        # One epoch number per pass (iterator, repeat() pass, Keras epoch), from a counter shared
-        # by every re-creation of this dataset: each pass gets a new order. Under tf.data
-        # service dynamic sharding each of the `count` positions is one split (one entry), so
-        # the workers share a pass entry by entry, each entry read once; with
-        # split_per_entry=False a pass is one split. A worker yields only its splits, so the
-        # count is stated (KnownCardinalityDataset), not asserted.
-        epochs = EpochDataset(f"{path} {self._selection}", self._counter,
-                              elements=count if self._split_per_entry else None)
-        if not self._split_per_entry:
-            epochs = epochs.map(lambda e: tf.stack([e, tf.constant(-1, tf.int64)]))
-        ds = KnownCardinalityDataset(epochs.flat_map(one_pass), count)
-        self._dataset = ds
-        super().__init__(ds._variant_tensor)  # pylint: disable=protected-access
-
-    def _inputs(self):
-        return [self._dataset]
-
-    @property
-    def element_spec(self):
-        return self._dataset.element_spec
-
-    def _with(self, op: Tuple[int, ...]) -> "BenzinaSource":
-        return BenzinaSource(*self._args, selection=self._selection + (op,),
-                             counter=self._counter, split_per_entry=self._split_per_entry,
-                             seed_given=self._seed_given, class_names=self._class_names)
-
-    def skip(self, count, name=None) -> tf.data.Dataset:
-        known = as_int(count)
-        if known is not None:
-            return self._with(("skip", known))
-        return super().skip(count, name=name)
-
-    def take(self, count, name=None) -> tf.data.Dataset:
-        known = as_int(count)
-        if known is not None:
-            return self._with(("take", known))
-        return super().take(count, name=name)
-
-    def _own_shard(self, num_shards: int, index: int) -> tf.data.Dataset:
-        check_shard(num_shards, index)
-        require_shared_seed("BenzinaDataset", bool(self._args[4]), self._seed_given)
-        return self._with(("shard", num_shards, index))
-
-
-def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
-                   track: str = "bzna_input", *, shuffle: bool = False,
-                   seed: Optional[int] = None,
-                   epoch: int = 0, crop: str = "clean", decode: bool = True,
-                   splits: Optional[Mapping[str, Sequence[int]]] = None,
-                   split_per_entry: bool = True) -> "BenzinaSource":
+class BenzinaDataset(ClassTable, ShardedSourceDataset):
     """A Benzina-style file as a ``tf.data.Dataset`` of ``{"image", "label", "index"}``.
+
+    The entries are read by a C++ source kernel (``TfGulp>BznaDataset``, on the same base as
+    ``GulpDataset`` and ``FFRecordDataset``): it reads and judges the container's index itself,
+    so the dataset serializes to a small graph (path + options), and each element is one
+    ``pread`` of the entry's per-image MP4 (and one of its 8-byte target). Decoding is a map
+    after the source (``tf_gulp.ops.decode_hevc``).
+
+    Example::
+
+        ds = tf_gulp.BenzinaDataset("/data/ilsvrc2012.bzna", "train", shuffle=True, seed=0)
+        ds = ds.map(lambda x: (tf.image.resize(x["image"], (224, 224)), x["label"]))
 
     Args:
       path: the container (.bzna; the reference's ilsvrc2012.bzna reads too): a local path or any
@@ -258,41 +116,146 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
         table when tf_gulp wrote it, else the reference ImageNet ranges (see :func:`split_range`).
       track: "bzna_input" (the full image) or "bzna_thumb" (the thumbnail, longer side <= 512;
         decoded from the per-image MP4).
-      shuffle, seed, epoch: a full shuffle of the split, a pure function of (seed, epoch); the
-        seed defaults to a random one, as for the other sources (give one to shard a shuffled
-        dataset or to repeat a run). Each
-        pass over the dataset (each iterator, ``repeat()`` pass or Keras epoch) is the next epoch,
-        starting from `epoch`; iterator checkpoints restore it.
+      shuffle: visit the split's entries in a new pseudo-random order each epoch (each new
+        iterator, ``repeat()`` pass or Keras epoch): ``FFRecordDataset``'s keyed permutation of
+        (seed, epoch), drawn in C++.
+      seed: the shuffle seed; default: a random one, as for the other sources (give one to shard
+        a shuffled dataset or to repeat a run).
+      epoch: the epoch of the first pass (default 0): a dataset made with ``epoch=3`` gives on
+        its first pass exactly the 4th pass of one made with ``epoch=0``, reading nothing of the
+        three before; its next passes are epochs 4, 5, ... Iterator checkpoints restore it.
       crop: "clean" (the image without Benzina's padding) or "full" (the coded frame).
       decode: False yields the per-image MP4 bytes as "sample" instead of "image".
       splits: ``{name: (start, stop)}`` entry ranges, for files without a split table (Benzina's
         own toolchain writes none) or to override the file's table.
-      split_per_entry: how tf.data service dynamic sharding (``distributed_epoch``) splits a
-        pass. True (default): each entry is one split, so the workers share every pass entry by
-        entry (each reads and decodes only the entries it is handed; every entry exactly once
-        per pass); a worker process reads the file's index once and keeps it for the splits that
-        follow (read again when the file's size or modification time changes). False: a pass
-        is one split (one worker reads it whole). Plain iteration is the same.
 
     Elements: "image" uint8 [H, W, 3] (sizes vary), "label" int64, "index" int64 (the entry's
     position in the file, the key for per-element randomness); with ``decode=False``, "sample"
     (the entry's bytes) instead of "image", and "epoch" int64 (the pass's epoch: with "index", the
-    key ``decode_hevc_warped(..., epoch=x["epoch"], elements=x["index"])`` draws from). The label is -1 for entries past
-    the end of a target track shorter than the input track (Benzina's toolchain stops writing
-    targets at the first entry without one); a longer target track is an InvalidArgumentError.
+    key ``decode_hevc_warped(..., epoch=x["epoch"], elements=x["index"])`` draws from). The label
+    is -1 for entries past the end of a target track shorter than the input track (Benzina's
+    toolchain stops writing targets at the first entry without one); a longer target track is an
+    InvalidArgumentError.
 
-    The cardinality is known, and ``skip``, ``take`` and ``shard`` with integer arguments read and
-    decode only what they keep (see :class:`BenzinaSource`).
+    The cardinality is known. ``skip(k)`` reads nothing it drops, ``take`` and ``shard(n, i)``
+    (integer arguments) select positions of each epoch's order before anything is read, decoded
+    or not. ``class_names`` / ``num_classes`` come from the file's split table (None without
+    one). Under tf.data service dynamic sharding (``distributed_epoch``) each entry is one split:
+    the workers share every pass entry by entry, each entry read once per pass.
+
+    Raises:
+      tf.errors.NotFoundError: the file does not exist, or lacks a track the dataset needs.
+      tf.errors.DataLossError: a damaged container (when the dataset is made), or a sample whose
+        bytes are gone or do not decode (when it is read), naming the file, the sample and its
+        byte offset.
+      tf.errors.InvalidArgumentError: a path that is not a regular file, a target track longer
+        than the input track.
+      TypeError / ValueError: an argument of the wrong type or value, or an unknown split.
     """
-    what = "BenzinaDataset: "
-    path = A.path(path, "path", what=what)
-    shuffle, seed, seed_given = _check_common(what, split, track, shuffle, seed, splits,
-                                              draw=False)
-    epoch = first_epoch(epoch, what)
-    check_attr("TfGulp>DecodeHevc", "crop", crop, what=what)
-    decode = A.boolean(decode, "decode", what=what)
-    split_per_entry = A.boolean(split_per_entry, "split_per_entry", what=what)
-    path = absolute(path)
+
+    def __init__(self, path: Union[str, os.PathLike], split: Optional[str] = None,
+                 track: str = "bzna_input", *, shuffle: bool = False,
+                 seed: Optional[int] = None, epoch: int = 0, crop: str = "clean",
+                 decode: bool = True, splits: Optional[Mapping[str, Sequence[int]]] = None,
+                 _shard: Tuple[int, int] = (1, 0), _names: bool = False,
+                 _opened: Optional[Tuple[int, int, Optional[Tuple[str, ...]]]] = None) -> None:
+        what = "BenzinaDataset: "
+        path = A.path(path, "path", what=what)
+        shuffle, seed, seed_given = _check_common(what, split, track, shuffle, seed, splits,
+                                                  draw=False)
+        epoch = first_epoch(epoch, what)
+        check_attr("TfGulp>DecodeHevc", "crop", crop, what=what)
+        decode = A.boolean(decode, "decode", what=what)
+        path = absolute(path)
+        # The split's range and class names, read once (re-creations by shard() are handed them).
+        start, stop, self._class_names = _opened or _open(path, split, splits)
+        args = dict(path=path, split=split, track=track, shuffle=shuffle, seed=seed, epoch=epoch,
+                    crop=crop, decode=decode, splits=splits, _names=_names,
+                    _opened=(start, stop, self._class_names))
+        shard_attrs = self._keep_arguments(args, seed_given, _shard)
+        if decode:
+            # The records (named for decode_hevc's errors), decoded by a map; skip, take and
+            # shard act on the records (see skip / take), so what they drop is not decoded.
+            self._records = BenzinaDataset(**dict(args, decode=False, _names=True),
+                                           _shard=_shard)
+            self._records._seed_given = seed_given
+            self._decoded = _decode(self._records, track, crop)
+            self._element_spec = self._decoded.element_spec
+            super().__init__(self._decoded._variant_tensor)  # pylint: disable=protected-access
+            return
+        self._element_spec = dict(_RECORD_SPEC, **(
+            {"what": tf.TensorSpec([], tf.string)} if _names else {}))
+        super().__init__(bzna_dataset_variant(path, start=start, stop=stop, shuffle=shuffle,
+                                              seed=seed, names=_names, **shard_attrs))
+
+    def _inputs(self):
+        return [self._decoded] if self._args["decode"] else []
+
+    def skip(self, count, name=None) -> tf.data.Dataset:
+        """tf.data's ``skip``, read nothing of what it drops: the source moves its position
+        (and, decoded, the records are skipped before the decoding map)."""
+        if self._args["decode"] and as_int(count) is not None:
+            return _Decoded(self._records.skip(as_int(count)), self)
+        return super().skip(count, name=name)
+
+    def take(self, count, name=None) -> tf.data.Dataset:
+        if self._args["decode"] and as_int(count) is not None:
+            return _Decoded(self._records.take(as_int(count)), self)
+        return super().take(count, name=name)
+
+
+class _Decoded(ClassTable, ShardsItself, dataset_ops.DatasetV2):
+    """A decoded :class:`BenzinaDataset` after ``skip`` or ``take``: its records (the source
+    after them) decoded, with ``skip``, ``take`` and ``shard`` (known arguments) applied to the
+    records, so what they drop is not decoded (tf.data's ``map`` decodes what a later ``skip``
+    drops)."""
+
+    def __init__(self, records: tf.data.Dataset, source: BenzinaDataset) -> None:
+        self._records, self._source = records, source
+        self._class_names = source._class_names  # pylint: disable=protected-access
+        args = source._args  # pylint: disable=protected-access
+        self._decoded = _decode(records, args["track"], args["crop"])
+        super().__init__(self._decoded._variant_tensor)  # pylint: disable=protected-access
+
+    def _inputs(self):
+        return [self._decoded]
+
+    @property
+    def element_spec(self):
+        return self._decoded.element_spec
+
+    def skip(self, count, name=None) -> tf.data.Dataset:
+        k = as_int(count)
+        if k is None:
+            return super().skip(count, name=name)
+        return _Decoded(self._records.skip(k), self._source)
+
+    def take(self, count, name=None) -> tf.data.Dataset:
+        k = as_int(count)
+        if k is None:
+            return super().take(count, name=name)
+        return _Decoded(self._records.take(k), self._source)
+
+    def _own_shard(self, num_shards: int, index: int) -> tf.data.Dataset:
+        check_shard(num_shards, index)
+        return _Decoded(self._records.shard(num_shards, index), self._source)
+
+
+def _decode(records: tf.data.Dataset, track: str, crop: str) -> tf.data.Dataset:
+    """Named records (with "what") decoded by ``decode_hevc``: {"image", "label", "index"}."""
+
+    @tf.autograph.experimental.do_not_convert
+    def decode(x):
+        return {"image": decode_hevc(x["sample"], track=track, crop=crop, what=x["what"]),
+                "index": x["index"], "label": x["label"]}
+
+    return records.map(decode, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+
+def _open(path: str, split: Optional[str], splits) -> Tuple[int, int, Optional[Tuple[str, ...]]]:
+    """(start, stop, class names) of `split` in the container `path`, read and judged by the C++
+    core (as the kernel judges it again when the dataset is made); a local path that is not a
+    regular file is refused first."""
     try:  # local: a FIFO is refused (reading it would wait for a writer forever)
         check_regular_file(path)
     except FileNotFoundError:
@@ -300,12 +263,10 @@ def BenzinaDataset(path: Union[str, os.PathLike], split: Optional[str] = None,
     except ValueError as e:  # a folder, a device...: what it is when the sniffer knows it
         other = wrong_reader_message(path, "a Benzina (.bzna) file", "a Benzina (.bzna) dataset")
         raise tf.errors.InvalidArgumentError(None, None, other or str(e)) from None
-    file = _container(path)  # read once: the split's range and the class names
+    file = _container(path)
     start, stop = file.split_range(split, splits)
     classes = (file.metadata or {}).get("classes")
-    return BenzinaSource(path, start, stop, track, shuffle, seed, epoch, crop, decode,
-                         split_per_entry=split_per_entry, seed_given=seed_given,
-                         class_names=[str(c) for c in classes] if classes else None)
+    return start, stop, tuple(str(c) for c in classes) if classes else None
 
 
 def ClassificationDataset(path, split: Optional[str] = None, track: str = "bzna_input",
@@ -426,7 +387,6 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
         device = check_device(device, what)
         on_device = decode == "device" or (decode == "auto" and device.startswith("/GPU")
                                            and not nvdec_unavailable_reason())
-    start, stop = split_range(path, split, splits)
     plan = _LoaderPlan(path=path, shape=shape, track=track, shuffle=shuffle, seed=seed,
                        warp=warp_transform, bias=bias_transform, norm=norm_transform,
                        color=color_transform, device=device, on_device=on_device)
@@ -436,10 +396,17 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
                          f"it needs device=None and a warp / bias / norm the kernel can draw "
                          f"(tf_gulp.transforms' SimilarityTransform family, constant bias and "
                          f"norm)")
-    epochs_ds, count = _epoch_numbers(what, path, start, stop, epochs, start_epoch)
-    ds = KnownCardinalityDataset(
-        epochs_ds.flat_map(tf.autograph.experimental.do_not_convert(
-            lambda epoch: plan.one_epoch(start, stop, epoch))), count)
+    # The source: each pass over it (each repeat() pass) is its next epoch, from a counter
+    # shared by every re-creation, so pass p over the loader covers epochs
+    # start_epoch + p * epochs, ..., and a checkpoint of the loader's iterator restores them.
+    records = BenzinaDataset(path, split, track, shuffle=shuffle, seed=seed, epoch=start_epoch,
+                             decode=False, splits=splits, _names=True)
+    if epochs is None:
+        start, stop, _ = records._args["_opened"]  # pylint: disable=protected-access
+        if stop == start:  # an endless loader of empty epochs would never yield
+            raise ValueError(f"{what}{path}: the split [{start}, {stop}) is empty; with "
+                             f"epochs=None the loader would never yield a batch")
+    ds = plan.entries(records.repeat(epochs))
     if plan.padded:  # pictures of different sizes: padded, with their sizes
         ds = ds.padded_batch(batch_size, drop_remainder=drop_remainder)
     else:
@@ -450,8 +417,9 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
 class _LoaderPlan:
     """What DataLoader does with each entry of an epoch, by where each step runs:
 
-    - **source**: the epoch's entries (:func:`_epoch`), decoded in tf.data unless decoding is
-      fused with the warp (``fused``) or moved to the device (``on_device``);
+    - **source**: the entries of every epoch (a :class:`BenzinaDataset` of undecoded records,
+      each with its epoch), decoded in tf.data unless decoding is fused with the warp
+      (``fused``) or moved to the device (``on_device``);
     - **decode + warp placement**, one of three: ``fused`` (no device: ``decode_hevc_warped``,
       decode and warp in one op, the transform drawn in C++), ``in tf.data`` (no device,
       transforms only Python can draw: ``decode_hevc`` then ``similarity_warp``), or ``for the
@@ -477,80 +445,64 @@ class _LoaderPlan:
         # Decoded on the host and warped on a device: pictures of different sizes in a batch.
         self.padded = device is not None and not on_device
 
-    @tf.autograph.experimental.do_not_convert
-    def one_epoch(self, start: int, stop: int, epoch) -> tf.data.Dataset:
-        """The epoch's entries (the source), each mapped by the placement's step."""
-        ds = _epoch(self.path, start, stop, self.track, self.shuffle, self.seed, epoch, "clean",
-                    not (self.fused or self.on_device), name_samples=self.on_device)
+    def entries(self, records: tf.data.Dataset) -> tf.data.Dataset:
+        """The source's entries (``BenzinaDataset(decode=False)`` records, named, each with its
+        epoch), each mapped by the placement's step."""
         if self.fused:
-            step = lambda x: self._decode_and_warp(x, epoch)  # noqa: E731
+            step = self._decode_and_warp
         elif self.device is not None:
-            step = lambda x: self._inputs_for_device(x, epoch)  # noqa: E731
+            step = self._inputs_for_device
         else:
-            step = lambda x: self._warp_in_tf_data(x, epoch)  # noqa: E731
-        return ds.map(tf.autograph.experimental.do_not_convert(step),
-                      num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+            step = self._warp_in_tf_data
+        return records.map(tf.autograph.experimental.do_not_convert(step),
+                           num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
-    def _decode_and_warp(self, x, epoch):
+    def _image(self, x) -> tf.Tensor:
+        """The entry's picture decoded on the host (the clean aperture)."""
+        return decode_hevc(x["sample"], track=self.track, crop="clean", what=x["what"])
+
+    def _decode_and_warp(self, x):
         """Fused, on the CPU: decode + warp in one op, the transform drawn in C++ from (seed,
         epoch, index); only what the crop samples is converted to RGB."""
-        what = tf.strings.join([self.path, ": sample ", tf.strings.as_string(x["index"])])
         image = decode_hevc_warped(
-            x["sample"], self.shape, self.warp, seed=self.seed, epoch=epoch,
-            elements=x["index"], dtype="float32", bias=self.bias, norm=self.norm, what=what,
-            track=self.track, color=self.color)
+            x["sample"], self.shape, self.warp, seed=self.seed, epoch=x["epoch"],
+            elements=x["index"], dtype="float32", bias=self.bias, norm=self.norm,
+            what=x["what"], track=self.track, color=self.color)
         return image, x["label"]
 
-    def _matrix(self, x, epoch, size):
+    def _matrix(self, x, size):
         if self.drawn_in_cpp:  # the matrix the CPU path's fused kernel draws: the same crops
             return similarity_transform_matrices(size, self.shape, self.warp, seed=self.seed,
-                                                 epoch=epoch, elements=x["index"])
-        return self.warp(size, self.shape, T.element_key(self.seed, epoch, x["index"]))
+                                                 epoch=x["epoch"], elements=x["index"])
+        return self.warp(size, self.shape, T.element_key(self.seed, x["epoch"], x["index"]))
 
-    def _warp_in_tf_data(self, x, epoch):
+    def _warp_in_tf_data(self, x):
         """Decoded in tf.data, warped there by ``similarity_warp``."""
-        key = T.element_key(self.seed, epoch, x["index"])
-        size = tf.shape(x["image"], out_type=tf.int32)[:2]
-        image = similarity_warp(x["image"], self._matrix(x, epoch, size), self.shape,
-                                self.bias(key), self.norm(key))
+        key = T.element_key(self.seed, x["epoch"], x["index"])
+        image = self._image(x)
+        size = tf.shape(image, out_type=tf.int32)[:2]
+        image = similarity_warp(image, self._matrix(x, size), self.shape, self.bias(key),
+                                self.norm(key))
         return image, x["label"]
 
-    def _inputs_for_device(self, x, epoch):
+    def _inputs_for_device(self, x):
         """What ``WarpOnDevice`` takes in the step: the picture (or, decoded there, its sample),
         its size, matrix, bias and norm."""
-        key = T.element_key(self.seed, epoch, x["index"])
+        key = T.element_key(self.seed, x["epoch"], x["index"])
         if self.on_device:  # decoded in the step: the size from the MP4 header
             size = hevc_sample_size(x["sample"], track=self.track, crop="clean", what=x["what"])
         else:
-            size = tf.shape(x["image"], out_type=tf.int32)[:2]
+            image = self._image(x)
+            size = tf.shape(image, out_type=tf.int32)[:2]
         params = {"size": size,
-                  "matrix": tf.convert_to_tensor(self._matrix(x, epoch, size), tf.float32),
+                  "matrix": tf.convert_to_tensor(self._matrix(x, size), tf.float32),
                   "bias": _per_channel(self.bias(key)), "norm": _per_channel(self.norm(key))}
         if not self.on_device:
-            return {"image": x["image"], **params}, x["label"]
+            return {"image": image, **params}, x["label"]
         if self.drawn_in_cpp:  # the key decode_hevc_warped draws from (WarpOnDevice)
             params["key"] = tf.strings.as_string(tf.stack(
-                [tf.constant(self.seed, tf.int64), tf.cast(epoch, tf.int64),
-                 tf.cast(x["index"], tf.int64)]))
+                [tf.constant(self.seed, tf.int64), x["epoch"], x["index"]]))
         return {"sample": x["sample"], "what": x["what"], **params}, x["label"]
-
-
-def _epoch_numbers(what: str, path: str, start: int, stop: int, epochs: Optional[int],
-                   start_epoch: int) -> Tuple[tf.data.Dataset, int]:
-    """The epochs one pass over the loader covers, and the loader's count of entries."""
-    if epochs is None:
-        if stop == start:  # an endless loader of empty epochs would never yield
-            raise ValueError(f"{what}{path}: the split [{start}, {stop}) is empty; with "
-                             f"epochs=None the loader would never yield a batch")
-        return tf.data.Dataset.counter(start_epoch), tf.data.INFINITE_CARDINALITY
-    # Each pass over the loader (iterator, Keras epoch) covers the next `epochs` epochs.
-    # flat_map hides the count from tf.data (cardinality -2, and Keras then warns that the
-    # input ran out of data); it is known: every epoch reads the whole range. Stated, not
-    # asserted, as BenzinaSource does (a tf.data service worker yields only its splits).
-    epochs_ds = EpochDataset(path).flat_map(
-        lambda p: tf.data.Dataset.range(start_epoch + p * epochs,
-                                        start_epoch + (p + 1) * epochs))
-    return epochs_ds, epochs * (stop - start)
 
 
 def _fusable(warp_transform, bias_transform, norm_transform) -> bool:

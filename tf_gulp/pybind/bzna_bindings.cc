@@ -28,12 +28,11 @@
 #include "tf_gulp/pybind/status.h"
 
 namespace py = pybind11;
+namespace mp4 = ::tfg::mp4;
 
 namespace tf_gulp {
 namespace pybind {
 namespace {
-
-namespace mp4 = ::tfg::mp4;
 
 // Names from the file: UTF-8 with undecodable bytes replaced (hdlr names), or
 // Latin-1 (four-character codes), never a UnicodeDecodeError.

@@ -5,11 +5,9 @@
 // `InternalTesting` ones: shipped for tests and benchmarks only, named so that
 // no one builds on them, free to change.
 //
-//   BznaEntryIndex                           bzna_index_op.cc
+//   BenzinaDataset                           bzna_dataset_op.cc
 //   InternalTestingBznaTrackIndex,
 //   InternalTestingBznaIndexCacheStats       bzna_index_op.cc
-//   ReadFileRange                            read_file_range_op.cc
-//   BznaEpochOrder                           bzna_epoch_order_op.cc
 //   DecodeHevc, HevcSampleSize               decode_hevc_op.cc (GPU: decode_hevc_gpu_op.cc)
 //   DecodeHevcWarped                         decode_hevc_warped_op.cc
 //                                            (GPU: decode_hevc_warped_gpu_op.cc)
@@ -20,7 +18,9 @@
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tf_gulp/ops/bzna/bzna_ops.h"
 #include "tf_gulp/ops/framework/attr_table.h"
+#include "tf_gulp/ops/framework/dataset_shapes.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
+#include "tf_gulp/ops/image/fused_warp_op.h"
 
 namespace tf_gulp {
 namespace {
@@ -48,56 +48,32 @@ constexpr int64_t kAny = InferenceContext::kUnknownDim;
   };
 }
 
-// Three scalars, and the entries shaped like the positions.
-absl::Status EntriesLikePositions(InferenceContext* c) {
-  ShapeHandle scalar;
-  for (int i = 0; i < 3; ++i) TF_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
-  c->set_output(0, c->input(3));
-  return absl::OkStatus();
-}
-
-TF_GULP_REGISTER_OP_WITH_ATTRS(kBznaTrackIndexOp, BznaTrackIndexAttrs)
+REGISTER_OP(kBznaTrackIndexOp)
     .Input("path: string")
+    .Input("track: string")  // the hdlr name of the track
     .Output("offsets: int64")
     .Output("sizes: int64")
-    .SetShapeFn(ScalarInputsShape(1, {{kAny}, {kAny}}))
+    .SetShapeFn(ScalarInputsShape(2, {{kAny}, {kAny}}))
     .Doc("For tests: byte ranges of the samples of an MP4 track found by its hdlr name.");
 
-REGISTER_OP(kBznaEntryIndexOp)
+TF_GULP_REGISTER_OP_WITH_ATTRS(kBznaDatasetOp, BznaDatasetAttrs)
     .Input("path: string")
-    .Output("offsets: int64")
-    .Output("sizes: int64")
-    .Output("target_offsets: int64")
-    .SetShapeFn(ScalarInputsShape(1, {{kAny}, {kAny}, {kAny}}))
-    .Doc("Per entry of a Benzina container: image sample range and target offset (-1: none).");
+    .Output("handle: variant")
+    // Source datasets are stateful so graph optimizations never constant-fold
+    // or deduplicate them.
+    .SetIsStateful()
+    .SetShapeFn(DatasetShape</*input=*/0, /*rank=*/0>)
+    .Doc(R"doc(
+Reads the entries [start, stop) of a Benzina container as a dataset of
+(epoch, index, label, sample[, what]): each entry's per-image MP4 and target.
+See tf_gulp.BenzinaDataset for the options.
+)doc");
 
 REGISTER_OP(kBznaIndexCacheStatsOp)
     .Output("reads_and_hits: int64")
     .SetIsStateful()  // its value changes between calls: never constant-folded
     .SetShapeFn(ScalarInputsShape(0, {{2}}))
     .Doc("For tests: [reads, hits] of this process's Benzina entry index cache.");
-
-REGISTER_OP(kReadFileRangeOp)
-    .Input("path: string")
-    .Input("offset: int64")
-    .Input("size: int64")
-    .Output("contents: string")
-    .SetShapeFn(ScalarInputsShape(0, {{}}))  // the kernel checks the inputs
-    .Doc("Reads exactly `size` bytes at `offset` of a file.");
-
-REGISTER_OP(kBznaEpochOrderOp)
-    .Input("count: int64")
-    .Input("seed: int64")
-    .Input("epoch: int64")
-    .Input("positions: int64")
-    .Output("entries: int64")
-    .SetShapeFn(EntriesLikePositions)
-    .Doc(R"doc(
-The shuffled order of one epoch of `count` entries at `positions`: entries[i]
-is the entry (in [0, count)) visited at position positions[i] of the epoch, a
-pseudo-random permutation keyed by (seed, epoch): FFRecordDataset's record
-order for the same arguments.
-)doc");
 
 TF_GULP_REGISTER_OP_WITH_ATTRS(kDecodeHevcOp, HevcDecodeAttrs)
     .Input("contents: string")
@@ -120,13 +96,7 @@ TF_GULP_REGISTER_OP_WITH_ATTRS(kHevcSampleSizeOp, HevcCropAttrs)
 (the sample entry's picture size and the crop) without decoding.
 )doc");
 
-TF_GULP_REGISTER_OP_WITH_ATTRS(kDecodeHevcWarpedOp, DecodeHevcWarpedAttrs)
-    .Input("contents: string")
-    .Input("what: string")
-    .Input("seed: int64")
-    .Input("epoch: int64")
-    .Input("elements: int64")
-    .Output("images: output_type")
+TF_GULP_REGISTER_FUSED_WARP_OP(kDecodeHevcWarpedOp, DecodeHevcWarpedAttrs)
     .SetShapeFn([](InferenceContext* c) { return FusedWarpShape(c, 3); })
     .Doc(R"doc(
 Decodes a batch of single-picture HEVC MP4s fused with a similarity warp (see

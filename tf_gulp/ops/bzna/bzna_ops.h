@@ -1,9 +1,9 @@
 // The interface of the Benzina ops, shared by their registrations
-// (bzna_ops.cc) and their kernels (bzna_index_op.cc, decode_hevc_op.cc,
-// decode_hevc_warped_op.cc and their GPU twins): their names and attr tables,
-// each written once (framework/attr_table.h). The sample attrs are read once
-// for every kernel that has them; the rules they feed are
-// cc/codec/hevc_sample.h's.
+// (bzna_ops.cc) and their kernels (bzna_dataset_op.cc, bzna_index_op.cc,
+// decode_hevc_op.cc, decode_hevc_warped_op.cc and their GPU twins): each op's
+// name beside its attr table, each written once (framework/attr_table.h).
+// The sample attrs are read once for every kernel that has them; the rules
+// they feed are cc/codec/hevc_sample.h's.
 #ifndef TF_GULP_OPS_BZNA_BZNA_OPS_H_
 #define TF_GULP_OPS_BZNA_BZNA_OPS_H_
 
@@ -14,31 +14,46 @@
 #include "absl/strings/str_cat.h"
 #include "cc/codec/hevc_decoder.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/source_attrs.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
 
 namespace tf_gulp {
 
-inline constexpr char kBznaEntryIndexOp[] = "TfGulp>BznaEntryIndex";
-inline constexpr char kBznaTrackIndexOp[] = "TfGulp>InternalTestingBznaTrackIndex";
-inline constexpr char kBznaIndexCacheStatsOp[] = "TfGulp>InternalTestingBznaIndexCacheStats";
-inline constexpr char kReadFileRangeOp[] = "TfGulp>ReadFileRange";
-inline constexpr char kBznaEpochOrderOp[] = "TfGulp>BznaEpochOrder";
-inline constexpr char kDecodeHevcOp[] = "TfGulp>DecodeHevc";
-inline constexpr char kHevcSampleSizeOp[] = "TfGulp>HevcSampleSize";
-inline constexpr char kDecodeHevcWarpedOp[] = "TfGulp>DecodeHevcWarped";
-
-// InternalTestingBznaTrackIndex's: the hdlr name of the track (no default).
-struct BznaTrackIndexAttrs {
-  std::string track;
+// BznaDataset's (tf_gulp.BenzinaDataset's source): the entries [start, stop)
+// of the container (a split, resolved by Python from the split table or the
+// caller's ranges), in a keyed shuffle of (seed, epoch) or in order.
+inline constexpr char kBznaDatasetOp[] = "TfGulp>BznaDataset";
+struct BznaDatasetAttrs {
+  int64_t start = 0;
+  int64_t stop = 0;
+  // Dataset.shard's and the epoch counter's (source_attrs.h): the iterator's
+  // element e is the epoch's element shard.Global(e).
+  SourceAttrs source;
+  bool shuffle = false;
+  int64_t seed = 0;
+  // Each element also carries "what": "FILE: sample I (byte offset O)", the
+  // name the decoders give the sample in their errors.
+  bool names = false;
 
   template <typename Self, typename Visit>
   static void ForEachAttr(Self& a, Visit&& visit) {
-    visit("track", "string", a.track);
+    SourceAttrs::ForEachAttr(a.source, visit);
+    visit("start", "int >= 0", a.start);
+    visit("stop", "int >= 0", a.stop);
+    visit("shuffle", "bool = false", a.shuffle);
+    visit("seed", "int = 0", a.seed);
+    visit("names", "bool = false", a.names);
   }
 };
 
+// The ops for tests only take no attrs: InternalTestingBznaTrackIndex's track
+// is an input.
+inline constexpr char kBznaTrackIndexOp[] = "TfGulp>InternalTestingBznaTrackIndex";
+inline constexpr char kBznaIndexCacheStatsOp[] = "TfGulp>InternalTestingBznaIndexCacheStats";
+
 // Which picture of a single-picture HEVC MP4 is meant: track and crop
 // (DecodeHevc, HevcSampleSize, DecodeHevcWarped).
+inline constexpr char kHevcSampleSizeOp[] = "TfGulp>HevcSampleSize";
 struct HevcCropAttrs {
   std::string track;  // the hdlr name of the picture's track
   std::string crop;   // 'clean' (the clean aperture) or 'full'
@@ -54,6 +69,7 @@ struct HevcCropAttrs {
 
 // How it is decoded, besides: chroma upsampling and libavcodec's threads
 // (DecodeHevc, DecodeHevcWarped).
+inline constexpr char kDecodeHevcOp[] = "TfGulp>DecodeHevc";
 struct HevcDecodeAttrs : HevcCropAttrs {
   std::string chroma_upsampling;
   int threads = 1;  // per picture (0: libavcodec's choice)
@@ -75,6 +91,7 @@ struct HevcDecodeAttrs : HevcCropAttrs {
 
 // DecodeHevcWarped's (CPU and GPU kernels alike): the fused output stage's
 // attrs (image/fused_warp_args.h) and the sample's, in `extra`.
+inline constexpr char kDecodeHevcWarpedOp[] = "TfGulp>DecodeHevcWarped";
 struct DecodeHevcWarpedAttrs : FusedOpAttrs<HevcDecodeAttrs> {
   absl::Status Parse(const char* op) {
     TF_RETURN_IF_ERROR(extra.Parse(op));

@@ -37,18 +37,10 @@
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/gpu_kernel.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
-
-using ::tensorflow::AsyncOpKernel;
-using ::tensorflow::DEVICE_GPU;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::Tensor;
-using ::tensorflow::TensorShape;
-using ::tensorflow::tstring;
-
 
 // One sample in flight: parsed on the executor thread, decoded on a worker.
 struct Sample {
@@ -222,7 +214,7 @@ REGISTER_KERNEL_BUILDER(Name(kStatusOpName).Device(::tensorflow::DEVICE_CPU), Nv
 
 // The compressed sample and its name are read on the host (MP4 parsing, the
 // crop); the picture is decoded and converted on the GPU, into GPU memory.
-REGISTER_KERNEL_BUILDER(Name(kDecodeHevcOp).Device(DEVICE_GPU).HostMemory("contents").HostMemory("what"),
+REGISTER_KERNEL_BUILDER(Name(kDecodeHevcOp).Device(tensorflow::DEVICE_GPU).HostMemory("contents").HostMemory("what"),
                         DecodeHevcGpuOp);
 
 }  // namespace tf_gulp

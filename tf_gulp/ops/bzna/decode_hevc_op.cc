@@ -19,16 +19,10 @@
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/scalar_inputs.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
-
-using ::tensorflow::OpKernel;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::Tensor;
-using ::tensorflow::TensorShape;
-using ::tensorflow::tstring;
 
 class DecodeHevcOp : public OpKernel {
  public:
@@ -46,8 +40,8 @@ class DecodeHevcOp : public OpKernel {
     OP_REQUIRES_OK(ctx, CheckScalarInputs(ctx, {1}, "decode_hevc: what must be a scalar string"));
     const Tensor& what_input = ctx->input(1);
     const tstring& bytes = input.scalar<tstring>()();
-    const std::string what =
-        tfg::codec::HevcSampleName(std::string(what_input.scalar<tstring>()()), bytes.size());
+    const std::string what = tfg::codec::HevcSampleName(
+        std::string(what_input.scalar<tstring>()()), bytes.size());
     const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
 
     tfg::codec::HevcDecoder* decoder = nullptr;
@@ -85,8 +79,8 @@ class HevcSampleSizeOp : public OpKernel {
     const Tensor& input = ctx->input(0);
     const Tensor& what_input = ctx->input(1);
     const tstring& bytes = input.scalar<tstring>()();
-    const std::string what =
-        tfg::codec::HevcSampleName(std::string(what_input.scalar<tstring>()()), bytes.size());
+    const std::string what = tfg::codec::HevcSampleName(
+        std::string(what_input.scalar<tstring>()()), bytes.size());
     tfg::codec::ParsedHevcSample sample;
     OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::ParseHevcSample(
                             reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),

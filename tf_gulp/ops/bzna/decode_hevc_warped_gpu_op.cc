@@ -47,17 +47,10 @@
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/gpu_kernel.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 
 namespace tf_gulp {
 namespace {
-
-using ::tensorflow::AsyncOpKernel;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::Tensor;
-using ::tensorflow::TensorShape;
-using ::tensorflow::tstring;
-
 
 // Pictures decoded at once per op: enough to keep an H100's 7 NVDEC engines
 // busy (the pool's sessions) while a worker parses the next sample.

@@ -15,12 +15,11 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tf_gulp/ops/bzna/bzna_ops.h"
 #include "tf_gulp/ops/framework/attr_table.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
 
 namespace tf_gulp {
 namespace {
-
-using ::tensorflow::tstring;
 
 constexpr char kOp[] = "decode_hevc_warped";
 

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -58,6 +59,11 @@ constexpr char kDirectory[] = "directory";
 // (and a good share of larger ones) from reopening their file (an open(2),
 // or a metadata request on a remote store), at 64 descriptors per iterator.
 constexpr size_t kOpenFiles = 64;
+
+// An iterator keeps its idle element readers (each holds the JPEG bytes buffer
+// of the last clip it read) for the next elements, unless a reader's buffer
+// grew past this: one huge clip does not pin its size for the whole epoch.
+constexpr size_t kMaxRetainedReaderBytes = size_t{64} << 20;
 
 // Everything the op's attrs say (gulp_ops.h), read once in the kernel
 // constructor, and what the kernel derives from them.
@@ -154,6 +160,28 @@ absl::Status ParseOptions(Options* o) {
   return absl::OkStatus();
 }
 
+// The memory of decoded clips, recycled (see pooled_tensor.h), made by the
+// first iterator: enough free clip buffers for its read-ahead window (2 per
+// runner thread) to refill while the consumer still holds the elements it
+// took. It is shared by every iterator of one Python dataset and its
+// re-creations (kept with the parsed index, see MakeDataset), so the next
+// epoch's iterator (a new one, as Keras and `for e in ds` make them) starts
+// with buffers whose pages are mapped instead of page-faulting ~900 times per
+// 3.7 MB clip again. It holds at most that many free clips while the dataset
+// lives.
+class FrameBuffers {
+ public:
+  std::shared_ptr<tfg::BufferPool> Get(int threads) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pool_ == nullptr) pool_ = MakeTensorBufferPool(4 * static_cast<size_t>(threads) + 2);
+    return pool_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::shared_ptr<tfg::BufferPool> pool_;  // under mu_
+};
+
 class GulpDatasetOp
     : public PositionalSourceOpKernel<GulpDatasetAttrs, Options, ParseOptions> {
  public:
@@ -175,6 +203,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
   Dataset(OpKernelContext* ctx, std::string directory, const Options& options,
           std::shared_ptr<const gulp::GulpDirectory> index,
           std::vector<gulp::ElementRef> elements,
+          std::shared_ptr<const FrameBuffers> frame_buffers,
           std::shared_ptr<EpochCounter> epochs)
       : PositionalSourceDataset(ctx, "GulpDataset", "Gulp", options.source,
                                 static_cast<int64_t>(elements.size()), directory,
@@ -182,7 +211,8 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
         directory_(std::move(directory)),
         options_(options),
         index_(std::move(index)),
-        elements_(std::move(elements)) {
+        elements_(std::move(elements)),
+        frame_buffers_(std::move(frame_buffers)) {
     int64_t t = -1;
     if (options_.element.selection.mode == gulp::FrameSelection::Mode::kSegments) {
       t = options_.num_frames;
@@ -244,9 +274,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
           ctx_(ctx),
           threads_(std::max(1, ctx->runner_threadpool_size())),
           files_(kOpenFiles),
-          // Enough free clip buffers for the read-ahead window to refill
-          // while the consumer still holds the elements it took.
-          frame_buffers_(MakeTensorBufferPool(4 * threads_ + 2)) {}
+          frame_buffers_(dataset->frame_buffers_->Get(threads_)) {}
 
     // Elements are read and decoded ahead, one per runner thread, a window
     // of 2 per thread: every core decodes while the consumer takes earlier
@@ -309,8 +337,18 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
                            static_cast<uint64_t>(epoch), static_cast<uint64_t>(element)});
     }
 
+    // Reads the element with an idle reader (given back whether or not it
+    // failed: its next Select() starts afresh).
     absl::Status ReadElement(int64_t epoch, int64_t element, int decode_threads,
                              std::vector<Tensor>* tensors) {
+      std::unique_ptr<gulp::ElementReader> reader = AcquireReader();
+      absl::Status status = ReadElementWith(*reader, epoch, element, decode_threads, tensors);
+      ReleaseReader(std::move(reader));
+      return status;
+    }
+
+    absl::Status ReadElementWith(gulp::ElementReader& reader, int64_t epoch, int64_t element,
+                                 int decode_threads, std::vector<Tensor>* tensors) {
       const Dataset& d = *dataset_;
       const Options& o = d.options_;
       const gulp::ElementRef& ref = d.elements_[element];
@@ -318,7 +356,6 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
       const gulp::Item& item = chunk.items[ref.item];
       const uint64_t key = ElementKey(epoch, element);
 
-      gulp::ElementReader reader(o.element);
       tfg::Status selected = reader.Select(item, chunk.data_path, chunk.meta_path, key);
       if (selected.code() == tfg::StatusCode::kOutOfRange) {
         // A frame index past the clip is the user's argument: OutOfRange
@@ -426,12 +463,39 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
                                             frames->flat<uint8_t>().data()));
     }
 
+    // An element reader for one element: an idle one (its JPEG buffer already
+    // allocated) or a new one.
+    std::unique_ptr<gulp::ElementReader> AcquireReader() {
+      {
+        std::lock_guard<std::mutex> lock(readers_mu_);
+        if (!idle_readers_.empty()) {
+          std::unique_ptr<gulp::ElementReader> reader = std::move(idle_readers_.back());
+          idle_readers_.pop_back();
+          return reader;
+        }
+      }
+      return std::make_unique<gulp::ElementReader>(dataset_->options_.element);
+    }
+
+    // Keeps `reader` for a later element: at most one per runner thread plus
+    // the consumer's, and none whose buffer grew past kMaxRetainedReaderBytes.
+    void ReleaseReader(std::unique_ptr<gulp::ElementReader> reader) {
+      if (reader == nullptr || reader->retained_bytes() > kMaxRetainedReaderBytes) return;
+      std::lock_guard<std::mutex> lock(readers_mu_);
+      if (idle_readers_.size() < static_cast<size_t>(threads_) + 1) {
+        idle_readers_.push_back(std::move(reader));
+      }
+    }
+
     const Dataset* const dataset_;
     IteratorContext* const ctx_;  // the iterator's copy (see MakeReader)
     const int threads_;
     tfg::FileCache files_;
-    // Decoded clips' memory, recycled (see pooled_tensor.h).
+    // Decoded clips' memory, recycled (see pooled_tensor.h): the dataset's
+    // pool, shared by its iterators (FrameBuffers).
     const std::shared_ptr<tfg::BufferPool> frame_buffers_;
+    std::mutex readers_mu_;
+    std::vector<std::unique_ptr<gulp::ElementReader>> idle_readers_;  // under readers_mu_
     // The epoch's order (SetEpoch): a keyed permutation of all items (the
     // default), or with shuffle_chunk_window, the chunk-window order of this
     // shard's positions, materialized.
@@ -458,6 +522,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
   const Options options_;
   const std::shared_ptr<const gulp::GulpDirectory> index_;
   const std::vector<gulp::ElementRef> elements_;
+  const std::shared_ptr<const FrameBuffers> frame_buffers_;
 };
 
 void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
@@ -499,8 +564,16 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
   OP_REQUIRES_OK(ctx, ToTfStatus(gulp::BuildElements(
                           *index, options_.ids, have_labels ? &labels : nullptr,
                           !options_.label_field.empty(), &elements)));
+  // One pool of clip buffers per Python dataset, like the index.
+  constexpr char kFrameBuffersKey[] = "gulp frame buffers";
+  auto frame_buffers =
+      std::static_pointer_cast<const FrameBuffers>(epochs->FindShared(kFrameBuffersKey));
+  if (frame_buffers == nullptr) {
+    frame_buffers = std::make_shared<const FrameBuffers>();
+    epochs->SetShared(kFrameBuffersKey, frame_buffers);
+  }
   *output = new Dataset(ctx, std::move(directory), options_, std::move(index),
-                        std::move(elements), std::move(epochs));
+                        std::move(elements), std::move(frame_buffers), std::move(epochs));
 }
 
 // The op's registration: gulp_ops.cc.

@@ -14,6 +14,7 @@
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
+#include "tf_gulp/ops/image/fused_warp_op.h"
 #include "tf_gulp/ops/image/image_ops.h"
 
 namespace tf_gulp {
@@ -89,15 +90,7 @@ The 3x3 matrices (output pixel -> input pixel) that the fused decode + warp kern
 elements of the given input sizes (see tf_gulp.ops.similarity_transform_matrices).
 )doc");
 
-TF_GULP_REGISTER_OP_WITH_ATTRS(kDecodeJpegWarpedOp, DecodeJpegWarpedAttrs)
-    .Input("contents: string")
-    // What each picture is called in errors ([B]; "" for its place in the batch only), e.g.
-    // "train.ffr record 17" or an Example's file name.
-    .Input("what: string")
-    .Input("seed: int64")
-    .Input("epoch: int64")
-    .Input("elements: int64")
-    .Output("images: output_type")
+TF_GULP_REGISTER_FUSED_WARP_OP(kDecodeJpegWarpedOp, DecodeJpegWarpedAttrs)
     .SetShapeFn([](InferenceContext* c) {
       std::string colorspace;
       TF_RETURN_IF_ERROR(c->GetAttr("colorspace", &colorspace));
