@@ -210,8 +210,17 @@ def test_benzina_splits_share_each_pass_between_workers(labelled_servers):
         return [(int(i), int(label)) for i, label in
                 distributed(ds, labelled_servers["target"]).as_numpy_iterator()]
 
-    one_pass = run()
-    assert sorted(i for i, _ in one_pass) == list(range(N_ENTRIES))  # each entry once
-    by_worker = {k: sorted(i for i, label in one_pass if label == k) for k in (0, 1)}
-    assert by_worker[0] and by_worker[1], by_worker  # both workers read part of the pass
+    # Splits are handed out on demand, so in one pass of 12 tiny entries a worker that is quicker
+    # to start can take them all (seen on a loaded 2-core CI machine). Each pass must still
+    # deliver every entry exactly once; and within a bounded number of passes (each a new job)
+    # both workers must be seen reading part of one pass.
+    seen = []
+    for _ in range(10):
+        one_pass = run()
+        assert sorted(i for i, _ in one_pass) == list(range(N_ENTRIES))  # each entry once
+        by_worker = {k: sorted(i for i, label in one_pass if label == k) for k in (0, 1)}
+        seen.append(by_worker)
+        if by_worker[0] and by_worker[1]:
+            break
+    assert by_worker[0] and by_worker[1], seen  # both workers read part of one pass
     assert sorted(i for i, _ in run(passes=3)) == sorted(list(range(N_ENTRIES)) * 3)
