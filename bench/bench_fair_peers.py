@@ -5,8 +5,10 @@ tf_gulp on all cores with them in one process flatters tf_gulp. In one run, inte
 round (the order rotates), on the same data, this measures:
 
 * gulp (items: decoded frames): ``GulpDataset`` consumed inside the TensorFlow runtime
-  (``ds.reduce``, as a training step consumes it: no Python per element) and, apart, iterated
-  from Python (one eager ``GetNext`` per clip); gulpio2 in one process; gulpio2 inside
+  (``ds.reduce`` in a ``tf.function`` traced once, as a training step consumes it: no Python
+  per element), the same with tf.data's autotuning off (nothing in this pipeline is autotuned;
+  see "Epoch ends" in docs/benchmarks.md) and, apart, iterated from Python (one eager
+  ``GetNext`` per clip); gulpio2 in one process; gulpio2 inside
   ``torch.utils.data.DataLoader(num_workers=cores)`` delivering batches of clips to this process;
   gulpio2 bare in one process per core (each its share of the videos, no DataLoader: the upper
   bound of any way of running it); libjpeg-turbo (simplejpeg) decoding the same frames from
@@ -102,6 +104,33 @@ class PerCore:
             p.join()
 
 
+def in_runtime(ds, items: Callable[[Any], Any]) -> Callable[[], int]:
+    """Reads `ds` once inside the TensorFlow runtime per call, counting the leading dimension of
+    `items(element)`: a `ds.reduce` in a `tf.function` traced at the first (untimed) call, as a
+    training loop traces its step once. (A bare `ds.reduce(..., lambda ...)` traces its function
+    again at every call: about 3% of a 0.6 s round's CPU, Python's garbage collector included,
+    that no training step pays.)"""
+    import tensorflow as tf
+
+    @tf.function
+    def count():
+        return ds.reduce(tf.constant(0, tf.int64),
+                         lambda n, e: n + tf.shape(items(e), out_type=tf.int64)[0])
+
+    return lambda: int(count())
+
+
+def without_autotune(ds):
+    """`ds` with tf.data's autotuning off: its model thread (TensorFlow 2.21) can hold the end of
+    an iterator until its next optimisation, up to about one epoch's length (docs/benchmarks.md,
+    "Epoch ends")."""
+    import tensorflow as tf
+
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return ds.with_options(options)
+
+
 # ------------------------------------------------------------------------------------------------
 # gulp
 
@@ -117,15 +146,11 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
 
     import iterator_timing
 
-    import tensorflow as tf
-
     ds = tf_gulp.GulpDataset(gulp_dir)
-
-    def gulp_dataset() -> int:
-        # Consumed where a training step consumes it, inside the runtime: counting frames is the
-        # least a consumer can do, as `len(frames)` is in the gulpio2 rows.
-        return int(ds.reduce(tf.constant(0, tf.int64),
-                             lambda n, e: n + tf.shape(e["frames"], out_type=tf.int64)[0]))
+    # Consumed where a training step consumes it, inside the runtime: counting frames is the
+    # least a consumer can do, as `len(frames)` is in the gulpio2 rows.
+    gulp_dataset = in_runtime(ds, lambda e: e["frames"])
+    gulp_dataset_no_autotune = in_runtime(without_autotune(ds), lambda e: e["frames"])
 
     def gulp_dataset_python() -> int:
         return sum(int(e["frames"].shape[0]) for e in iterator_timing.iterate(ds))
@@ -189,6 +214,7 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
         return sum(pool.map(decode, [clips[i::CORES] for i in range(CORES)]))
 
     return [Reader("GulpDataset", gulp_dataset),
+            Reader("GulpDataset, autotune off", gulp_dataset_no_autotune),
             Reader("GulpDataset, iterated from Python", gulp_dataset_python),
             Reader("gulpio2, 1 process", gulpio2_one),
             Reader(f"gulpio2, DataLoader ({CORES} workers)", gulpio2_loader,
@@ -203,7 +229,6 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
 
 def ffrecord_readers(path: str, reference, batch: int, seed: int,
                      closers: List[Callable[[], None]]) -> List[Reader]:
-    import tensorflow as tf
     import torch
     import tf_gulp
 
@@ -212,11 +237,9 @@ def ffrecord_readers(path: str, reference, batch: int, seed: int,
     ds = tf_gulp.FFRecordDataset(path, batch_size=batch, shuffle=True, seed=seed,
                                  drop_remainder=True)
 
-    def ffrecord_dataset() -> int:
-        # Consumed inside the runtime, as a training step consumes it (the gulp case does the
-        # same); the Python loop is its own row, so its per-batch eager cost stays visible.
-        return int(ds.reduce(tf.constant(0, tf.int64),
-                             lambda n, b: n + tf.shape(b, out_type=tf.int64)[0]))
+    # Consumed inside the runtime, as a training step consumes it (the gulp case does the
+    # same); the Python loop is its own row, so its per-batch eager cost stays visible.
+    ffrecord_dataset = in_runtime(ds, lambda b: b)
 
     def ffrecord_dataset_python() -> int:
         return sum(int(b.shape[0]) for b in iterator_timing.iterate(ds))
@@ -319,8 +342,8 @@ def summarize(title: str, unit: str, baseline: str, results: Dict[str, Dict[str,
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--videos", type=int, default=48)
-    p.add_argument("--records", type=int, default=32768)
+    p.add_argument("--videos", type=int, default=600)
+    p.add_argument("--records", type=int, default=262144)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--record-bytes", type=int, default=4096, help="size of each FFRecord record")
     p.add_argument("--cases", nargs="+", choices=("gulp", "ffrecord"), default=["gulp", "ffrecord"],
