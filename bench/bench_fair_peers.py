@@ -16,7 +16,7 @@ round (the order rotates), on the same data, this measures:
   GulpDataset's settings (fast IDCT, smooth chroma upsampling): the decode bound, doing the work
   GulpDataset must do and nothing else (no file reads, no framework);
 * FFRecord, 4 KiB records in random batches of 64, checksums on (items: records):
-  ``FFRecordDataset``; the reference ``ffrecord.FileReader`` in one process, inside a
+  ``FFRecordDataset`` (the same three ways as ``GulpDataset``); the reference ``ffrecord.FileReader`` in one process, inside a
   ``DataLoader(num_workers=cores)`` (a batch sampler, each worker its own reader), and bare in one
   process per core.
 
@@ -240,6 +240,7 @@ def ffrecord_readers(path: str, reference, batch: int, seed: int,
     # Consumed inside the runtime, as a training step consumes it (the gulp case does the
     # same); the Python loop is its own row, so its per-batch eager cost stays visible.
     ffrecord_dataset = in_runtime(ds, lambda b: b)
+    ffrecord_dataset_no_autotune = in_runtime(without_autotune(ds), lambda b: b)
 
     def ffrecord_dataset_python() -> int:
         return sum(int(b.shape[0]) for b in iterator_timing.iterate(ds))
@@ -284,6 +285,7 @@ def ffrecord_readers(path: str, reference, batch: int, seed: int,
     per_core = PerCore([batches[i::CORES] for i in range(CORES)], read_share)
     closers.append(per_core.close)
     return [Reader("FFRecordDataset", ffrecord_dataset),
+            Reader("FFRecordDataset, autotune off", ffrecord_dataset_no_autotune),
             Reader("FFRecordDataset, iterated from Python", ffrecord_dataset_python),
             Reader("reference, 1 process", reference_one),
             Reader(f"reference, DataLoader ({CORES} workers)", reference_loader,

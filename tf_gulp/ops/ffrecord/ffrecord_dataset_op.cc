@@ -52,13 +52,6 @@ constexpr char kPaths[] = "paths";
 // Without batch_size, records are still read in groups of this many per
 // submission (and handed out one by one).
 constexpr int64_t kUnbatchedGroup = 32;
-// Record groups (batches, or kUnbatchedGroup records) in the read-ahead
-// window, the one being returned included: while one is returned the next is
-// already in flight on the iterator's read-ahead thread, so the device queue does not drain
-// between batches and a warm cache is copied on two cores. A third in flight was
-// measured slower for 256 KiB records from a warm cache (8-10%: more memory
-// touched per batch for no more bandwidth), so two, as the earlier queue had.
-constexpr int kReadAheadGroups = 2;
 // A batch of at most this many bytes is read into one block that its strings
 // share (counted views), rather than one allocation per record: per-record
 // malloc and free were ~3% of the CPU of 4 KiB records. Larger batches keep
@@ -168,7 +161,8 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
   // threads at once, each with an io_uring of its own.
   class RecordGroupReader : public Reader {
    public:
-    RecordGroupReader(const Dataset* dataset, IteratorContext* ctx) : dataset_(dataset), ctx_(ctx) {
+    RecordGroupReader(const Dataset* dataset, IteratorContext* ctx)
+        : dataset_(dataset), ctx_(ctx), threads_(std::max(1, ctx->runner_threadpool_size())) {
       io_.engine = dataset->options_.engine;
       io_.queue_depth = dataset->options_.EffectiveQueueDepth();
     }
@@ -184,14 +178,22 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
     int64_t unit_size() const override {
       return dataset_->options_.batched() ? 1 : kUnbatchedGroup;
     }
-    int64_t read_ahead_units() const override { return kReadAheadGroups; }
-    // The groups ahead of the one being returned are read on a thread of the
-    // iterator's own (the consumer reads a group no thread has started).
-    // tf.data's shared runner threads spin while they look for work, and
-    // between tasks as short as a batch of 4 KiB records their spinning cost
-    // about a fifth of all the CPU per record (perf: Eigen's GlobalSteal and
-    // PopBack; docs/benchmarks.md, "Where FFRecordDataset's CPU goes").
-    int read_ahead_threads() const override { return kReadAheadGroups - 1; }
+    // Record groups (batches, or kUnbatchedGroup records) in the read-ahead
+    // window, the one being returned included: one per read-ahead thread
+    // plus the one the consumer takes, so every core reads or copies while
+    // the consumer hands a group over, and the device queue does not drain
+    // between batches. (On 2 cores, 4 KiB records in batches of 64 from a
+    // warm cache: 1 thread and a window of 2 read 0.83x what 2 threads and
+    // a window of 3 do; 3 threads and a window of 4, 0.85x.)
+    int64_t read_ahead_units() const override { return threads_ + 1; }
+    // The groups ahead of the one being returned are read on threads of the
+    // iterator's own, one per core (the consumer reads a group no thread has
+    // started). tf.data's shared runner threads spin while they look for
+    // work, and between tasks as short as a batch of 4 KiB records their
+    // spinning cost about a fifth of all the CPU per record (perf: Eigen's
+    // GlobalSteal and PopBack; docs/benchmarks.md, "Where FFRecordDataset's
+    // CPU goes").
+    int read_ahead_threads() const override { return threads_; }
 
     // Locates the records of elements [first, first + count) of `epoch` and
     // allocates their output strings at their exact sizes, on the consumer's
@@ -314,6 +316,7 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
 
     const Dataset* const dataset_;
     IteratorContext* const ctx_;  // the iterator's copy (see MakeReader)
+    const int threads_;           // read-ahead threads: one per core
     tfg::BatchReaderOptions io_;
     std::mutex mu_;
     std::vector<std::unique_ptr<ffr::ReadContext>> idle_;  // one io_uring each
