@@ -208,6 +208,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "tf_gulp_bench_bzna"))
     ap.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results", "bzna.json"))
     args = ap.parse_args(argv)
+    machine = run_info.machine()  # before the run: its load and tree as the run found them
 
     os.makedirs(args.data, exist_ok=True)
     bzna, jpeg_dir = prepare(args.data, args.images, args.preset)
@@ -255,7 +256,7 @@ def main(argv=None) -> int:
     result = {
         "label": args.label, "tf_gulp": os.path.dirname(tf_gulp.__file__),
         # When and how: the plots and tests/test_plot_results.py read these.
-        "date": run_info.now(), "command": run_info.command(argv), "machine": run_info.machine(),
+        "date": run_info.now(), "command": run_info.command(argv), "machine": machine,
         "images": args.images, "batch": args.batch, "rounds": args.rounds, "preset": args.preset,
         "cpus": cpus, "load_average": os.getloadavg(),
         "images_per_s": medians,

@@ -185,8 +185,9 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--output", default="bench/results/bzna_size.json")
     args = p.parse_args(argv)
+    machine = run_info.machine()  # before the run: its load and tree as the run found them
     pics = photos(args.max_side)
-    result = {"date": run_info.now(), "machine": run_info.machine(),
+    result = {"date": run_info.now(), "machine": machine,
               "command": run_info.command(argv), "rounds": args.rounds,
               "photos": {n: list(v.shape) for n, v in pics.items()},
               "jpeg_q90_444_gulp": summary(jpeg_rows(pics, "444")),

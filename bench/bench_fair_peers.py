@@ -135,11 +135,28 @@ def without_autotune(ds):
 # gulp
 
 
+def decode_clips(share: Sequence[Sequence[bytes]]) -> int:
+    """The bound's work on one thread: each clip of JPEG frames decoded into one array, as
+    GulpDataset hands it over (writing a 3.7 MB clip costs more than overwriting one frame's
+    array, which stays in the core's cache), with its settings (smooth upsampling: the same as
+    fast for 4:4:4). Returns the frames decoded."""
+    import simplejpeg
+
+    n = 0
+    for frames in share:
+        h, w, _, _ = simplejpeg.decode_jpeg_header(frames[0])
+        clip = np.empty((len(frames), h, w, 3), np.uint8)
+        for k, j in enumerate(frames):
+            simplejpeg.decode_jpeg(j, colorspace="RGB", fastdct=True, fastupsample=False,
+                                   buffer=clip[k])
+        n += len(frames)
+    return n
+
+
 def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reader]:
     import concurrent.futures
 
     import gulpio2
-    import simplejpeg
     import torch
     import tf_gulp
     from bench_gulp_read import load_jpegs
@@ -196,22 +213,8 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
     pool = concurrent.futures.ThreadPoolExecutor(CORES)
     closers.append(pool.shutdown)
 
-    def decode(share: Sequence[Sequence[bytes]]) -> int:
-        # What GulpDataset hands over: each clip in one array, frames decoded straight into it
-        # (writing a 3.7 MB clip costs more than overwriting one frame's array, which stays in
-        # the core's cache), with its settings (smooth upsampling: the same as fast for 4:4:4).
-        n = 0
-        for frames in share:
-            h, w, _, _ = simplejpeg.decode_jpeg_header(frames[0])
-            clip = np.empty((len(frames), h, w, 3), np.uint8)
-            for k, j in enumerate(frames):
-                simplejpeg.decode_jpeg(j, colorspace="RGB", fastdct=True, fastupsample=False,
-                                       buffer=clip[k])
-            n += len(frames)
-        return n
-
     def bound() -> int:
-        return sum(pool.map(decode, [clips[i::CORES] for i in range(CORES)]))
+        return sum(pool.map(decode_clips, [clips[i::CORES] for i in range(CORES)]))
 
     return [Reader("GulpDataset", gulp_dataset),
             Reader("GulpDataset, autotune off", gulp_dataset_no_autotune),
@@ -354,6 +357,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--reference", default=os.environ.get("TF_GULP_FFRECORD_REFERENCE"))
     p.add_argument("--output", default=os.path.join("bench", "results", "fair_peers.json"))
     args = p.parse_args(argv)
+    machine = run_info.machine()  # before the run: its load and tree as the run found them
     if not args.reference:
         p.error("--reference DIR: HFAiLab's ffrecord built from its source beside the project")
     sys.path.insert(0, args.reference)
@@ -386,7 +390,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for close in closers:
             close()
     report = {"benchmark": "bench/bench_fair_peers.py", "date": run_info.now(),
-              "command": run_info.command(argv), "machine": run_info.machine(),
+              "command": run_info.command(argv), "machine": machine,
               "rounds": args.rounds, "cores": CORES, "cases": cases}
     run_info.write_report(args.output, report, indent=1)
     for case in cases:

@@ -150,8 +150,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
+    machine = run_info.machine()  # before the run: its load and tree as the run found them
     report: Dict[str, Any] = {"benchmark": "index_open", "date": run_info.now(),
-                              "command": run_info.command(argv), "machine": run_info.machine(),
+                              "command": run_info.command(argv), "machine": machine,
                               "peer": "gulpio2.GulpDirectory", "rounds": args.runs,
                               "results": []}
     for items in args.items:

@@ -180,6 +180,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
+    machine = run_info.machine()  # before the run: its load and tree as the run found them
     path = build(args)
     method = args.cold_method
     if method == "auto":
@@ -207,7 +208,7 @@ def main(argv: Optional[List[str]] = None) -> int:
               for m in ("uniform", "window")}
     data_bytes = sum(os.path.getsize(f) for f in chunk_files(path))
     report = {
-        "benchmark": "bench_shuffle", "date": run_info.now(), "machine": run_info.machine(),
+        "benchmark": "bench_shuffle", "date": run_info.now(), "machine": machine,
         "command": run_info.command(argv),
         "dataset": {"classes": args.classes, "chunks_per_class": args.chunks_per_class,
                     "videos_per_chunk": args.videos_per_chunk, "frames": args.frames,

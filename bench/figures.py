@@ -274,11 +274,29 @@ def bzna_size() -> List[str]:
     return out
 
 
+def profile_gulp_cpu() -> List[str]:
+    d = load("profile_gulp_cpu")
+    g, b = d["readers"]["GulpDataset"], d["readers"]["bound"]
+    out = [provenance("profile_gulp_cpu", d), "",
+           f"**{d['data']}, {d['passes']} passes per profile** (CPU per frame split by library: "
+           f"each library's share of the perf samples times the process's CPU per frame):", ""]
+    rows = []
+    for name in d["groups"]:
+        rows.append([name, f1(g["group_percent"][name]) + "%", f0(g["group_us_per_frame"][name]),
+                     f1(b["group_percent"][name]) + "%", f0(b["group_us_per_frame"][name]),
+                     f0(g["group_us_per_frame"][name] - b["group_us_per_frame"][name])])
+    rows.append(["**all (CPU µs per frame)**", "", f0(g["cpu_us_per_frame"]), "",
+                 f0(b["cpu_us_per_frame"]), f0(g["cpu_us_per_frame"] - b["cpu_us_per_frame"])])
+    out += table(["library", "GulpDataset: share", "µs per frame", "bound: share", "µs per frame",
+                  "GulpDataset − bound, µs"], rows)
+    return out
+
+
 RENDERERS: Dict[str, Callable[[], List[str]]] = {
     "gulp_read": gulp_read, "fair_peers": fair_peers, "fused_warp": fused_warp,
     "fused_warp_color": fused_warp_color, "bzna": bzna,
     "ffrecord": ffrecord, "ingest": ingest, "shuffle": shuffle,
-    "bzna_size": bzna_size, "index_open": index_open}
+    "bzna_size": bzna_size, "index_open": index_open, "profile_gulp_cpu": profile_gulp_cpu}
 
 
 def render(name: str) -> str:
