@@ -21,6 +21,23 @@ TEST(BufferPoolTest, BuffersAreAlignedAndWritable) {
   }
 }
 
+TEST(BufferPoolTest, HugePageSizedBuffersStartOnHugePageBoundaries) {
+  // So that transparent huge pages can back them (buffer_pool.cc).
+  BufferPool pool(4, 64);
+  constexpr size_t kHugePage = size_t{2} << 20;
+  for (size_t bytes : {kHugePage, kHugePage + 1, size_t{3686400}}) {
+    void* p = pool.Acquire(bytes);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kHugePage, 0u) << bytes;
+    std::memset(p, 0xcd, bytes);
+    pool.Release(p, bytes);
+  }
+  void* small = pool.Acquire(kHugePage - 1);  // below: the pool's own alignment only
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 64, 0u);
+  pool.Release(small, kHugePage - 1);
+}
+
 TEST(BufferPoolTest, ReleasedBufferIsHandedOutAgainForTheSameSize) {
   BufferPool pool(4, 64);
   void* a = pool.Acquire(1000);
