@@ -27,6 +27,21 @@
 
 namespace tfg {
 
+// How many read-ahead threads to run: one per core (`cores`), but no more
+// than keep the window (threads + `extra_units` units of about `unit_bytes`
+// each) within `budget_bytes`; at least one. A source with large units (a
+// batch of 256 records of 256 KiB is 64 MiB) on a machine with many cores
+// would otherwise hold gigabytes in flight.
+inline int ReadAheadThreadsWithin(int cores, double unit_bytes, double budget_bytes,
+                                  int extra_units) {
+  int threads = std::max(1, cores);
+  if (unit_bytes > 0) {
+    const double fit = budget_bytes / unit_bytes - extra_units;
+    if (fit < threads) threads = std::max(1, static_cast<int>(fit));
+  }
+  return threads;
+}
+
 template <typename Result>
 class OrderedReadAhead {
  public:

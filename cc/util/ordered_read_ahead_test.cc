@@ -30,6 +30,21 @@ class Threads {
   std::vector<std::thread> threads_;
 };
 
+TEST(ReadAheadThreadsWithinTest, OnePerCoreWhileTheWindowFitsTheBudget) {
+  constexpr double kMiB = 1 << 20;
+  // 4 KiB records in batches of 64: every core.
+  EXPECT_EQ(ReadAheadThreadsWithin(64, 64 * 4096.0, 256 * kMiB, 2), 64);
+  EXPECT_EQ(ReadAheadThreadsWithin(2, 64 * 4096.0, 256 * kMiB, 2), 2);
+  // 64 MiB batches: 4 fit in 256 MiB, so 2 threads (+ 2 more units).
+  EXPECT_EQ(ReadAheadThreadsWithin(64, 64 * kMiB, 256 * kMiB, 2), 2);
+  EXPECT_EQ(ReadAheadThreadsWithin(64, 60 * kMiB, 256 * kMiB, 2), 2);
+  // Larger than the budget on their own: still one thread.
+  EXPECT_EQ(ReadAheadThreadsWithin(64, 1024 * kMiB, 256 * kMiB, 2), 1);
+  // No cores reported, or no size known: one thread / one per core.
+  EXPECT_EQ(ReadAheadThreadsWithin(0, 4096.0, 256 * kMiB, 2), 1);
+  EXPECT_EQ(ReadAheadThreadsWithin(8, 0.0, 256 * kMiB, 2), 8);
+}
+
 TEST(OrderedReadAheadTest, ResultsComeInOrderAndEachIsProducedOnce) {
   std::atomic<int> calls{0};
   Threads threads;

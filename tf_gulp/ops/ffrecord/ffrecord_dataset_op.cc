@@ -27,6 +27,7 @@
 #include "absl/strings/str_join.h"
 #include "cc/ffrecord/ffrecord_index.h"
 #include "cc/ffrecord/ffrecord_reader.h"
+#include "cc/util/ordered_read_ahead.h"
 #include "cc/util/record_order.h"
 #include "cc/util/shard.h"
 #include "cc/io/batch_reader.h"
@@ -52,6 +53,10 @@ constexpr char kPaths[] = "paths";
 // Without batch_size, records are still read in groups of this many per
 // submission (and handed out one by one).
 constexpr int64_t kUnbatchedGroup = 32;
+// The read-ahead window's bytes, at the mean record size, that decide how
+// many read-ahead threads an iterator runs beyond the first (one per core
+// otherwise): large batches on many cores would hold gigabytes in flight.
+constexpr uint64_t kReadAheadBytes = uint64_t{256} << 20;
 // A batch of at most this many bytes is read into one block that its strings
 // share (counted views), rather than one allocation per record: per-record
 // malloc and free were ~3% of the CPU of 4 KiB records. Larger batches keep
@@ -110,6 +115,17 @@ struct RecordGroup {
   int64_t epoch = 0;
 };
 
+// All records' bytes over every file, headers excluded: with the record
+// count, the mean record size that bounds the read-ahead window.
+uint64_t DataBytes(const ffr::FFRecordReader& reader) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < reader.num_files(); ++i) {
+    const auto& offsets = reader.file_index(i).offsets;
+    if (!offsets.empty()) total += offsets.back() - offsets.front();
+  }
+  return total;
+}
+
 class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
  public:
   Dataset(OpKernelContext* ctx, std::vector<std::string> paths, const Options& options,
@@ -122,7 +138,8 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
         paths_(std::move(paths)),
         options_(options),
         reader_(std::move(reader)),
-        num_records_(reader_->num_records()) {
+        num_records_(reader_->num_records()),
+        data_bytes_(DataBytes(*reader_)) {
     dtypes_ = {tensorflow::DT_STRING};
     if (!options_.batched()) {
       shapes_ = {PartialTensorShape({})};
@@ -162,7 +179,7 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
   class RecordGroupReader : public Reader {
    public:
     RecordGroupReader(const Dataset* dataset, IteratorContext* ctx)
-        : dataset_(dataset), ctx_(ctx), threads_(std::max(1, ctx->runner_threadpool_size())) {
+        : dataset_(dataset), ctx_(ctx), threads_(ReadAheadThreads(*dataset, ctx)) {
       io_.engine = dataset->options_.engine;
       io_.queue_depth = dataset->options_.EffectiveQueueDepth();
     }
@@ -196,6 +213,18 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
     // GlobalSteal and PopBack; docs/benchmarks.md, "Where FFRecordDataset's
     // CPU goes").
     int read_ahead_threads() const override { return threads_; }
+
+    // One read-ahead thread per core, as many as keep the window (threads +
+    // 2 groups) within kReadAheadBytes at the dataset's mean record size.
+    static int ReadAheadThreads(const Dataset& d, IteratorContext* ctx) {
+      const double records_per_group =
+          d.options_.batched() ? static_cast<double>(d.options_.batch_size) : kUnbatchedGroup;
+      const double mean_record_bytes =
+          d.num_records_ > 0 ? static_cast<double>(d.data_bytes_) / d.num_records_ : 0.0;
+      return tfg::ReadAheadThreadsWithin(ctx->runner_threadpool_size(),
+                                         records_per_group * mean_record_bytes,
+                                         static_cast<double>(kReadAheadBytes), 2);
+    }
 
     // Locates the records of elements [first, first + count) of `epoch` and
     // allocates their output strings at their exact sizes, on the consumer's
@@ -328,6 +357,7 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
   const Options options_;
   const std::shared_ptr<const ffr::FFRecordReader> reader_;
   const int64_t num_records_;
+  const uint64_t data_bytes_;  // all records' bytes, headers excluded
 };
 
 void FFRecordDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
