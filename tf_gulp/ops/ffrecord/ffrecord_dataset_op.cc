@@ -57,6 +57,9 @@ constexpr int64_t kUnbatchedGroup = 32;
 // many read-ahead threads an iterator runs beyond the first (one per core
 // otherwise): large batches on many cores would hold gigabytes in flight.
 constexpr uint64_t kReadAheadBytes = uint64_t{256} << 20;
+// Groups in the window besides one per read-ahead thread: the one the
+// consumer takes, and one the first thread to finish starts at once.
+constexpr int kExtraGroups = 2;
 // A batch of at most this many bytes is read into one block that its strings
 // share (counted views), rather than one allocation per record: per-record
 // malloc and free were ~3% of the CPU of 4 KiB records. Larger batches keep
@@ -204,7 +207,7 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
     // read about 0.88x with one thread and a window of 2, 1.05x with a window
     // of 4 and 0.96x with 5, against two threads and a window of 3; 256 KiB
     // records in batches of 16, about 1.15x with a window of 4.)
-    int64_t read_ahead_units() const override { return threads_ + 2; }
+    int64_t read_ahead_units() const override { return threads_ + kExtraGroups; }
     // The groups ahead of the one being returned are read on threads of the
     // iterator's own, one per core (the consumer reads a group no thread has
     // started). tf.data's shared runner threads spin while they look for
@@ -215,7 +218,8 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
     int read_ahead_threads() const override { return threads_; }
 
     // One read-ahead thread per core, as many as keep the window (threads +
-    // 2 groups) within kReadAheadBytes at the dataset's mean record size.
+    // kExtraGroups groups) within kReadAheadBytes at the dataset's mean
+    // record size.
     static int ReadAheadThreads(const Dataset& d, IteratorContext* ctx) {
       const double records_per_group =
           d.options_.batched() ? static_cast<double>(d.options_.batch_size) : kUnbatchedGroup;
@@ -223,7 +227,7 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
           d.num_records_ > 0 ? static_cast<double>(d.data_bytes_) / d.num_records_ : 0.0;
       return tfg::ReadAheadThreadsWithin(ctx->runner_threadpool_size(),
                                          records_per_group * mean_record_bytes,
-                                         static_cast<double>(kReadAheadBytes), 2);
+                                         static_cast<double>(kReadAheadBytes), kExtraGroups);
     }
 
     // Locates the records of elements [first, first + count) of `epoch` and
