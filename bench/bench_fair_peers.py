@@ -11,10 +11,8 @@ round (the order rotates), on the same data, this measures:
   ``GetNext`` per clip); gulpio2 in one process; gulpio2 inside
   ``torch.utils.data.DataLoader(num_workers=cores)`` delivering batches of clips to this process;
   gulpio2 bare in one process per core (each its share of the videos, no DataLoader: the upper
-  bound of any way of running it); libjpeg-turbo (simplejpeg) decoding the same frames from
-  memory on one thread per core, each clip into one ``[frames, H, W, 3]`` uint8 array with
-  GulpDataset's settings (fast IDCT, smooth chroma upsampling): the decode bound, doing the work
-  GulpDataset must do and nothing else (no file reads, no framework);
+  bound of any way of running it); the decode bound (decode_bound.py: libjpeg-turbo decoding the
+  same frames from memory into clips, one thread per core);
 * FFRecord, 4 KiB records in random batches of 64, checksums on (items: records):
   ``FFRecordDataset`` (the same three ways as ``GulpDataset``); the reference ``ffrecord.FileReader`` in one process, inside a
   ``DataLoader(num_workers=cores)`` (a batch sampler, each worker its own reader), and bare in one
@@ -40,7 +38,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -135,31 +133,12 @@ def without_autotune(ds):
 # gulp
 
 
-def decode_clips(share: Sequence[Sequence[bytes]]) -> int:
-    """The bound's work on one thread: each clip of JPEG frames decoded into one array, as
-    GulpDataset hands it over (writing a 3.7 MB clip costs more than overwriting one frame's
-    array, which stays in the core's cache), with its settings (smooth upsampling: the same as
-    fast for 4:4:4). Returns the frames decoded."""
-    import simplejpeg
-
-    n = 0
-    for frames in share:
-        h, w, _, _ = simplejpeg.decode_jpeg_header(frames[0])
-        clip = np.empty((len(frames), h, w, 3), np.uint8)
-        for k, j in enumerate(frames):
-            simplejpeg.decode_jpeg(j, colorspace="RGB", fastdct=True, fastupsample=False,
-                                   buffer=clip[k])
-        n += len(frames)
-    return n
-
-
 def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reader]:
-    import concurrent.futures
-
     import gulpio2
     import torch
     import tf_gulp
     from bench_gulp_read import load_jpegs
+    from decode_bound import bound_reader
 
     import iterator_timing
 
@@ -210,11 +189,7 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
     closers.append(per_core.close)
 
     clips = [frames for _key, _label, frames in load_jpegs(gulp_dir)]
-    pool = concurrent.futures.ThreadPoolExecutor(CORES)
-    closers.append(pool.shutdown)
-
-    def bound() -> int:
-        return sum(pool.map(decode_clips, [clips[i::CORES] for i in range(CORES)]))
+    bound = bound_reader(clips, CORES, closers)
 
     return [Reader("GulpDataset", gulp_dataset),
             Reader("GulpDataset, autotune off", gulp_dataset_no_autotune),

@@ -287,7 +287,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                         if cache == "warm":
                             warm(path)
                         else:
-                            evict(path)
+                            run_info.evict(path)
                         start = time.perf_counter()
                         count = run()
                         elapsed = time.perf_counter() - start

@@ -46,12 +46,10 @@ Usage (from the repository root; DALI is installed only for this benchmark, neve
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import datetime
 import os
 import statistics
 import sys
-import time
 from typing import Callable, Dict, List, Optional
 
 import numpy as np

@@ -17,8 +17,9 @@ Readers (every one decodes every frame of every video to uint8 RGB):
 * ``TFRecord per-frame``     the same file, one element per frame: ``flat_map`` ->
                              ``map(decode_jpeg, AUTOTUNE)`` -> ``batch(frames)`` -> ``prefetch``
                              (the ratios use the faster of the two TFRecord pipelines);
-* ``bound``                  libjpeg-turbo (simplejpeg, fast DCT) decoding the JPEGs from memory:
-                             no I/O, no framework, one thread per core; and on one core.
+* ``bound``                  the decode bound (decode_bound.py): libjpeg-turbo decoding the
+                             JPEGs from memory into clips with GulpDataset's settings, no I/O,
+                             no framework, one thread per core; and on one core.
 
 Diagnostic rows (not part of the comparison) split GulpDataset's time: ``decode=False`` (reading
 and per-element overhead only) and ``ds.reduce`` (consumed inside the TF runtime, no Python per
@@ -46,11 +47,9 @@ Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -67,6 +66,7 @@ run_info.use_this_checkout()
 import simplejpeg  # noqa: E402
 
 import iterator_timing  # noqa: E402  (bench/, next to this script)
+from decode_bound import bound_reader  # noqa: E402
 
 from tf_gulp.gulp import AbstractDatasetAdapter, GulpDirectory, GulpIngestor  # noqa: E402
 
@@ -291,33 +291,6 @@ def tfrecord_reader(path: str, per_frame_batch: Optional[int] = None) -> Callabl
     return _frames_of_elements(ds)
 
 
-def _decode_fast(jpeg: bytes) -> np.ndarray:
-    return simplejpeg.decode_jpeg(jpeg, colorspace="RGB", fastdct=True, fastupsample=True)
-
-
-def bound_reader(jpegs: List[bytes], threads: int) -> Callable[[], int]:
-    """libjpeg-turbo alone: decode every JPEG from memory. With threads > 1 each thread takes a
-    contiguous share (simplejpeg releases the GIL while decoding)."""
-    if threads <= 1:
-        def read_one_core() -> int:
-            for jpeg in jpegs:
-                _decode_fast(jpeg)
-            return len(jpegs)
-        return read_one_core
-
-    shares = [jpegs[i::threads] for i in range(threads)]
-    pool = concurrent.futures.ThreadPoolExecutor(threads)
-
-    def decode_share(share: List[bytes]) -> int:
-        for jpeg in share:
-            _decode_fast(jpeg)
-        return len(share)
-
-    def read_all_cores() -> int:
-        return sum(pool.map(decode_share, shares))
-    return read_all_cores
-
-
 # -------------------------------------------------------------------------------------------------
 # Timing on a shared machine
 
@@ -402,7 +375,8 @@ def dct_checks(gulp_dir: str, tfrecord_path: str, videos) -> Dict[str, Any]:
 
     key, _label, jpegs = videos[0]
     sample = jpegs[:4]
-    ref_fast = [_decode_fast(j) for j in sample]
+    ref_fast = [simplejpeg.decode_jpeg(j, colorspace="RGB", fastdct=True, fastupsample=True)
+                for j in sample]  # gulpio2's decode
     ref_accurate = [simplejpeg.decode_jpeg(j, colorspace="RGB") for j in sample]
 
     def max_diff(frames_a, frames_b) -> int:
@@ -439,35 +413,13 @@ def dct_checks(gulp_dir: str, tfrecord_path: str, videos) -> Dict[str, Any]:
 
 
 def machine_info() -> Dict[str, Any]:
-    import tensorflow as tf
-
-    cpu = platform.processor() or "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    """run_info.machine() (read before the run), with the peers' versions."""
     try:
         import gulpio2
         gulpio2_version = getattr(gulpio2, "__version__", "unknown")
     except ImportError:
         gulpio2_version = None
-    try:
-        import subprocess
-        commit = subprocess.run(["git", "-C", run_info.REPO_ROOT, "describe", "--always", "--dirty"],
-                                capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = None
-    return {
-        "tf_gulp_commit": commit,
-        "cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-        "platform": platform.platform(), "tensorflow": tf.__version__,
-        "simplejpeg": simplejpeg.__version__, "gulpio2": gulpio2_version,
-        "loadavg_start": os.getloadavg(),
-    }
+    return dict(run_info.machine(), simplejpeg=simplejpeg.__version__, gulpio2=gulpio2_version)
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -499,7 +451,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.makedirs(args.workdir, exist_ok=True)
     gulp_dir = build_gulp(args)
     videos = load_jpegs(gulp_dir)
-    all_jpegs = [j for _key, _label, jpegs in videos for j in jpegs]
+    clips = [jpegs for _key, _label, jpegs in videos]
+    all_jpegs = [j for jpegs in clips for j in jpegs]
     total_frames = len(all_jpegs)
     jpeg_bytes = sum(len(j) for j in all_jpegs)
     tfrecord_path = os.path.join(gulp_dir + ".tfrecord")
@@ -525,14 +478,15 @@ def main(argv: Optional[List[str]] = None) -> int:
           "| tf.io.decode_jpeg default == INTEGER_FAST:",
           checks["tf_decode_jpeg_default_equals_INTEGER_FAST"])
 
+    closers: List[Callable[[], None]] = []
     readers: Dict[str, Callable[[], int]] = {
         "GulpDataset": gulp_dataset_reader(gulp_dir),
         "GulpDataset+prefetch": gulp_dataset_reader(gulp_dir, prefetch=True),
         "gulpio2": gulpio2_reader(gulp_dir),
         "TFRecord": tfrecord_reader(tfrecord_path),
         "TFRecord per-frame": tfrecord_reader(tfrecord_path, per_frame_batch=args.frames),
-        f"bound ({cores} threads)": bound_reader(all_jpegs, cores),
-        "bound (1 thread)": bound_reader(all_jpegs, 1),
+        f"bound ({cores} threads)": bound_reader(clips, cores, closers),
+        "bound (1 thread)": bound_reader(clips, 1, closers),
         "diag: GulpDataset decode=False": gulp_dataset_reader(gulp_dir, decode=False),
         "diag: GulpDataset ds.reduce": gulp_dataset_reader(gulp_dir, in_graph=True),
     }
@@ -572,6 +526,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"  round {r + 1}/{args.rounds}: " + ", ".join(
             f"{name.replace('diag: ', '')} {total_frames / runs[name][-1]['seconds']:.0f}"
             for name in names) + " frames/s")
+    for close in closers:
+        close()
     shared = sum(run["others_cpu_seconds"] for rs in runs.values() for run in rs)
     timed = sum(run["seconds"] for rs in runs.values() for run in rs)
     print(f"  other processes used {shared / timed:.2f} cores on average during the timed runs "

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 

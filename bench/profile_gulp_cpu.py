@@ -57,12 +57,10 @@ if reader == "GulpDataset":
     from bench_fair_peers import in_runtime, without_autotune
     run = in_runtime(without_autotune(tf_gulp.GulpDataset(gulp_dir)), lambda e: e["frames"])
 else:
-    import concurrent.futures
-    from bench_fair_peers import CORES, decode_clips
+    from bench_fair_peers import CORES
     from bench_gulp_read import load_jpegs
-    clips = [frames for _key, _label, frames in load_jpegs(gulp_dir)]
-    pool = concurrent.futures.ThreadPoolExecutor(CORES)
-    run = lambda: sum(pool.map(decode_clips, [clips[i::CORES] for i in range(CORES)]))
+    from decode_bound import bound_reader
+    run = bound_reader([frames for _key, _label, frames in load_jpegs(gulp_dir)], CORES, [])
 run()
 print("READY", flush=True)
 sys.stdin.readline()

@@ -1,0 +1,75 @@
+"""The benchmark scripts: what no benchmark run in CI would otherwise catch.
+
+Nothing in the suite runs bench/, tools/ or examples/ end to end on every change, so a name left
+undefined in a rarely taken branch (bench_ffrecord.py's cold-cache rounds once called an `evict`
+it never imported) waits for the next person who runs that benchmark. And the decode bound every
+gulp benchmark divides by must do GulpDataset's work, pixel for pixel, or its "fraction of the
+bound" measures something else."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from gulp_testing import SyntheticAdapter
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+
+import decode_bound  # noqa: E402
+
+
+def test_scripts_use_only_names_they_define():
+    # pyflakes' rules (undefined names, unused or shadowed imports), through ruff (a dev
+    # requirement).
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "F,E9",
+         "--output-format", "concise", "bench", "tools", "examples"],
+        cwd=REPO_ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def gulp_dir(tmp_path_factory):
+    # 4:2:0, where smooth and fast chroma upsampling give different pixels (at 4:4:4, as gulpio2
+    # writes, they coincide and a bound with the wrong one would pass).
+    from tf_gulp.gulp import GulpIngestor
+
+    path = str(tmp_path_factory.mktemp("bound") / "gulp")
+    GulpIngestor(SyntheticAdapter([4, 3, 5], 48, 64), path, 2, num_workers=1, progress=False,
+                 jpeg_subsampling="420")()
+    return path
+
+
+def test_bound_decodes_what_gulp_dataset_decodes(gulp_dir):
+    import tf_gulp
+
+    raw = {e["id"].numpy(): list(e["frames"].numpy())
+           for e in tf_gulp.GulpDataset(gulp_dir, decode=False, label_field=None)}
+    decoded = {e["id"].numpy(): e["frames"].numpy()
+               for e in tf_gulp.GulpDataset(gulp_dir, label_field=None)}
+    assert raw.keys() == decoded.keys() and len(raw) == 3
+    for vid, frames in raw.items():
+        clip = decode_bound.decode_clip(frames)
+        assert clip.dtype == np.uint8 and clip.shape == decoded[vid].shape
+        np.testing.assert_array_equal(clip, decoded[vid], err_msg=str(vid))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_bound_reader_decodes_every_frame_once_per_call(gulp_dir, threads):
+    import tf_gulp
+
+    clips = [list(e["frames"].numpy())
+             for e in tf_gulp.GulpDataset(gulp_dir, decode=False, label_field=None)]
+    closers = []
+    read = decode_bound.bound_reader(clips, threads, closers)
+    try:
+        assert read() == read() == 12
+    finally:
+        for close in closers:
+            close()
+    assert len(closers) == (0 if threads == 1 else 1)
