@@ -96,7 +96,7 @@ def keras_in_use() -> str:
     return f"{package} {metadata.version(package.replace('_', '-'))}"
 
 
-def tiny_model(keras) -> "keras.Model":
+def tiny_model(keras) -> "tf.keras.Model":
     return keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
 
 

@@ -5,7 +5,6 @@ unrelated error later (``seed=2**70``: ``OverflowError: int too big to convert``
 
 from __future__ import annotations
 
-import json
 import os
 import re
 

@@ -1,8 +1,9 @@
-"""The benchmark scripts: what no benchmark run in CI would otherwise catch.
+"""The benchmark scripts and the rest of the Python tree: what no test run would otherwise catch.
 
 Nothing in the suite runs bench/, tools/ or examples/ end to end on every change, so a name left
 undefined in a rarely taken branch (bench_ffrecord.py's cold-cache rounds once called an `evict`
-it never imported) waits for the next person who runs that benchmark. And the decode bound every
+it never imported) waits for the next person who runs that benchmark; the package and the tests
+are linted too, so an import left behind or a result computed and never checked shows. And the decode bound every
 gulp benchmark divides by must do GulpDataset's work, pixel for pixel, or its "fraction of the
 bound" measures something else."""
 
@@ -23,12 +24,12 @@ sys.path.insert(0, str(REPO_ROOT / "bench"))
 import decode_bound  # noqa: E402
 
 
-def test_scripts_use_only_names_they_define():
-    # pyflakes' rules (undefined names, unused or shadowed imports), through ruff (a dev
-    # requirement).
+def test_python_uses_only_names_it_defines():
+    # pyflakes' rules (undefined names, unused or shadowed imports, unused results), through ruff
+    # (a dev requirement). A name imported only to be re-exported is marked so where it is imported.
     result = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "F,E9",
-         "--output-format", "concise", "bench", "tools", "examples"],
+         "--output-format", "concise", "bench", "tools", "examples", "tests", "tf_gulp"],
         cwd=REPO_ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import simplejpeg
-import tensorflow as tf
 
 import tf_gulp
 from gulp_testing import make_gulp_dir

@@ -6,7 +6,6 @@ checkpoint-exact (tf_gulp/ops/framework/epoch_counter.h). Every format of the re
 from __future__ import annotations
 
 
-import numpy as np
 import pytest
 import tensorflow as tf
 

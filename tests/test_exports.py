@@ -6,12 +6,10 @@ child process, since op registration is for the life of a process."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
 
-import numpy as np
 import pytest
 import tensorflow as tf
 

@@ -24,7 +24,6 @@ from tensorflow.python.framework import kernels
 
 import tf_gulp.ops
 from hevc_testing import fit_small_model, smooth_image
-from tf_gulp.bzna import create as K
 from tf_gulp import transforms as T
 from tf_gulp.bzna.dataset import DataLoader
 from tf_gulp.bzna.on_device import WarpOnDevice, check_device, warp_on_device

@@ -3,7 +3,6 @@ JSON ingest and the sanity check run as gulpio2's, the others print the tf-gulp 
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import pathlib

@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-gulpio2 = pytest.importorskip("gulpio2", reason="gulpio2 is the reference implementation")
+pytest.importorskip("gulpio2", reason="gulpio2 is the reference implementation")
 pytest.importorskip("av")
 
 import simplejpeg  # noqa: E402

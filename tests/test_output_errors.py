@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from hevc_testing import make_split_images
-from ingest_testing import cli_command, jpeg_bytes, run_cli_subprocess
-from small_fs_testing import SmallFileSystem, clear
+from ingest_testing import jpeg_bytes, run_cli_subprocess
+from small_fs_testing import SmallFileSystem
 
 
 
@@ -87,7 +87,7 @@ def test_ingest_into_a_read_only_folder(tmp_path):
         output = fs.root / "parent" / "g"
         failed = fs.run_cli("ingest", "image-folder", images, output, "--no-progress",
                             "--num-workers", "1")
-        err = assert_output_failure(failed, fs, output)
+        assert_output_failure(failed, fs, output)
         assert not output.exists()
 
 

@@ -15,7 +15,8 @@ See docs/ffrecord.md.
 
 from tf_gulp import __version__
 from tf_gulp._lazy import lazy_exports
-from tf_gulp.ffrecord import utils
+# Imported for its name: the reference's users reach `ffrecord.utils.dump` as an attribute.
+from tf_gulp.ffrecord import utils  # noqa: F401
 from tf_gulp.ffrecord.fs_align import checkFsAlign
 from tf_gulp.ffrecord.packed import PackedFolder, pack_folder
 from tf_gulp.ffrecord.reader import DataLossError, FFRecordWarning, FileReader

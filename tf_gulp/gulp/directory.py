@@ -11,7 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 import numpy as np
 
 from tf_gulp import _args as A
-from tf_gulp.gulp.chunk import (FrameSelection, GulpChunk, GulpDataError, JpegDecoder,
+from tf_gulp.gulp.chunk import (FrameSelection, GulpChunk, JpegDecoder,
                                 check_max_clip_bytes, first_meta, normalize_id, open_data_file,
                                 read_element, split_element)
 from tf_gulp.gulp.index import DEFAULT_MAX_CLIP_BYTES, load_directory_index, meta_dict
