@@ -51,6 +51,8 @@ struct FileIndex {
 
   uint64_t header_bytes() const { return kFixedHeaderBytes + kHeaderBytesPerRecord * num_records; }
   uint64_t length(int64_t i) const { return offsets[i + 1] - offsets[i]; }
+  // All records' bytes, the header excluded.
+  uint64_t record_bytes() const { return offsets.empty() ? 0 : offsets.back() - offsets.front(); }
   // Where record i's checksum and offset are stored in the file.
   uint64_t checksum_field_offset(int64_t i) const { return kFixedHeaderBytes + 4 * i; }
   uint64_t offset_field_offset(int64_t i) const {

@@ -93,6 +93,12 @@ class FFRecordReader {
 
   int64_t num_records() const { return starts_.back(); }
   size_t num_files() const { return indexes_.size(); }
+  // All records' bytes over every file, headers excluded.
+  uint64_t record_bytes() const {
+    uint64_t total = 0;
+    for (const FileIndex& index : indexes_) total += index.record_bytes();
+    return total;
+  }
   const FileIndex& file_index(size_t i) const { return indexes_[i]; }
   const ReaderOptions& options() const { return options_; }
   // One line per file whose header predates the metadata checksum

@@ -68,6 +68,7 @@ TEST(FFRecordReaderTest, ReadsTheReferenceFixtures) {
   ASSERT_TRUE(ReadAll(s, {2, 0, 1, 2}, &got).ok());
   EXPECT_EQ(got, (std::vector<std::string>{std::string("\x00\x01\x02\x03\xff", 5), "A", "BBB",
                                            std::string("\x00\x01\x02\x03\xff", 5)}));
+  EXPECT_EQ(s.reader->record_bytes(), 1u + 3u + 5u);  // "A", "BBB" and the 5 bytes
   // Two files, one index space.
   Opened m = Open({std::string(kFixtures) + "multi/PART_00000.ffr",
                   std::string(kFixtures) + "multi/PART_00001.ffr"});
@@ -82,6 +83,9 @@ TEST(FFRecordReaderTest, ReadsTheReferenceFixtures) {
   ASSERT_TRUE(ReadAll(m, all, &got).ok());
   EXPECT_EQ(got[0].size(), 0u);  // the fixture's sample 0 is empty
   EXPECT_EQ(got[1].size(), 37u);
+  uint64_t total = 0;
+  for (const std::string& record : got) total += record.size();
+  EXPECT_EQ(m.reader->record_bytes(), total);  // both files' records, no header
 }
 
 TEST(FFRecordReaderTest, SampleChecksumMismatchNamesFileRecordAndOffset) {

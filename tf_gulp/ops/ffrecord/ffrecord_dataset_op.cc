@@ -118,17 +118,6 @@ struct RecordGroup {
   int64_t epoch = 0;
 };
 
-// All records' bytes over every file, headers excluded: with the record
-// count, the mean record size that bounds the read-ahead window.
-uint64_t DataBytes(const ffr::FFRecordReader& reader) {
-  uint64_t total = 0;
-  for (size_t i = 0; i < reader.num_files(); ++i) {
-    const auto& offsets = reader.file_index(i).offsets;
-    if (!offsets.empty()) total += offsets.back() - offsets.front();
-  }
-  return total;
-}
-
 class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
  public:
   Dataset(OpKernelContext* ctx, std::vector<std::string> paths, const Options& options,
@@ -142,7 +131,7 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
         options_(options),
         reader_(std::move(reader)),
         num_records_(reader_->num_records()),
-        data_bytes_(DataBytes(*reader_)) {
+        data_bytes_(reader_->record_bytes()) {
     dtypes_ = {tensorflow::DT_STRING};
     if (!options_.batched()) {
       shapes_ = {PartialTensorShape({})};
@@ -361,7 +350,9 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
   const Options options_;
   const std::shared_ptr<const ffr::FFRecordReader> reader_;
   const int64_t num_records_;
-  const uint64_t data_bytes_;  // all records' bytes, headers excluded
+  // All records' bytes, headers excluded: with the record count, the mean
+  // record size that bounds the read-ahead window.
+  const uint64_t data_bytes_;
 };
 
 void FFRecordDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
