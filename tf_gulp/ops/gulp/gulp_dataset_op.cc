@@ -276,21 +276,16 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
           files_(kOpenFiles),
           frame_buffers_(dataset->frame_buffers_->Get(threads_)) {}
 
-    // Elements are read and decoded ahead, one per thread, a window of 2 per
-    // thread: every core decodes while the consumer takes earlier elements.
+    // Elements are read and decoded ahead, one per runner thread, a window
+    // of 2 per thread: every core decodes while the consumer takes earlier
+    // elements. On tf.data's runner, not a pool of the iterator's own
+    // (read_ahead_threads(), as FFRecordDataset reads): with 2 threads that
+    // sleep when idle, the in-runtime reduce spent a little less CPU per
+    // frame (median 380 against 387 µs, 12 builds alternated; 2 cores, 600
+    // clips of 16 frames 320x240), but iterated from Python it delivered a
+    // median 0.88x the frames per second (13 pairs), and still about 0.97x
+    // with a window of 4 per thread.
     int64_t read_ahead_units() const override { return 2 * threads_; }
-    // On threads of the iterator's own, as many as tf.data's runner has, which
-    // sleep when idle (as FFRecordDataset's do): the shared runner's threads
-    // spin while they look for work (Eigen's GlobalSteal and PopBack in
-    // `perf`), on the cores the decoders need. (2 cores, 600 clips of 16
-    // frames 320x240, the in-runtime reduce with autotuning off, 12 builds
-    // alternated: median CPU per frame 380 µs against 387 µs on the runner,
-    // lower in 8 of the 12 pairs.) BenzinaDataset stays on the runner: its
-    // units are single sample reads of tens of microseconds, and waking a
-    // sleeping thread for each cost it throughput (1200 entries of about
-    // 8 KB read with decode=False, 5 builds alternated: median 0.83x the
-    // entries/s at the same CPU per entry; docs/design.md).
-    int read_ahead_threads() const override { return threads_; }
 
     void SetEpoch(int64_t epoch) override {
       const Dataset& d = *dataset_;
@@ -332,8 +327,8 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     // elements) of `epoch`, decoding its frames on up to `decode_threads`
     // threads, through the core's element reader (cc/gulp/element_reader.h):
     // this only allocates the tensors it sizes and translates errors. Runs on
-    // the read-ahead threads: it only reads state that changes in SetEpoch,
-    // which is called with no read running.
+    // runner threads: it only reads state that changes in SetEpoch, which is
+    // called with no read running.
     Produced ProduceElement(int64_t epoch, int64_t element, int decode_threads) {
       Produced produced;
       produced.status = ReadElement(epoch, element, decode_threads, &produced.tensors);
