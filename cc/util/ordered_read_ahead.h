@@ -206,13 +206,19 @@ class OrderedReadAhead {
       ++s.running;
     }
     s.fill(position, &result);
-    std::lock_guard<std::mutex> lock(s.mu);
-    --s.running;
-    auto it = s.slots.find(position);
-    if (it != s.slots.end() && it->second.status == Slot::kRunning) {
-      it->second.result = std::move(result);
-      it->second.status = Slot::kDone;
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      --s.running;
+      auto it = s.slots.find(position);
+      if (it != s.slots.end() && it->second.status == Slot::kRunning) {
+        it->second.result = std::move(result);
+        it->second.status = Slot::kDone;
+      }
     }
+    // Notified after the lock is released: a waiter woken while it is still
+    // held (glibc's condition variables do not hand the mutex over) would
+    // block on it at once, and the wake-up would cost two context switches
+    // instead of one. `s` outlives this call (the task holds the State).
     s.changed.notify_all();
   }
 

@@ -50,9 +50,16 @@ inline void ParallelFor(int64_t n, int max_parallelism,
       ++done_here;
     }
     if (done_here > 0) {
-      std::lock_guard<std::mutex> lock(state->mu);
-      state->finished += done_here;
-      if (state->finished == state->total) state->all_done.notify_all();
+      bool all_finished;
+      {
+        std::lock_guard<std::mutex> lock(state->mu);
+        state->finished += done_here;
+        all_finished = state->finished == state->total;
+      }
+      // After the lock is released, as OrderedReadAhead notifies: the caller
+      // woken while it is held would block on it at once. `state` outlives
+      // this (the helper holds it).
+      if (all_finished) state->all_done.notify_all();
     }
   };
   const int64_t helpers =
