@@ -286,9 +286,16 @@ def write_ffrecord(path: str, records: int, size: int) -> None:
 
 
 def measure(readers: List[Reader], rounds: int) -> Dict[str, Dict[str, Any]]:
-    """Every reader once untimed, then `rounds` rounds in rotating order."""
+    """Every reader once untimed, then `rounds` rounds in rotating order. A run iterated from
+    Python leaves its finished iterator to `iterator_timing`; it is destroyed after the clock
+    stops and before the next run starts (its `tf_data_model` thread and read-ahead threads would
+    otherwise live on beside the next readers), and how long that took is each run's
+    `teardown_seconds`."""
+    import iterator_timing
+
     for r in readers:
         r.run()
+        iterator_timing.teardown_seconds()
     out: Dict[str, Dict[str, Any]] = {r.name: {"runs": []} for r in readers}
     for k in range(rounds):
         for r in readers[k % len(readers):] + readers[:k % len(readers)]:
@@ -298,7 +305,9 @@ def measure(readers: List[Reader], rounds: int) -> Dict[str, Dict[str, Any]]:
             items = r.run()
             wall = time.perf_counter() - start
             cpu = own_cpu_seconds() + sum(proc_cpu_seconds(p) for p in r.pids()) - cpu0
-            out[r.name]["runs"].append({"seconds": wall, "cpu_seconds": cpu, "items": items})
+            teardown = iterator_timing.teardown_seconds()
+            out[r.name]["runs"].append({"seconds": wall, "cpu_seconds": cpu, "items": items,
+                                        "teardown_seconds": teardown})
             print(f"  round {k + 1}: {r.name}: {items / wall:.0f} items/s", flush=True)
     return out
 

@@ -21,7 +21,9 @@ from gulp_testing import SyntheticAdapter
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 
+import bench_fair_peers  # noqa: E402
 import decode_bound  # noqa: E402
+import iterator_timing  # noqa: E402
 
 
 def test_python_uses_only_names_it_defines():
@@ -74,3 +76,20 @@ def test_bound_reader_decodes_every_frame_once_per_call(gulp_dir, threads):
         for close in closers:
             close()
     assert len(closers) == (0 if threads == 1 else 1)
+
+
+def test_fair_peers_destroys_each_runs_iterators_before_the_next_run():
+    # A Python-iterated run's iterator is retired when its last element is read; left alive, each
+    # one's autotuning and read-ahead threads would run beside every later reader.
+    alive_at_start = []
+
+    def python_loop() -> int:
+        alive_at_start.append(len(iterator_timing._RETIRED))
+        return sum(1 for _ in iterator_timing.iterate(range(5)))
+
+    results = bench_fair_peers.measure([bench_fair_peers.Reader("loop", python_loop)], rounds=3)
+    assert alive_at_start == [0, 0, 0, 0]  # the untimed run, then 3 rounds
+    assert not iterator_timing._RETIRED
+    runs = results["loop"]["runs"]
+    assert [r["items"] for r in runs] == [5, 5, 5]
+    assert all(r["teardown_seconds"] >= 0 for r in runs)
