@@ -81,6 +81,14 @@ def gulp_read() -> List[str]:
          "CPU µs/frame"], rows)
 
 
+def slowest_teardown_ms(runs: List[Dict[str, Any]]) -> str:
+    """The longest destruction of a run's finished iterator (after its clock stopped), in ms; a
+    dash for runs that recorded none."""
+    if not runs or any("teardown_seconds" not in run for run in runs):
+        return "—"
+    return f0(1e3 * max(run["teardown_seconds"] for run in runs))
+
+
 def fair_peers() -> List[str]:
     d = load("fair_peers")
     out = [provenance("fair_peers", d), ""]
@@ -89,10 +97,11 @@ def fair_peers() -> List[str]:
         out.append("")
         rows = [[r["reader"], f0(r["items_per_s"]), f2(r["x_baseline"]) + "x",
                  f2(r["cores_used"]),
-                 f0(r["cpu_us_per_item"]) if r["cpu_us_per_item"] >= 100 else f1(r["cpu_us_per_item"])]
+                 f0(r["cpu_us_per_item"]) if r["cpu_us_per_item"] >= 100 else f1(r["cpu_us_per_item"]),
+                 slowest_teardown_ms(r["runs"])]
                 for r in case["rows"]]
         out += table(["reader", f"{case['unit']}/s", f"× {case['baseline']}", "cores",
-                      f"CPU µs per {case['unit'][:-1]}"], rows)
+                      f"CPU µs per {case['unit'][:-1]}", "slowest teardown, ms"], rows)
         out.append("")
     return out[:-1]
 
