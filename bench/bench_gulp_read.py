@@ -581,15 +581,18 @@ def main(argv: Optional[List[str]] = None) -> int:
               "the figures above understate the readers that use several cores.")
     best = max(results["GulpDataset"]["frames_per_s"],
                results["GulpDataset+prefetch"]["frames_per_s"])
+    # Targets compare readers on the same cores: the TFRecord pipeline, and the bound. gulpio2
+    # here reads in one process, so its ratio is no target; gulpio2 on every core (in a
+    # DataLoader, and bare in one process per core) is bench_fair_peers.py's comparison.
     targets = {
-        "GulpDataset_vs_gulpio2": {"target": 1.8,
-                                   "measured": best / results["gulpio2"]["frames_per_s"]},
         "GulpDataset_vs_TFRecord": {"target": 1.0,
                                     "measured": best / results[tfrecord_best]["frames_per_s"]},
+        "GulpDataset_fraction_of_bound": {
+            "target": 0.95, "measured": best / results[bound_name]["frames_per_s"]},
     }
     for name, t in targets.items():
         t["met"] = t["measured"] >= t["target"]
-        print(f"target {name}: >= {t['target']:.1f}x, measured {t['measured']:.2f}x "
+        print(f"target {name}: >= {t['target']:.2f}, measured {t['measured']:.2f} "
               f"({'met' if t['met'] else 'MISSED'}; best of GulpDataset with/without prefetch)")
 
     info["loadavg_end"] = os.getloadavg()
