@@ -44,6 +44,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import iterator_timing  # noqa: E402
 import run_info  # noqa: E402
 
 CORES = len(os.sched_getaffinity(0))
@@ -140,8 +141,6 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
     from bench_gulp_read import load_jpegs
     from decode_bound import bound_reader
 
-    import iterator_timing
-
     ds = tf_gulp.GulpDataset(gulp_dir)
     # Consumed where a training step consumes it, inside the runtime: counting frames is the
     # least a consumer can do, as `len(frames)` is in the gulpio2 rows.
@@ -209,8 +208,6 @@ def ffrecord_readers(path: str, reference, batch: int, seed: int,
                      closers: List[Callable[[], None]]) -> List[Reader]:
     import torch
     import tf_gulp
-
-    import iterator_timing
 
     ds = tf_gulp.FFRecordDataset(path, batch_size=batch, shuffle=True, seed=seed,
                                  drop_remainder=True)
@@ -291,8 +288,6 @@ def measure(readers: List[Reader], rounds: int) -> Dict[str, Dict[str, Any]]:
     stops and before the next run starts (its `tf_data_model` thread and read-ahead threads would
     otherwise live on beside the next readers), and how long that took is each run's
     `teardown_seconds`."""
-    import iterator_timing
-
     for r in readers:
         r.run()
         iterator_timing.teardown_seconds()
