@@ -1,0 +1,150 @@
+"""The GPU path's figures: the device check (tools/gpu_device_check.sh) once, then its timed phases
+again, into one results JSON that docs/gpu.md quotes through bench/figures.py.
+
+Run on a GPU machine (no TensorFlow needed; the device tool's machines have none):
+
+    python3 bench/bench_gpu_check.py --rounds 5 --commit HASH --clean-tree --output OUT/gpu_check.json
+
+Round 1 is the device check itself: every phase (build, runtime, the warp kernels against the CPU
+path, NVDEC against the CPU path, throughput with nvidia-smi dmon beside it, compute-sanitizer), its
+exit status and summary. Rounds 2..N run the two timed phases again (`device_check warp` and
+`device_check throughput` on the same build), so the figures are medians over N rounds, each
+round kept. `--commit` and `--clean-tree` say which tree ran: the device machine's copy of the
+working tree has no git (where git answers, it is asked and the flags are only checked against
+it). `--dry-run` runs the same steps against the host stand-in of the driver (no GPU, no NVDEC:
+the throughput rounds report NVDEC unavailable); tests/test_gpu_device_check.py runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from typing import Any, Dict, List, Optional, Sequence
+
+import run_info
+
+REPO = run_info.REPO_ROOT
+SCRIPT = os.path.join(REPO, "tools", "gpu_device_check.sh")
+DATA = os.path.join(REPO, "cc", "gpu", "testing", "data")
+PHASES = ("env", "runtime", "warp", "nvdec", "throughput", "memcheck")
+WARP_RATES = ("rgb_warp_512_to_224_images_per_s", "fused_nv12_warp_512_to_224_images_per_s")
+RATES = ("decode_images_per_s", "decode_and_warp_images_per_s")
+
+
+def read_json(path: str) -> Optional[Dict[str, Any]]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def run_phase(exe: str, args: Sequence[str], timeout: float) -> Dict[str, Any]:
+    """One more run of a device_check phase: its JSON line, or what went wrong."""
+    try:
+        proc = subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("{")), None)
+    if proc.returncode != 0 or line is None:
+        return {"error": f"exit {proc.returncode}", "stderr_tail": proc.stderr[-600:]}
+    return json.loads(line)
+
+
+def median_throughput(rounds: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Per (samples, sessions): the median of each rate over the rounds that measured it."""
+    cells: Dict[tuple, Dict[str, List[float]]] = {}
+    for r in rounds:
+        for run in r.get("runs", []):
+            cell = cells.setdefault((run["samples"], run["sessions"]), {k: [] for k in RATES})
+            for k in RATES:
+                if run.get(k) is not None:
+                    cell[k].append(run[k])
+    return [{"samples": s, "sessions": n, "rounds": len(v[RATES[0]]),
+             **{k: statistics.median(v[k]) if v[k] else None for k in RATES}}
+            for (s, n), v in cells.items()]
+
+
+def median_warp(rounds: List[Dict[str, Any]]) -> Dict[str, Optional[float]]:
+    out: Dict[str, Optional[float]] = {}
+    for k in WARP_RATES:
+        values = [r[k] for r in rounds if r.get(k) is not None]
+        out[k] = statistics.median(values) if values else None
+    return out
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rounds", type=int, default=5, help="rounds of the timed phases (>= 1)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="against the host stand-in of the driver (no GPU needed)")
+    p.add_argument("--commit", help="the commit that ran (the device machine's copy has no git)")
+    p.add_argument("--clean-tree", action="store_true",
+                   help="the tree that ran had no uncommitted changes")
+    p.add_argument("--checkdir", help="where the device check writes its files (default: a "
+                   "temporary folder; the results JSON carries all of them)")
+    p.add_argument("--output", required=True, help="the results JSON")
+    args = p.parse_args(argv)
+    if args.rounds < 1:
+        p.error("--rounds must be at least 1")
+
+    machine = run_info.machine()
+    if machine["tf_gulp_commit"] is None:  # no git here: the caller's word, said to be so
+        machine["tf_gulp_commit"] = args.commit
+        machine["clean_tree"] = True if args.clean_tree else None
+        machine["commit_from"] = "--commit (no git on the machine that ran)"
+    elif args.commit and not machine["tf_gulp_commit"].startswith(args.commit[:7]):
+        p.error(f"--commit {args.commit} is not this checkout's {machine['tf_gulp_commit']}")
+
+    checkdir = args.checkdir or tempfile.mkdtemp(prefix="gpu_check_")
+    check = [SCRIPT] + (["--dry-run"] if args.dry_run else []) + [checkdir]
+    print(f"round 1/{args.rounds}: {' '.join(check)}", flush=True)
+    proc = subprocess.run(check, capture_output=True, text=True)
+    sys.stdout.write(proc.stdout)
+    summary = proc.stdout.split("==== summary", 1)[-1].splitlines()[1:]
+    phases = {name: read_json(os.path.join(checkdir, f"{name}.json")) for name in PHASES}
+    env = phases["env"] or {}
+    machine["gpu"] = env.get("nvidia_smi")
+    machine["nvcc"] = env.get("nvcc")
+
+    build = os.environ.get("GPU_CHECK_BUILD") or os.path.join(
+        REPO, "build", "gpu_dry" if args.dry_run else "gpu")
+    exe = os.path.join(build, "device_check_dry" if args.dry_run else "device_check")
+    small = ["--small"] if args.dry_run else []
+    warp_rounds = [phases["warp"] or {"error": "no warp.json"}]
+    throughput_rounds = [phases["throughput"] or {"error": "no throughput.json"}]
+    for i in range(2, args.rounds + 1):
+        if not os.access(exe, os.X_OK):
+            break  # the build failed: round 1 says so
+        print(f"round {i}/{args.rounds}: warp, throughput", flush=True)
+        warp_rounds.append(run_phase(exe, ["warp", *small], 60))
+        throughput_rounds.append(run_phase(exe, ["throughput", "--data", DATA, *small], 90))
+
+    dmon = ""
+    try:
+        with open(os.path.join(checkdir, "dmon.txt"), encoding="utf-8") as f:
+            dmon = f.read()[-20000:]
+    except OSError:
+        pass
+    report = {
+        "benchmark": "gpu_check", "date": run_info.now(), "machine": machine,
+        "command": run_info.command(argv), "rounds": args.rounds, "dry_run": args.dry_run,
+        "device_check": {"command": " ".join(os.path.relpath(c, REPO) if c.startswith(REPO)
+                                             else c for c in check[:-1]) + " OUTDIR",
+                         "exit_status": proc.returncode, "summary": summary,
+                         "phases": phases, "dmon": dmon},
+        "runs": {"warp": warp_rounds, "throughput": throughput_rounds},
+        "medians": {"warp": median_warp(warp_rounds),
+                    "throughput": median_throughput(throughput_rounds)},
+    }
+    run_info.write_report(args.output, report)
+    return proc.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
