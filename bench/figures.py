@@ -301,11 +301,48 @@ def profile_gulp_cpu() -> List[str]:
     return out
 
 
+def gpu_check() -> List[str]:
+    d = load("gpu_check")
+    m, phases = d["machine"], d["device_check"]["phases"]
+    warp, nvdec, mem, tp = phases["warp"], phases["nvdec"], phases["memcheck"], phases["throughput"]
+    worst = max(c["max_abs_diff_levels"] for c in warp["checks"])
+    off = sum(c["values_off_by_more_than_2_levels"] for c in warp["checks"])
+    rows = [[f"warp kernels vs the CPU path ({len(warp['checks'])} checks)",
+             f"at most {worst} level off, {off} values more than 2 off"],
+            [f"NVDEC decode + fused warp vs the CPU path ({nvdec['samples']} samples)",
+             f"at most {nvdec['decode_hevc_warped_vs_cpu_max_abs_diff_levels']} level off, "
+             f"{nvdec['values_off_by_more_than_2_levels']} values more than 2 off, "
+             f"{nvdec['decode_warp_failed'] + nvdec['decode_rgb_failed']} failed"],
+            ["compute-sanitizer memcheck (NVDEC path, small batch)", mem["summary"]],
+            ["NVDEC engines (`cuvidGetDecoderCaps`)", str(tp["nvdec_engines"])],
+            ["device check exit status", str(d["device_check"]["exit_status"])]]
+    med = {(r["samples"], r["sessions"]): r for r in d["medians"]["throughput"]}
+    sessions = sorted({n for _, n in med})
+    rate = lambda s, n, k: f0(med[(s, n)][k]) if (s, n) in med and med[(s, n)][k] else "—"  # noqa: E731
+    tp_rows = [[str(n), rate("512x512", n, "decode_images_per_s"),
+                rate("512x512", n, "decode_and_warp_images_per_s"),
+                rate("dataset_mix", n, "decode_images_per_s"),
+                rate("dataset_mix", n, "decode_and_warp_images_per_s")] for n in sessions]
+    w = d["medians"]["warp"]
+    return [provenance("gpu_check", d) + f" GPU: {m.get('gpu')} (name, driver, compute "
+            f"capability, MIG); {m.get('nvcc')}.", ""] + table(["check (round 1)", "result"], rows, right_from=2) + [
+        "", f"Images/s, medians of {d['rounds']} rounds ({tp['images_per_run']} images per run; "
+        "decode + warp is `DecodeWarped`: NVDEC, then the fused NV12 warp to 224x224):", ""] + table(
+        ["sessions", "512x512: decode", "512x512: decode + warp", "mixed sizes: decode",
+         "mixed sizes: decode + warp"], tp_rows) + [
+        "", f"The warp kernels alone, batch {warp['timing_batch']}, 512x512 to 224x224: "
+        f"{f0(w['rgb_warp_512_to_224_images_per_s'])} images/s on RGB, "
+        f"{f0(w['fused_nv12_warp_512_to_224_images_per_s'])} images/s fused from NV12. "
+        f"Decoder utilisation (`nvidia-smi dmon`, round 1): at most "
+        f"{tp['dmon']['dec_util_max_percent']}%."]
+
+
 RENDERERS: Dict[str, Callable[[], List[str]]] = {
     "gulp_read": gulp_read, "fair_peers": fair_peers, "fused_warp": fused_warp,
     "fused_warp_color": fused_warp_color, "bzna": bzna,
     "ffrecord": ffrecord, "ingest": ingest, "shuffle": shuffle,
-    "bzna_size": bzna_size, "index_open": index_open, "profile_gulp_cpu": profile_gulp_cpu}
+    "bzna_size": bzna_size, "index_open": index_open, "profile_gulp_cpu": profile_gulp_cpu,
+    "gpu_check": gpu_check}
 
 
 def render(name: str) -> str:

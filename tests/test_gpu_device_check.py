@@ -16,6 +16,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -218,3 +219,43 @@ def test_reference_outputs_are_what_the_cpu_path_makes_today(tmp_path):
     assert np.abs(now - carried).max() <= 0.0625
     # Not a constant picture: the warp reads the pictures (and the out-of-picture colour shows).
     assert now.std() > 20 and (now == 128).mean() < 0.5
+
+
+def test_bench_gpu_check_keeps_every_round(dry_run, tmp_path):
+    """bench/bench_gpu_check.py (what docs/gpu.md's figures come from): the device check once, then
+    its timed phases again on the same build; every round kept, the commit the caller names
+    recorded beside git's own answer."""
+    _, out = dry_run
+    report_path = tmp_path / "gpu_check.json"
+    env = dict(os.environ, GPU_CHECK_BUILD=str(out.parent / "build"))
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "bench_gpu_check.py"), "--dry-run", "--rounds",
+         "3", "--commit", "abc1234", "--clean-tree", "--output", str(report_path)],
+        capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = strict_json(report_path.read_text())
+    assert report["device_check"]["exit_status"] == 0
+    assert report["device_check"]["summary"][-1] == "==== all phases passed"
+    assert set(report["device_check"]["phases"]) == {
+        "env", "runtime", "warp", "nvdec", "throughput", "memcheck"}
+    assert report["machine"]["tf_gulp_commit"] == "abc1234"
+    assert report["machine"]["clean_tree"] is True and "git_says" in report["machine"]
+    warps = report["runs"]["warp"]
+    assert len(warps) == 3 and all(w["within_2_levels"] is True for w in warps)
+    rates = sorted(w["rgb_warp_512_to_224_images_per_s"] for w in warps)
+    assert report["medians"]["warp"]["rgb_warp_512_to_224_images_per_s"] == rates[1]
+    assert len(report["runs"]["throughput"]) == 3
+    assert all(t["nvdec"].startswith("unavailable") for t in report["runs"]["throughput"])
+
+
+def test_bench_gpu_check_medians_per_cell():
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    import bench_gpu_check
+
+    def round_(a, b):
+        return {"runs": [{"samples": "512x512", "sessions": 7, "decode_images_per_s": a,
+                          "decode_and_warp_images_per_s": b}]}
+    cells = bench_gpu_check.median_throughput([round_(1, 10), round_(5, 30), round_(3, 20),
+                                               {"error": "timed out"}])
+    assert cells == [{"samples": "512x512", "sessions": 7, "rounds": 3,
+                      "decode_images_per_s": 3, "decode_and_warp_images_per_s": 20}]

@@ -4,7 +4,8 @@ What a host can check: the GPU kernels of similarity_warp and decode_hevc are in
 registry with the right inputs in host memory, the op library holds the nvcc-built kernels when nvcc was there
 at build time, `DataLoader(..., device="/GPU:0")` refuses a machine where TensorFlow has no GPU, and
 the two-stage path (tf.data up to the warp, then WarpOnDevice in the model) gives the CPU
-DataLoader's batches and trains with model.fit. The GPU kernels themselves have not run on a GPU yet.
+DataLoader's batches and trains with model.fit. The GPU kernels themselves run on a GPU only in the
+device check (tools/gpu_device_check.sh, no TensorFlow).
 """
 
 from __future__ import annotations
@@ -259,8 +260,8 @@ def test_fused_device_path_runs_decode_hevc_warped_on_the_device_in_the_step_gra
 
 
 def test_decoding_on_the_device_is_opt_in(bzna):
-    # The NVDEC path has not yet run on a GPU: by default the pictures are decoded in tf.data, even
-    # where NVDEC is usable; decode="device" or "auto" asks for it.
+    # The NVDEC path has not yet run under TensorFlow on a GPU: by default the pictures are decoded
+    # in tf.data, even where NVDEC is usable; decode="device" or "auto" asks for it.
     inputs, _ = next(iter(_loader(bzna, device="/CPU:0")))
     assert "image" in inputs and "sample" not in inputs
     assert inspect.signature(DataLoader).parameters["decode"].default == "host"

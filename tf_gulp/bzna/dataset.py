@@ -338,14 +338,15 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     falls back to the CPU decoder by itself where NVDEC cannot be used); "auto" on the device when
     it is a GPU on which ``decode_hevc`` can use NVDEC
     (``tf_gulp.ops.bzna.hevc_ops.nvdec_unavailable_reason()`` is empty), else on the CPU in tf.data.
-    Decoding on the device is opt-in: the NVDEC path has not yet run on a GPU (docs/gpu.md).
+    Decoding on the device is opt-in: the NVDEC path has run on a GPU only without TensorFlow
+    (docs/gpu.md).
     On every path, transforms the kernels can draw are drawn in C++ from ``(seed, epoch,
     index)`` (``similarity_transform_matrices``), so the crops are the CPU path's. Decoded on the CPU, batches are
     ``({"image": uint8 [B, H, W, 3] padded to the batch's largest picture, "size": int32 [B, 2],
     "matrix": [B, 3, 3], "bias": [B, 3], "norm": [B, 3]}, labels)``; decoded on the device,
     ``({"sample": string [B] (the compressed samples), "what": string [B], "size", "matrix",
     "bias", "norm"}, labels)``, the sizes read from the samples' MP4 headers (the step checks the
-    decoded sizes against them). The GPU kernels have not yet run on a GPU.
+    decoded sizes against them). The GPU kernels have not yet run under TensorFlow on a GPU.
 
     ``cardinality()`` is known: ``epochs`` times the split's entries, in batches (rounded up, or
     down with ``drop_remainder``); infinite with ``epochs=None``.

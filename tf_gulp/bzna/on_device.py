@@ -10,15 +10,17 @@ first of the model) or :func:`warp_on_device` (for a custom step) then warps eac
 ``tf_gulp.ops.similarity_warp`` on the step's device, whose GPU kernel runs on TensorFlow's own
 stream: the float batch is made in GPU memory, and only the uint8 pictures cross to the GPU.
 On the CPU the results equal the CPU DataLoader's (same matrices, same kernel; tested). The GPU
-kernel's own source, run on the host, is within 1 level of the CPU warp before normalization; it
-has not yet run on a GPU.
+kernel's own source, run on the host, is within 1 level of the CPU warp before normalization, and
+so was the kernel on an H100 (the device check, without TensorFlow); this layer has not yet run
+under TensorFlow on a GPU.
 
 With ``decode="device"`` (or "auto" on a GPU where NVDEC can be used) the pictures are decoded in
 the step as well: the batch carries the compressed samples (``{"sample": string [B], "what": string
 [B], "size", "matrix", "bias", "norm"}``, the sizes read from the MP4 headers in tf.data) and each
 is decoded by ``tf_gulp.ops.decode_hevc`` on the step's device (the GPU kernel: NVDEC into GPU
 memory, converted to RGB by a kernel on TensorFlow's stream) before its warp. Only compressed bytes
-cross to the GPU. Not yet run on a GPU; on the CPU the results equal the CPU DataLoader's (tested).
+cross to the GPU. Not yet run under TensorFlow on a GPU; on the CPU the results equal the CPU
+DataLoader's (tested).
 """
 
 from __future__ import annotations

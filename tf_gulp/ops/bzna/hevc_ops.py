@@ -25,7 +25,8 @@ def decode_hevc(contents, track: str = "bzna_input", crop: str = "clean",
     parses the MP4 on the host, decodes with NVDEC and converts to RGB on the GPU, into GPU memory;
     where NVDEC cannot be used (see :func:`nvdec_unavailable_reason`, or a picture outside the
     GPU's NVDEC limits) it decodes on the CPU and copies the picture over, logging why once
-    (docs/gpu.md). The GPU kernel has not yet run on a GPU.
+    (docs/gpu.md). Its NVDEC pool and kernel ran on an H100 without TensorFlow (the device
+    check); the op under TensorFlow on a GPU has not yet run.
 
     ``contents`` is the bytes of one per-image MP4 as Benzina stores it (a ``bzna_input`` sample):
     an ``hvc1``/``hev1`` track with an ``hvcC`` box and one sample of length-prefixed NAL units. The

@@ -58,7 +58,9 @@ def similarity_warp(
       float32 tensor shaped like `images` with the spatial size replaced by `output_shape`.
 
     On a GPU device (e.g. under ``tf.device("/GPU:0")``, `images` in GPU memory) the op's GPU kernel
-    warps on TensorFlow's stream; it has not yet run on a GPU (docs/gpu.md).
+    warps on TensorFlow's stream. Its kernel ran on an H100 without TensorFlow (the device check,
+    within 1 level of the CPU kernel); the op under TensorFlow on a GPU has not yet run
+    (docs/gpu.md).
     """
     what = "similarity_warp: "
     check_attr("TfGulp>SimilarityWarp", "layout", layout, what=what)
