@@ -35,7 +35,7 @@ def blocks(text: str):
 
 def test_pages_quote_figures_from_results():
     names = {m.group(2) for page in PAGES for m in blocks(page.read_text(encoding="utf-8"))}
-    assert {"gulp_read", "ffrecord", "ingest", "bzna", "fused_warp"} <= names, names
+    assert {"gulp_read", "ffrecord", "ingest", "bzna", "fused_warp", "gpu_check"} <= names, names
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO_ROOT)))
