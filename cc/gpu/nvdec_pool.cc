@@ -575,7 +575,6 @@ Status NvdecPool::Create(const CudaApi* cuda, const NvdecApi* nvdec, CUcontext c
                                                     &result->max_hint_width_,
                                                     &result->max_hint_height_));
     result->busy_.push_back(false);
-    result->last_size_.emplace_back(0, 0);
     Status status = result->sessions_.back()->Init();
     if (!status.ok()) {
       result->Shutdown();  // frees the events the sessions made so far
@@ -601,35 +600,26 @@ void NvdecPool::RaiseMaxSize(int width, int height) {
 }
 
 Status NvdecPool::Decode(const uint8_t* data, size_t size, CUstream stream, const char* what,
-                         NvdecPicture* picture, int width, int height) {
-  const std::pair<int, int> wanted(width, height);
-  const bool known = width > 0 && height > 0;
+                         NvdecPicture* picture) {
   int chosen = -1;
   {
     std::unique_lock<std::mutex> lock(pick_mutex_);
     pick_cv_.wait(lock, [&] {
       if (shut_down_) return true;
-      // Round robin from the last pick spreads pictures over the engines;
-      // among the idle sessions, one already at this size, else a fresh one.
-      int in_turn = -1, fresh = -1;
       for (int i = 0; i < static_cast<int>(busy_.size()); ++i) {
+        // Round robin from the last pick spreads pictures over the engines.
         const int candidate = (next_ + i) % static_cast<int>(busy_.size());
-        if (busy_[candidate]) continue;
-        if (known && last_size_[candidate] == wanted) {
+        if (!busy_[candidate]) {
           chosen = candidate;
           return true;
         }
-        if (in_turn < 0) in_turn = candidate;
-        if (fresh < 0 && last_size_[candidate].first == 0) fresh = candidate;
       }
-      chosen = known && fresh >= 0 ? fresh : in_turn;
-      return chosen >= 0;
+      return false;
     });
     if (shut_down_) {
       return UnavailableError(what, ": the NVDEC decoder pool is shut down");
     }
     busy_[chosen] = true;
-    if (known) last_size_[chosen] = wanted;
     next_ = (chosen + 1) % static_cast<int>(busy_.size());
   }
   const Status status = sessions_[chosen]->Decode(data, size, stream, what, picture);

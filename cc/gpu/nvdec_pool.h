@@ -27,7 +27,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <utility>
 #include <vector>
 
 #include "cc/gpu/nvdec_api.h"
@@ -71,16 +70,8 @@ class NvdecPool {
   // the caller's until Release. `what` names the sample in errors. A picture
   // NVDEC cannot take (not 8-bit 4:2:0, or outside this GPU's size limits) is
   // OutOfRange: the caller decodes it on the CPU.
-  //
-  // `width` x `height`: the picture's size where the caller knows it (the
-  // coded size in its MP4 sample entry), 0 x 0 where not. Of the idle
-  // sessions, one whose last picture was given that size is taken, else one
-  // given no size yet, else the next in turn. A session whose picture
-  // changes size must wait for all its mapped pictures and reconfigure its
-  // decoder: on an H100 (docs/gpu.md) 13 pictures of one size and 2 of others
-  // in turn decoded at 0.14x the one size's rate over 14 sessions without this.
   Status Decode(const uint8_t* data, size_t size, CUstream stream, const char* what,
-                NvdecPicture* picture, int width = 0, int height = 0);
+                NvdecPicture* picture);
 
   // Call after launching the kernels that read `picture` on `stream`: records
   // an event there; the surface is unmapped once the event completed.
@@ -105,8 +96,6 @@ class NvdecPool {
   std::mutex pick_mutex_;
   std::condition_variable pick_cv_;
   std::vector<bool> busy_;  // a Decode is using session i
-  // The size Decode was last told for session i's picture (0 x 0: none yet).
-  std::vector<std::pair<int, int>> last_size_;
   int next_ = 0;            // where the next pick starts (round robin)
   bool shut_down_ = false;
   std::atomic<unsigned> max_hint_width_{0};

@@ -131,41 +131,6 @@ TEST(NvdecPoolTest, SizeChangesReconfigureAndLargerPicturesRecreate) {
   ExpectCleanEnd(&pool, fake);
 }
 
-// Pictures of three sizes, one caller: given their sizes, the pool keeps each
-// size on its own session (one decoder created per size, nothing
-// reconfigured), a new size going to a session not used yet rather than the
-// next in turn; without them, the idle session in turn reconfigures.
-TEST(NvdecPoolTest, GivenSizesKeepPicturesOfOneSizeOnOneSession) {
-  const FakeSample sizes[] = {Sample(64, 48), Sample(100, 75), Sample(64, 48), Sample(80, 60),
-                              Sample(100, 75), Sample(64, 48), Sample(80, 60), Sample(100, 75)};
-  for (const bool given : {true, false}) {
-    SCOPED_TRACE(given ? "sizes given" : "no sizes");
-    FakeNvdec fake;
-    auto pool = MakePool(fake, 3, 2);
-    std::vector<int> session_of_64;
-    for (const FakeSample& sample : sizes) {
-      const std::vector<uint8_t> bytes = FakeSampleBytes(sample);
-      NvdecPicture p;
-      ASSERT_TRUE(pool->Decode(bytes.data(), bytes.size(), kStream, "sample 3", &p,
-                               given ? sample.width : 0, given ? sample.height : 0)
-                      .ok());
-      EXPECT_EQ(p.width, sample.width);
-      if (sample.width == 64) session_of_64.push_back(p.session);
-      fake.CompleteStream(kStream);
-      ASSERT_TRUE(pool->Release(p, kStream).ok());
-    }
-    if (given) {
-      EXPECT_EQ(fake.Count("cuvidCreateDecoder"), 3) << "one decoder per size";
-      EXPECT_EQ(fake.Count("cuvidReconfigureDecoder"), 0);
-      EXPECT_THAT(session_of_64, ::testing::Each(session_of_64[0]));
-    } else {
-      EXPECT_EQ(fake.Count("cuvidCreateDecoder"), 3) << "sessions in turn";
-      EXPECT_GT(fake.Count("cuvidReconfigureDecoder"), 0);
-    }
-    ExpectCleanEnd(&pool, fake);
-  }
-}
-
 // NVIDIA's sample rule: decode surfaces = max(requested, the stream's
 // min_num_decode_surfaces), returned from the sequence callback; never a refusal.
 TEST(NvdecPoolTest, DecodeSurfacesFollowTheStreamsMinimum) {

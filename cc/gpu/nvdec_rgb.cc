@@ -86,15 +86,14 @@ Status NvdecRgbDecoder::Convert(CUcontext context, const NvdecPicture& picture,
 }
 
 Status NvdecRgbDecoder::DecodeThen(const uint8_t* data, size_t size, CUstream stream,
-                                   const char* what, const PictureUse& use, int width,
-                                   int height) {
+                                   const char* what, const PictureUse& use) {
   CUcontext context = nullptr;
   const CUresult r = cuda_.cuStreamGetCtx(stream, &context);
   if (r != CUDA_SUCCESS) return CudaCallError(cuda_, r, "cuStreamGetCtx", what);
   NvdecPool* pool = nullptr;
   TFG_RETURN_IF_ERROR(PoolFor(context, &pool));
   NvdecPicture picture;
-  TFG_RETURN_IF_ERROR(pool->Decode(data, size, stream, what, &picture, width, height));
+  TFG_RETURN_IF_ERROR(pool->Decode(data, size, stream, what, &picture));
   // From here on the picture is ours: released on every path, after whatever
   // was queued on the stream (the kernel, if launched).
   const Status status = use(context, picture);
@@ -103,17 +102,13 @@ Status NvdecRgbDecoder::DecodeThen(const uint8_t* data, size_t size, CUstream st
 }
 
 Status NvdecRgbDecoder::Decode(const uint8_t* data, size_t size, bool bilinear_chroma,
-                               CUstream stream, const char* what, const RgbAllocator& allocate,
-                               int width, int height) {
-  return DecodeThen(
-      data, size, stream, what,
-      [&](CUcontext context, const NvdecPicture& p) {
-        RgbRegion region;
-        CUdeviceptr dst = 0;
-        TFG_RETURN_IF_ERROR(allocate(p.width, p.height, &region, &dst));
-        return Convert(context, p, region, bilinear_chroma, dst, stream, what);
-      },
-      width, height);
+                               CUstream stream, const char* what, const RgbAllocator& allocate) {
+  return DecodeThen(data, size, stream, what, [&](CUcontext context, const NvdecPicture& p) {
+    RgbRegion region;
+    CUdeviceptr dst = 0;
+    TFG_RETURN_IF_ERROR(allocate(p.width, p.height, &region, &dst));
+    return Convert(context, p, region, bilinear_chroma, dst, stream, what);
+  });
 }
 
 }  // namespace gpu

@@ -73,10 +73,9 @@ class NvdecRgbDecoder {
   // queues the conversion on `stream`; returns once it is queued. Errors of
   // the pool pass through with their codes: OutOfRange for a picture outside
   // this GPU's NVDEC limits, Unavailable when the GPU's NVDEC cannot decode
-  // 8-bit 4:2:0 HEVC (the op then decodes on the CPU). `width` x `height`:
-  // the picture's coded size where known, else 0 x 0 (NvdecPool::Decode).
+  // 8-bit 4:2:0 HEVC (the op then decodes on the CPU).
   Status Decode(const uint8_t* data, size_t size, bool bilinear_chroma, CUstream stream,
-                const char* what, const RgbAllocator& allocate, int width = 0, int height = 0);
+                const char* what, const RgbAllocator& allocate);
 
   // Pools created so far (one per GPU device used).
   int pools() const;
@@ -93,10 +92,10 @@ class NvdecRgbDecoder {
   // mapped picture and the stream's context (to queue its kernel on `stream`),
   // then releases the picture on every path: an event behind whatever `use`
   // queued, the unmap once that event completed. `use`'s error is returned
-  // (the release's otherwise). `width` x `height` as for Decode.
+  // (the release's otherwise).
   using PictureUse = std::function<Status(CUcontext context, const NvdecPicture& picture)>;
   Status DecodeThen(const uint8_t* data, size_t size, CUstream stream, const char* what,
-                    const PictureUse& use, int width = 0, int height = 0);
+                    const PictureUse& use);
 
   // Launches `kernel` (a name in the fatbin) on `stream` over `dims` with
   // `args`, `context` pushed for the call; the fatbin is loaded once per

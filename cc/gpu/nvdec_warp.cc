@@ -4,7 +4,7 @@ namespace tfg {
 namespace gpu {
 
 Status DecodeWarped(NvdecRgbDecoder* decoder, const uint8_t* data, size_t size, CUstream stream,
-                    const char* what, const WarpPlanner& plan, int width, int height) {
+                    const char* what, const WarpPlanner& plan) {
   return decoder->DecodeThen(
       data, size, stream, what, [&](CUcontext context, const NvdecPicture& picture) {
         RegionWarp warp;
@@ -24,8 +24,7 @@ Status DecodeWarped(NvdecRgbDecoder* decoder, const uint8_t* data, size_t size, 
         void* args[] = {&ycbcr, &warp, &dst};
         return decoder->Launch(context, "tfg_decode_warp_ycbcr", DecodeWarpLaunchDims(warp), args,
                                stream, what);
-      },
-      width, height);
+      });
 }
 
 }  // namespace gpu

@@ -45,10 +45,8 @@ inline LaunchDims DecodeWarpLaunchDims(const RegionWarp& w) {
 // NVDEC limits or not 8-bit 4:2:0; Unavailable: this GPU's NVDEC cannot decode
 // 8-bit 4:2:0 HEVC), so the op can warp those on the CPU. A region outside the
 // decoded picture or an output of no pixels is InvalidArgument naming `what`.
-// `width` x `height`: the picture's coded size where known, else 0 x 0
-// (NvdecPool::Decode: pictures of one size go to a session already at it).
 Status DecodeWarped(NvdecRgbDecoder* decoder, const uint8_t* data, size_t size, CUstream stream,
-                    const char* what, const WarpPlanner& plan, int width = 0, int height = 0);
+                    const char* what, const WarpPlanner& plan);
 
 }  // namespace gpu
 }  // namespace tfg

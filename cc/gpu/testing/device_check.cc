@@ -649,15 +649,11 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
 // `images` pictures from `pool` (indices into data.samples) over `sessions`
 // decode sessions, one thread and stream each; decode alone (the picture is
 // released at once) or decode + the fused warp into a batch of 256 slots.
-// `give_size`: each picture's size goes to the pool, as the ops give it (the
-// pool then keeps pictures of one size on one session); without it, the pool
-// picks sessions in turn, as it did before sizes were given.
-// `pool_sessions`: the pool's decode sessions, 0 for one per thread.
 Status Throughput(const CheckDriver& d, Device& dev, const Data& data,
                   const std::vector<size_t>& pool, int sessions, int images, bool warp,
-                  bool give_size, int pool_sessions, CUdeviceptr d_out, double* per_s) {
+                  CUdeviceptr d_out, double* per_s) {
   NvdecPoolOptions options;
-  options.sessions = pool_sessions > 0 ? pool_sessions : sessions;
+  options.sessions = sessions;
   // Gone before the streams (its pools wait on events recorded there).
   auto owned = std::make_unique<NvdecRgbDecoder>(d.cuda, d.nvdec_api, d.fatbin, d.fatbin_size,
                                                  options);
@@ -688,16 +684,13 @@ Status Throughput(const CheckDriver& d, Device& dev, const Data& data,
       for (int i = next++; i < images; i = next++) {
         const size_t k = pool[i % pool.size()];
         const Sample& s = data.samples[k];
-        const int w = give_size ? s.width : 0, h = give_size ? s.height : 0;
         Status st = warp ? DecodeWarped(&decoder, s.bytes.data(), s.bytes.size(), streams[t],
-                                        s.file.c_str(), PlanFor(data, k, d_out + per * 4 * (i % 256)),
-                                        w, h)
+                                        s.file.c_str(), PlanFor(data, k, d_out + per * 4 * (i % 256)))
                          : decoder.DecodeThen(s.bytes.data(), s.bytes.size(), streams[t],
                                               s.file.c_str(),
                                               [](CUcontext, const NvdecPicture&) {
                                                 return Status::Ok();
-                                              },
-                                              w, h);
+                                              });
         if (!st.ok()) {
           results[t] = st;
           return;
@@ -773,36 +766,15 @@ int ThroughputPhase(const CheckDriver& d, const Args& a) {
   std::string runs;
   double best_decode = 0, best_both = 0;
   int best_sessions = 0;
-  // "dataset_mix_no_size": the same mix without the sizes (the pool as it was
-  // before the ops gave them), so that one run shows what giving them does.
-  // "..._2x_sessions": the pool has twice as many sessions as there are
-  // threads, so a picture finds idle sessions to choose from.
-  struct Case {
-    std::string name;
-    const std::vector<size_t>* pool;
-    bool give_size;
-    int sessions_per_thread;
-  };
-  for (const Case& c : {Case{"512x512", &fixed, true, 1}, Case{"dataset_mix", &mix, true, 1},
-                        Case{"dataset_mix_no_size", &mix, false, 1},
-                        Case{"dataset_mix_2x_sessions", &mix, true, 2},
-                        Case{"dataset_mix_2x_sessions_no_size", &mix, false, 2}}) {
-    const std::string& name = c.name;
-    const std::vector<size_t>& pool = *c.pool;
+  for (const auto& [name, pool] : {std::make_pair(std::string("512x512"), fixed),
+                                   std::make_pair(std::string("dataset_mix"), mix)}) {
     for (int sessions : a.sessions) {
       if (!s.ok() || pool.empty()) break;
       double decode = 0, both = 0;
-      const int pool_sessions = sessions * c.sessions_per_thread;
-      Status run = Throughput(d, dev, data, pool, sessions, images, false, c.give_size,
-                              pool_sessions, d_out, &decode);
-      if (run.ok()) {
-        run = Throughput(d, dev, data, pool, sessions, images, true, c.give_size, pool_sessions,
-                         d_out, &both);
-      }
+      Status run = Throughput(d, dev, data, pool, sessions, images, false, d_out, &decode);
+      if (run.ok()) run = Throughput(d, dev, data, pool, sessions, images, true, d_out, &both);
       Json r;
-      r.Str("samples", name).Num("sessions", sessions)
-          .Num("pool_sessions", sessions * c.sessions_per_thread)
-          .Num("decode_images_per_s", decode)
+      r.Str("samples", name).Num("sessions", sessions).Num("decode_images_per_s", decode)
           .Num("decode_and_warp_images_per_s", both);
       if (!run.ok()) r.Str("error", run.message());
       runs += (runs.empty() ? "" : ", ") + r.Text();

@@ -127,9 +127,7 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
           output_made = true;
           *dst = reinterpret_cast<CUdeviceptr>(output->tensor_data().data());
           return tfg::Status::Ok();
-        },
-        // The sample entry's size: the pool keeps pictures of one size on one session.
-        sample->parsed.picture_track().coded_width, sample->parsed.picture_track().coded_height);
+        });
     // Pictures NVDEC cannot take (outside its size limits; a GPU whose NVDEC
     // lacks 8-bit 4:2:0 HEVC): the CPU decodes them.
     if (!output_made && (decoded.code() == tfg::StatusCode::kOutOfRange ||

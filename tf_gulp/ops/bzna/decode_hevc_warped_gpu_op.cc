@@ -222,9 +222,7 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
           w->u8_output = !attrs_.float_output;
           *dst = base;
           return tfg::Status::Ok();
-        },
-        // The sample entry's size: the pool keeps pictures of one size on one session.
-        parsed.picture_track().coded_width, parsed.picture_track().coded_height);
+        });
     if (!planned && (decoded.code() == tfg::StatusCode::kOutOfRange ||
                      decoded.code() == tfg::StatusCode::kUnavailable)) {
       WarnFallbackOnce(true, decoded);
