@@ -328,8 +328,8 @@ def gpu_check() -> List[str]:
             f"capability, MIG); {m.get('nvcc')}.", ""] + table(["check (round 1)", "result"], rows, right_from=2) + [
         "", f"Images/s, medians of {d['rounds']} rounds ({tp['images_per_run']} images per run; "
         "decode + warp is `DecodeWarped`: NVDEC, then the fused NV12 warp to 224x224):", ""] + table(
-        ["sessions", "512x512: decode", "512x512: decode + warp", "mixed sizes: decode",
-         "mixed sizes: decode + warp"], tp_rows) + [
+        ["sessions", "512x512: decode", "512x512: decode + warp", "the data's mix: decode",
+         "the data's mix: decode + warp"], tp_rows) + [
         "", f"The warp kernels alone, batch {warp['timing_batch']}, 512x512 to 224x224: "
         f"{f0(w['rgb_warp_512_to_224_images_per_s'])} images/s on RGB, "
         f"{f0(w['fused_nv12_warp_512_to_224_images_per_s'])} images/s fused from NV12. "
