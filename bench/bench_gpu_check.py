@@ -10,7 +10,8 @@ path, NVDEC against the CPU path, throughput with nvidia-smi dmon beside it, com
 exit status and summary. Rounds 2..N run the two timed phases again (`device_check warp` and
 `device_check throughput` on the same build), so the figures are medians over N rounds, each
 round kept. `--commit` and `--clean-tree` say which tree ran: the device tool copies the working
-tree beside a git that need not be at its commit (git's own answer is kept too). `--dry-run` runs the same steps against the host stand-in of the driver (no GPU, no NVDEC:
+tree beside a git that need not be at its commit (git's own answer is kept too). `--dry-run`
+runs the same steps against the host stand-in of the driver (no GPU, no NVDEC:
 the throughput rounds report NVDEC unavailable); tests/test_gpu_device_check.py runs it.
 """
 
@@ -82,7 +83,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--rounds", type=int, default=5, help="rounds of the timed phases (>= 1)")
     p.add_argument("--dry-run", action="store_true",
                    help="against the host stand-in of the driver (no GPU needed)")
-    p.add_argument("--commit", help="the commit that ran (the device machine's git may be older than its tree)")
+    p.add_argument("--commit",
+                   help="the commit that ran (the device machine's git may be older than its tree)")
     p.add_argument("--clean-tree", action="store_true",
                    help="the tree that ran had no uncommitted changes")
     p.add_argument("--checkdir", help="where the device check writes its files (default: a "
@@ -94,7 +96,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     machine = run_info.machine()
     if args.commit:  # the device tool's copy carries the session's first commit's git, not HEAD's
-        machine["git_says"] = {"commit": machine["tf_gulp_commit"], "clean_tree": machine["clean_tree"]}
+        machine["git_says"] = {"commit": machine["tf_gulp_commit"],
+                               "clean_tree": machine["clean_tree"]}
         machine["tf_gulp_commit"] = args.commit
         machine["clean_tree"] = True if args.clean_tree else None
         machine["commit_from"] = "--commit"
@@ -114,14 +117,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         REPO, "build", "gpu_dry" if args.dry_run else "gpu")
     exe = os.path.join(build, "device_check_dry" if args.dry_run else "device_check")
     small = ["--small"] if args.dry_run else []
+    # The device check's own per-phase timeouts (env.json), not a second copy of them.
+    limits = env.get("phase_timeouts_s") or {"warp": 60, "throughput": 90}
     warp_rounds = [phases["warp"] or {"error": "no warp.json"}]
     throughput_rounds = [phases["throughput"] or {"error": "no throughput.json"}]
     for i in range(2, args.rounds + 1):
         if not os.access(exe, os.X_OK):
             break  # the build failed: round 1 says so
         print(f"round {i}/{args.rounds}: warp, throughput", flush=True)
-        warp_rounds.append(run_phase(exe, ["warp", *small], 60))
-        throughput_rounds.append(run_phase(exe, ["throughput", "--data", DATA, *small], 90))
+        warp_rounds.append(run_phase(exe, ["warp", *small], limits["warp"]))
+        throughput_rounds.append(run_phase(exe, ["throughput", "--data", DATA, *small],
+                                           limits["throughput"]))
 
     dmon = ""
     try:

@@ -318,16 +318,22 @@ def gpu_check() -> List[str]:
             ["device check exit status", str(d["device_check"]["exit_status"])]]
     med = {(r["samples"], r["sessions"]): r for r in d["medians"]["throughput"]}
     sessions = sorted({n for _, n in med})
-    rate = lambda s, n, k: f0(med[(s, n)][k]) if (s, n) in med and med[(s, n)][k] else "—"  # noqa: E731
+
+    def rate(samples: str, n: int, key: str) -> str:
+        value = med.get((samples, n), {}).get(key)
+        return f0(value) if value else "—"
+
     tp_rows = [[str(n), rate("512x512", n, "decode_images_per_s"),
                 rate("512x512", n, "decode_and_warp_images_per_s"),
                 rate("dataset_mix", n, "decode_images_per_s"),
                 rate("dataset_mix", n, "decode_and_warp_images_per_s")] for n in sessions]
     w = d["medians"]["warp"]
-    return [provenance("gpu_check", d) + f" GPU: {m.get('gpu')} (name, driver, compute "
-            f"capability, MIG); {m.get('nvcc')}.", ""] + table(["check (round 1)", "result"], rows, right_from=2) + [
+    head = (provenance("gpu_check", d) + f" GPU: {m.get('gpu')} (name, driver, compute "
+            f"capability, MIG); {m.get('nvcc')}.")
+    return [head, ""] + table(["check (round 1)", "result"], rows, right_from=2) + [
         "", f"Images/s, medians of {d['rounds']} rounds ({tp['images_per_run']} images per run; "
-        "decode + warp is `DecodeWarped`: NVDEC, then the fused NV12 warp to 224x224):", ""] + table(
+        "decode + warp is `DecodeWarped`: NVDEC, then the fused NV12 warp to 224x224):",
+        ""] + table(
         ["sessions", "512x512: decode", "512x512: decode + warp", "the data's mix: decode",
          "the data's mix: decode + warp"], tp_rows) + [
         "", f"The warp kernels alone, batch {warp['timing_batch']}, 512x512 to 224x224: "
