@@ -12,7 +12,9 @@ round (the order rotates), on the same data, this measures:
   ``torch.utils.data.DataLoader(num_workers=cores)`` delivering batches of clips to this process;
   gulpio2 bare in one process per core (each its share of the videos, no DataLoader: the upper
   bound of any way of running it); the decode bound (decode_bound.py: libjpeg-turbo decoding the
-  same frames from memory into clips, one thread per core);
+  same frames from memory into clips, one thread per core), through simplejpeg's build of
+  libjpeg-turbo and again through the build the op library links (its reader's own cost is the
+  distance to the second; the distance between the two is the library build's);
 * FFRecord, 4 KiB records in random batches of 64, checksums on (items: records):
   ``FFRecordDataset`` (the same three ways as ``GulpDataset``); the reference ``ffrecord.FileReader`` in one process, inside a
   ``DataLoader(num_workers=cores)`` (a batch sampler, each worker its own reader), and bare in one
@@ -139,7 +141,7 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
     import torch
     import tf_gulp
     from bench_gulp_read import load_jpegs
-    from decode_bound import bound_reader
+    from decode_bound import OpTurboJpeg, bound_reader, op_turbojpeg_path
 
     ds = tf_gulp.GulpDataset(gulp_dir)
     # Consumed where a training step consumes it, inside the runtime: counting frames is the
@@ -189,6 +191,8 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
 
     clips = [frames for _key, _label, frames in load_jpegs(gulp_dir)]
     bound = bound_reader(clips, CORES, closers)
+    op_library = OpTurboJpeg(op_turbojpeg_path())
+    op_library_bound = bound_reader(clips, CORES, closers, op_library.decode_clip)
 
     return [Reader("GulpDataset", gulp_dataset),
             Reader("GulpDataset, autotune off", gulp_dataset_no_autotune),
@@ -197,7 +201,9 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
             Reader(f"gulpio2, DataLoader ({CORES} workers)", gulpio2_loader,
                    lambda: loader_state.get("pids", [])),
             Reader(f"gulpio2, {CORES} processes (bare)", per_core.run, per_core.pids),
-            Reader(f"libjpeg-turbo bound, {CORES} threads", bound)]
+            Reader(f"libjpeg-turbo bound, {CORES} threads", bound),
+            Reader(f"libjpeg-turbo bound through the op's library "
+                   f"({os.path.basename(op_library.path)}), {CORES} threads", op_library_bound)]
 
 
 # ------------------------------------------------------------------------------------------------

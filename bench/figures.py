@@ -103,7 +103,20 @@ def fair_peers() -> List[str]:
         out += table(["reader", f"{case['unit']}/s", f"× {case['baseline']}", "cores",
                       f"CPU µs per {case['unit'][:-1]}", "slowest teardown, ms"], rows)
         out.append("")
+        out += fractions_of_bounds(case["rows"])
     return out[:-1]
+
+
+def fractions_of_bounds(rows: List[Dict[str, Any]]) -> List[str]:
+    """Each tf_gulp row's rate as a fraction of each decode-bound row's (none: nothing)."""
+    bounds = [r for r in rows if r["reader"].startswith("libjpeg-turbo bound")]
+    ours = [r for r in rows if r["reader"].startswith("GulpDataset")]
+    if not bounds or not ours:
+        return []
+    body = [[r["reader"]] + [f2(r["items_per_s"] / b["items_per_s"]) for b in bounds]
+            for r in ours]
+    return ["Fraction of each bound's rate:", ""] + table(
+        ["reader"] + [f"of the {b['reader']}" for b in bounds], body) + [""]
 
 
 def per_output_size(name: str, section: Callable[[Dict[str, Any]], List[str]]) -> List[str]:

@@ -48,7 +48,38 @@ def gulp_dir(tmp_path_factory):
     return path
 
 
-def test_bound_decodes_what_gulp_dataset_decodes(gulp_dir):
+@pytest.fixture(scope="module")
+def op_library_bound():
+    return decode_bound.OpTurboJpeg(decode_bound.op_turbojpeg_path())
+
+
+@pytest.fixture(params=["simplejpeg", "op library"])
+def bound_decode(request, op_library_bound):
+    return (decode_bound.decode_clip if request.param == "simplejpeg"
+            else op_library_bound.decode_clip)
+
+
+def test_op_library_bound_uses_the_library_the_op_links(op_library_bound):
+    from tf_gulp.ops.library import LIBRARY_NAME, library_dir
+
+    linked = subprocess.run(["ldd", str(pathlib.Path(library_dir()) / LIBRARY_NAME)],
+                            capture_output=True, text=True, check=True).stdout
+    resolved = [line.split("=>")[1].split("(")[0].strip()
+                for line in linked.splitlines() if "libturbojpeg" in line]
+    assert len(resolved) == 1
+    assert pathlib.Path(resolved[0]).resolve() == pathlib.Path(op_library_bound.path).resolve()
+
+
+def test_op_library_bound_names_a_damaged_frame(op_library_bound, gulp_dir):
+    import tf_gulp
+
+    frames = list(next(iter(tf_gulp.GulpDataset(gulp_dir, decode=False, label_field=None)))
+                  ["frames"].numpy())
+    with pytest.raises(RuntimeError, match="tjDecompress"):
+        op_library_bound.decode_clip([frames[0], frames[1][:40]])
+
+
+def test_bound_decodes_what_gulp_dataset_decodes(gulp_dir, bound_decode):
     import tf_gulp
 
     raw = {e["id"].numpy(): list(e["frames"].numpy())
@@ -57,19 +88,19 @@ def test_bound_decodes_what_gulp_dataset_decodes(gulp_dir):
                for e in tf_gulp.GulpDataset(gulp_dir, label_field=None)}
     assert raw.keys() == decoded.keys() and len(raw) == 3
     for vid, frames in raw.items():
-        clip = decode_bound.decode_clip(frames)
+        clip = bound_decode(frames)
         assert clip.dtype == np.uint8 and clip.shape == decoded[vid].shape
         np.testing.assert_array_equal(clip, decoded[vid], err_msg=str(vid))
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_bound_reader_decodes_every_frame_once_per_call(gulp_dir, threads):
+def test_bound_reader_decodes_every_frame_once_per_call(gulp_dir, threads, bound_decode):
     import tf_gulp
 
     clips = [list(e["frames"].numpy())
              for e in tf_gulp.GulpDataset(gulp_dir, decode=False, label_field=None)]
     closers = []
-    read = decode_bound.bound_reader(clips, threads, closers)
+    read = decode_bound.bound_reader(clips, threads, closers, bound_decode)
     try:
         assert read() == read() == 12
     finally:
