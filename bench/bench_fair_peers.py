@@ -193,6 +193,7 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
     bound = bound_reader(clips, CORES, closers)
     op_library = OpTurboJpeg(op_turbojpeg_path())
     op_library_bound = bound_reader(clips, CORES, closers, op_library.decode_clip)
+    closers.append(op_library.close)  # after the pool's shutdown, appended just before
 
     return [Reader("GulpDataset", gulp_dataset),
             Reader("GulpDataset, autotune off", gulp_dataset_no_autotune),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import concurrent.futures
 import ctypes
 import threading
-from typing import Callable, List, Sequence
+from typing import Callable, List, Sequence, Tuple
 
 import numpy as np
 
@@ -72,12 +72,21 @@ class OpTurboJpeg:
                                       ctypes.c_void_p] + [ctypes.c_int] * 5
         self._lib = lib
         self._local = threading.local()
+        self._handles: List[int] = []
+        self._handles_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Destroys every thread's handle (after the threads that decode are done)."""
+        with self._handles_lock:
+            for handle in self._handles:
+                self._lib.tjDestroy(handle)
+            self._handles.clear()
 
     def _check(self, handle: int, rc: int, what: str) -> None:
         if rc != 0:
             raise RuntimeError(f"{what}: {self._lib.tjGetErrorStr2(handle).decode()}")
 
-    def _header(self, handle: int, jpeg: bytes) -> tuple:
+    def _header(self, handle: int, jpeg: bytes) -> Tuple[int, int]:
         w, h, subsampling, colorspace = (ctypes.c_int() for _ in range(4))
         self._check(handle, self._lib.tjDecompressHeader3(
             handle, jpeg, len(jpeg), ctypes.byref(w), ctypes.byref(h), ctypes.byref(subsampling),
@@ -90,6 +99,10 @@ class OpTurboJpeg:
         handle = getattr(self._local, "handle", None)
         if handle is None:
             handle = self._local.handle = self._lib.tjInitDecompress()
+            if not handle:
+                raise RuntimeError(f"tjInitDecompress failed ({self.path})")
+            with self._handles_lock:
+                self._handles.append(handle)
         h, w = self._header(handle, frames[0])
         clip = np.empty((len(frames), h, w, 3), np.uint8)
         for k, jpeg in enumerate(frames):

@@ -50,7 +50,9 @@ def gulp_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def op_library_bound():
-    return decode_bound.OpTurboJpeg(decode_bound.op_turbojpeg_path())
+    bound = decode_bound.OpTurboJpeg(decode_bound.op_turbojpeg_path())
+    yield bound
+    bound.close()
 
 
 @pytest.fixture(params=["simplejpeg", "op library"])
