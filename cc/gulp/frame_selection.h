@@ -35,26 +35,50 @@ struct FrameSelection {
   bool random_offsets = false;
 
   // kClips: mmaction2's SampleFrames (its names and, given its random draws,
-  // its numbers): `num_clips` clips of `clip_len` frames every
-  // `frame_interval` frames, clip after clip. With `random_offsets`
-  // (training), SampleFrames' train-mode clip offsets (keep_tail_frames off):
-  // a random offset within each of num_clips equal spans, or sorted random
-  // offsets, or evenly spread ones, or 0, as the clip's length allows;
-  // without (evaluation), its 1.x test-mode offsets: max_offset = max(L -
-  // ((clip_len - 1) * frame_interval + 1), 0), num_clips offsets spread
-  // evenly over [0, max_offset] and rounded half to even (numpy's round), or
-  // one clip at max_offset / 2. Frames past the end loop (index mod L).
-  // Each clip's frames are listed `views_per_clip` times in a row (one per
-  // spatial view of the clip: the element's views are clip-major).
+  // its numbers; docs/video.md names the commit followed): `num_clips` clips
+  // of `clip_len` frames every `frame_interval` frames. With `random_offsets`
+  // (training) its train-mode clip offsets, without (evaluation) its
+  // test-mode ones: for clip_len 1 the segment centres (TSN/TSM), else
+  // num_clips offsets spread evenly over [0, max_offset] and rounded half to
+  // even (numpy's round), or one clip at max_offset // 2.
+  // Each clip's frames are listed `views_per_clip` times (one per spatial
+  // view): clip by clip (each clip's views together), or with `view_major`
+  // view by view (each view's clips together: mmaction2's order).
   int64_t clip_len = 0, frame_interval = 1, num_clips = 1, views_per_clip = 1;
+  bool view_major = false;
+  // SampleFrames' other options, as it defines them. twice_sample (test
+  // mode): each clip again at its segment's start (clip_len 1), or 2 *
+  // num_clips offsets on the same spacing (past max_offset: they loop).
+  bool twice_sample = false;
+  // keep_tail_frames (training): offsets drawn from real-valued spans that
+  // reach the video's last frame.
+  bool keep_tail_frames = false;
+  // temporal_jitter: each frame moved forward by a random 0..frame_interval-1.
+  bool temporal_jitter = false;
+  // out_of_bound_opt: frames past the end loop (index mod L), or repeat the
+  // clip's last frame within the video ("repeat_last"; 0 when none is).
+  enum class OutOfBound { kLoop, kRepeatLast };
+  OutOfBound out_of_bound = OutOfBound::kLoop;
+  // target_fps (> 0): clips span clip_len * frame_interval frames at this
+  // frame rate, i.e. times fps / target_fps frames of the video (the fps
+  // SelectFrames is given; unknown: taken as target_fps, as SampleFrames
+  // does), with clip_len frames spread evenly over the span. 0: off.
+  double target_fps = 0;
 };
 
 // Validates options that do not depend on a clip (e.g. step != 0).
 Status ValidateFrameSelection(const FrameSelection& selection);
 
+// The clips kClips samples per element: num_clips, twice with twice_sample.
+int64_t NumClips(const FrameSelection& selection);
+
 // Fills `frames` with indices into a clip of `num_available` frames.
-// `random_key` seeds kSegments with random offsets. An index out of range is
-// an OutOfRange error (the caller adds the file and id).
+// `random_key` seeds the random choices (segment and clip offsets, temporal
+// jitter); `fps` is the video's frame rate for target_fps (0: unknown). An
+// index out of range is an OutOfRange error (the caller adds the file and id).
+Status SelectFrames(const FrameSelection& selection, int64_t num_available, double fps,
+                    uint64_t random_key, std::vector<int64_t>* frames);
+// The same for a video whose frame rate is unknown.
 Status SelectFrames(const FrameSelection& selection, int64_t num_available,
                     uint64_t random_key, std::vector<int64_t>* frames);
 
