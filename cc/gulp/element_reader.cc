@@ -1,7 +1,12 @@
 #include "cc/gulp/element_reader.h"
 
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
 #include "cc/codec/picture.h"
 #include "cc/io/file_system.h"
+#include "cc/util/json_text.h"
 #include "cc/util/printable_text.h"
 
 namespace tfg {
@@ -15,6 +20,26 @@ std::string Grouped(uint64_t n) {
   return digits;
 }
 
+// The video's frame rate for target_fps: its meta's "fps" (tf-gulp ingest
+// records it for videos). Absent, null or 0 is unknown (0), as SampleFrames
+// takes a missing avg_fps; anything but a non-negative number is an error.
+Status MetaFps(const Item& item, const std::string& meta_path, double* fps) {
+  *fps = 0;
+  nlohmann::json meta;
+  TFG_RETURN_IF_ERROR(ParseJson(item.meta_json, meta_path, &meta));
+  if (!meta.is_object()) return Status::Ok();
+  const auto field = meta.find("fps");
+  if (field == meta.end() || field->is_null()) return Status::Ok();
+  const double value = field->is_number() ? field->get<double>() : -1;
+  if (!(value >= 0) || std::isinf(value)) {
+    return InvalidArgumentError(meta_path, ": id '", PrintableText(item.id),
+                                "': meta field \"fps\" is ", PrintableText(field->dump()),
+                                ", not a frame rate (target_fps reads it)");
+  }
+  *fps = value;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ElementReader::Select(const Item& item, const std::string& data_path,
@@ -25,9 +50,11 @@ Status ElementReader::Select(const Item& item, const std::string& data_path,
   // reused for clip after clip allocates it once.
   clip_.buffer.clear();
   clip_.frames.clear();
+  double fps = 0;
+  if (options_.selection.target_fps > 0) TFG_RETURN_IF_ERROR(MetaFps(item, meta_path, &fps));
   const Status selected = SelectFrames(options_.selection,
-                                       static_cast<int64_t>(item.frames.size()), random_key,
-                                       &selected_);
+                                       static_cast<int64_t>(item.frames.size()), fps,
+                                       random_key, &selected_);
   if (!selected.ok()) {
     return Status(selected.code(), meta_path + ": id '" + PrintableText(item.id) + "': " +
                                        selected.message());

@@ -57,8 +57,9 @@ class ElementReader {
  public:
   explicit ElementReader(const ElementOptions& options) : options_(options) {}
 
-  // Step 1: selects the frames of `item` (`random_key` seeds random segment
-  // offsets) and checks their JPEG bytes against max_clip_bytes. A bad
+  // Step 1: selects the frames of `item` (`random_key` seeds the random
+  // choices; target_fps reads the video's frame rate from the meta's "fps")
+  // and checks their JPEG bytes against max_clip_bytes. A bad
   // selection is an error naming `meta_path` and the id (OutOfRange for an
   // index past the clip); `data_path` names the data file in later errors.
   Status Select(const Item& item, const std::string& data_path,

@@ -184,6 +184,55 @@ TEST_F(ElementReaderTest, AFramePastTheEndOfAShrunkFileIsNamed) {
   }
 }
 
+// target_fps reads each video's frame rate from its meta's "fps" (what tf-gulp ingest records):
+// 100 frames, clip_len 4, interval 2, target 15 fps, one test clip. At 30 fps the clip spans 16
+// frames (max_offset 84, offset 42, frames linspace(0, 15, 4)); without a rate (absent, null,
+// 0) it is taken as 15 fps: 8 frames (offset 46, linspace(0, 7, 4)); a rate that is not a
+// number is an error naming the index file, the id and the field.
+TEST(ElementReaderFpsTest, TargetFpsReadsTheMetasFrameRate) {
+  testing::TempDir dir;
+  const std::vector<std::string> frames(100, testing::MakeJpeg(8, 8, 0));
+  testing::WriteChunk(dir.path(), 0,
+                      {{"at30", frames, R"({"fps": 30.0})"},
+                       {"absent", frames, R"({"label": "a"})"},
+                       {"null", frames, R"({"fps": null})"},
+                       {"zero", frames, R"({"fps": 0})"},
+                       {"text", frames, R"({"fps": "30"})"},
+                       {"negative", frames, R"({"fps": -25})"}});
+  GulpDirectory gd;
+  ASSERT_TRUE(LoadGulpDirectory(dir.path(), "", &gd).ok());
+  ElementOptions o;
+  o.selection.mode = FrameSelection::Mode::kClips;
+  o.selection.clip_len = 4;
+  o.selection.frame_interval = 2;
+  o.selection.target_fps = 15;
+  auto selected = [&](size_t i) {
+    ElementReader reader(o);
+    const Status s = reader.Select(gd.chunks[0].items[i], "data_0.gulp", "meta_0.gmeta", 0);
+    EXPECT_TRUE(s.ok()) << s.message();
+    std::vector<int64_t> out;
+    for (size_t k = 0; k < reader.num_frames(); ++k) out.push_back(reader.frame(k));
+    return out;
+  };
+  EXPECT_EQ(selected(0), (std::vector<int64_t>{42, 47, 52, 57}));
+  for (size_t unknown : {1, 2, 3}) {
+    EXPECT_EQ(selected(unknown), (std::vector<int64_t>{46, 48, 50, 53})) << unknown;
+  }
+  for (size_t bad : {4, 5}) {
+    ElementReader reader(o);
+    const Item& item = gd.chunks[0].items[bad];
+    const Status s = reader.Select(item, "data_0.gulp", "meta_0.gmeta", 0);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(s.message().rfind("meta_0.gmeta: id '" + item.id + "': meta field \"fps\"", 0),
+              0u)
+        << s.message();
+  }
+  // Without target_fps the meta's rate is not read: the bad ones select as any other.
+  o.selection.target_fps = 0;
+  ElementReader reader(o);
+  EXPECT_TRUE(reader.Select(gd.chunks[0].items[4], "data_0.gulp", "meta_0.gmeta", 0).ok());
+}
+
 }  // namespace
 }  // namespace gulp
 }  // namespace tfg
