@@ -34,8 +34,12 @@ def which_frames(frames: np.ndarray) -> list:
 # --- mmaction2's SampleFrames, re-derived from its documentation and formulas -------------------
 
 def mm_test_offsets(L: int, T: int, s: int, n: int) -> np.ndarray:
-    """mmaction2 1.x test mode: ``max_offset = max(L - ((T - 1) * s + 1), 0)``; n > 1 clips evenly
-    spread over [0, max_offset] and rounded as numpy rounds; one clip at max_offset // 2."""
+    """mmaction2 test mode: for T = 1 (TSN/TSM) the centres of n equal segments, truncated;
+    else ``max_offset = max(L - ((T - 1) * s + 1), 0)``, n > 1 clips evenly spread over
+    [0, max_offset] and rounded as numpy rounds, one clip at max_offset // 2."""
+    if T == 1:
+        segment = L / float(n)
+        return (np.arange(n) * segment + segment / 2.0).astype(np.int64)
     max_offset = max(L - ((T - 1) * s + 1), 0)
     if n == 1:
         return np.array([max_offset // 2])
@@ -109,7 +113,8 @@ def test_train_offsets_change_each_epoch_and_repeat_from_the_seed(videos):
     ds = tf_gulp.GulpDataset(videos, clip_len=4, frame_interval=2, num_clips=1, training=True,
                              seed=3)
     passes = [[which_frames(e["frames"].numpy()) for e in ds] for _ in range(3)]
-    assert passes[0] != passes[1] != passes[2]
+    # Every pair differs (a chained != would never compare pass 0 with pass 2).
+    assert passes[0] != passes[1] and passes[1] != passes[2] and passes[0] != passes[2]
     again = tf_gulp.GulpDataset(videos, clip_len=4, frame_interval=2, num_clips=1, training=True,
                                 seed=3)
     assert [which_frames(e["frames"].numpy()) for e in again] == passes[0]
@@ -178,6 +183,26 @@ def test_three_crops_are_mmaction2s_boxes(ramps, orientation):
     assert which_frames(views[0::3]) == frames_of(mm_test_offsets(5, 2, 1, 2), 5, 2, 1)
 
 
+def test_crop_major_view_order_is_mmaction2s(ramps):
+    """view_order="crop_major": crop 0's clips, crop 1's, ... (mmaction2's ThreeCrop + FormatShape
+    order): the same views as clip-major, reordered."""
+    path, h, w = ramps["landscape"]
+    args = dict(label_field=None, clip_len=2, num_clips=2, crops="three", shape=(16, 16))
+    clip_major = next(iter(tf_gulp.GulpDataset(path, **args)))["frames"].numpy()
+    crop_major = next(iter(tf_gulp.GulpDataset(path, view_order="crop_major",
+                                               **args)))["frames"].numpy()
+    assert crop_major.shape == clip_major.shape == (6, 2, 16, 16, 3)
+    for c in range(2):
+        for k in range(3):
+            np.testing.assert_array_equal(crop_major[k * 2 + c], clip_major[c * 3 + k])
+    # With twice_sample, each crop's 4 clips (2 + 2 twice-sampled) come together.
+    twice = next(iter(tf_gulp.GulpDataset(path, view_order="crop_major", twice_sample=True,
+                                          **args)))["frames"].numpy()
+    assert twice.shape == (12, 2, 16, 16, 3)
+    np.testing.assert_array_equal(twice[0:2], crop_major[0:2])
+    np.testing.assert_array_equal(twice[4:6], crop_major[2:4])
+
+
 def test_center_crop_is_the_middle_square_and_one_view(ramps):
     path, h, w = ramps["landscape"]
     three = next(iter(tf_gulp.GulpDataset(path, label_field=None, clip_len=2, crops="three",
@@ -205,6 +230,21 @@ def test_views_shape_is_static_and_one_clip_stays_4d(videos):
     (dict(clip_len=4, crops="five", shape=(8, 8)), ValueError, "crops must be"),
     (dict(clip_len=0), ValueError, "clip_len must be"),
     (dict(clip_len=4, frame_interval=0), ValueError, "frame_interval must be"),
+    (dict(twice_sample=True), ValueError, "twice_sample=: options of clip sampling, they need "
+                                          "clip_len"),
+    (dict(target_fps=30, temporal_jitter=True), ValueError,
+     "temporal_jitter=, target_fps=: options of clip sampling"),
+    (dict(clip_len=4, out_of_bound_opt="clamp"), ValueError, "out_of_bound_opt must be"),
+    (dict(clip_len=4, view_order="mmaction2"), ValueError, "view_order must be"),
+    (dict(clip_len=4, target_fps=0), ValueError, "target_fps must be a frame rate above 0"),
+    (dict(clip_len=4, target_fps="30"), TypeError, "target_fps must be a number"),
+    (dict(clip_len=4, twice_sample=1), TypeError, "twice_sample must be True or False"),
+    (dict(clip_len=4, num_clips=2, twice_sample=True, training=True),
+     tf.errors.InvalidArgumentError, "twice_sample is a test-mode option"),
+    (dict(clip_len=4, keep_tail_frames=True), tf.errors.InvalidArgumentError,
+     "keep_tail_frames is a training option"),
+    (dict(clip_len=4, twice_sample=True), tf.errors.InvalidArgumentError,
+     "needs num_clips >= 2"),
 ])
 def test_bad_clip_arguments_are_refused_by_name(videos, kwargs, error, match):
     with pytest.raises(error, match=match):

@@ -154,9 +154,10 @@ def _public_defaults(cls):
     # None for GulpDataset's ids (the op's []), num_frames (frame_mode "segments" only) and seed
     # (a random one); warp, bias, norm and color None are the op's [] (transform objects or
     # numbers encoded as floats); shuffle_chunk_window None is the op's 0 (the uniform shuffle);
-    # clip_len None is no clips (frame_mode "clips" only) and crops None the op's 'none'.
+    # clip_len None is no clips (frame_mode "clips" only), crops None the op's 'none' and
+    # target_fps None the op's 0.
     (tf_gulp.GulpDataset, GULP, {"ids", "num_frames", "seed", "warp", "bias", "norm", "color",
-                                 "shuffle_chunk_window", "clip_len", "crops"}),
+                                 "shuffle_chunk_window", "clip_len", "crops", "target_fps"}),
     # batch_size/queue_depth None is the op's 0; seed None is a random one.
     (tf_gulp.FFRecordDataset, FFRECORD, {"batch_size", "queue_depth", "seed"}),
 ])

@@ -115,15 +115,26 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
         semantics and names: ``num_clips`` clips of ``clip_len`` frames every ``frame_interval``
         frames. ``training=True``: SampleFrames' train-mode clip offsets (a random offset in each
         of ``num_clips`` equal spans of the video, drawn from (seed, epoch, element));
-        ``training=False``: its test-mode offsets (``num_clips`` offsets spread evenly over
+        ``training=False``: its test-mode offsets (``clip_len=1``: the TSN/TSM segment centres;
+        else ``num_clips`` offsets spread evenly over
         ``[0, max(L - ((clip_len - 1) * frame_interval + 1), 0)]``, rounded half to even; one clip
         at the middle one). Frames past the end of a short video loop. ``frames`` is
         ``[T, H, W, C]`` for one clip with no ``crops``, else ``[V, T, H, W, C]``, V = clips x
-        crops, clip-major (docs/video.md).
+        crops (docs/video.md).
+      twice_sample, out_of_bound_opt, keep_tail_frames, temporal_jitter, target_fps: the rest of
+        ``SampleFrames``' options, as it defines them (docs/video.md): ``twice_sample``
+        (``training=False``) samples twice the clips; ``out_of_bound_opt="repeat_last"`` repeats a
+        clip's last frame instead of looping; ``keep_tail_frames`` (``training=True``) lets
+        offsets reach the video's tail; ``temporal_jitter`` moves each frame by a random
+        ``0 .. frame_interval - 1``; ``target_fps`` resamples clips to this frame rate, from the
+        ``"fps"`` each item's meta records (``tf-gulp ingest`` writes it for videos; an item
+        without one is taken to be at ``target_fps`` already, as mmaction2 does).
       crops: with ``clip_len`` and ``shape``, the spatial test views of each clip: ``"three"``
         (mmaction2's ``ThreeCrop``: squares of the short side at the left or top, the right or
         bottom and the centre, in that order) or ``"center"`` (the centre square), each resized to
         ``shape``.
+      view_order: the order of the views: ``"clip_major"`` (default: clip 0's crops, clip 1's,
+        ...) or ``"crop_major"`` (mmaction2's: crop 0's clips, crop 1's, ...).
       training: random segment offsets for ``num_frames``, random clip offsets for ``clip_len``.
       shuffle: visit the items in a new pseudo-random order each epoch: a uniform permutation of
         all items (the keyed permutation FFRecordDataset and Benzina use, O(1) per position), so a
@@ -211,7 +222,13 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
         clip_len: Optional[int] = None,
         frame_interval: int = 1,
         num_clips: int = 1,
+        twice_sample: bool = False,
+        out_of_bound_opt: str = "loop",
+        keep_tail_frames: bool = False,
+        temporal_jitter: bool = False,
+        target_fps: Optional[float] = None,
         crops: Optional[str] = None,
+        view_order: str = "clip_major",
         training: bool = False,
         shuffle: bool = False,
         seed: Optional[int] = None,
@@ -241,7 +258,17 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
         clip_len = A.optional_integer(clip_len, "clip_len", minimum=1, what=what)
         frame_interval = A.integer(frame_interval, "frame_interval", minimum=1, what=what)
         num_clips = A.integer(num_clips, "num_clips", minimum=1, what=what)
+        twice_sample = A.boolean(twice_sample, "twice_sample", what=what)
+        out_of_bound_opt = A.string(out_of_bound_opt, "out_of_bound_opt", what=what)
+        keep_tail_frames = A.boolean(keep_tail_frames, "keep_tail_frames", what=what)
+        temporal_jitter = A.boolean(temporal_jitter, "temporal_jitter", what=what)
+        if target_fps is not None:
+            target_fps = A.real(target_fps, "target_fps", minimum=0, maximum=1e6, what=what)
+            if target_fps == 0:
+                raise ValueError(f"{what}target_fps must be a frame rate above 0 (None: off), "
+                                 f"got 0")
         crops = A.string(crops, "crops", what=what, none=True)
+        view_order = A.string(view_order, "view_order", what=what)
         if crops is not None and shape is None:
             raise ValueError(f"{what}crops={crops!r} (the test views) needs shape=(height, "
                              f"width), the size each view is resized to")
@@ -264,7 +291,9 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
         shard_attrs = self._keep_arguments(dict(
             directory=directory, decode=decode, colorspace=colorspace, frames=frames,
             num_frames=num_frames, clip_len=clip_len, frame_interval=frame_interval,
-            num_clips=num_clips, crops=crops, training=training, shuffle=shuffle, seed=seed, ids=ids,
+            num_clips=num_clips, twice_sample=twice_sample, out_of_bound_opt=out_of_bound_opt,
+            keep_tail_frames=keep_tail_frames, temporal_jitter=temporal_jitter,
+            target_fps=target_fps, crops=crops, view_order=view_order, training=training, shuffle=shuffle, seed=seed, ids=ids,
             label2idx=label2idx, label_field=label_field, scale=scale, dct_method=dct_method,
             shuffle_chunk_window=shuffle_chunk_window, max_clip_bytes=max_clip_bytes,
             shape=shape, warp=warp, dtype=dtype, bias=bias, norm=norm,
@@ -291,7 +320,13 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
             clip_len=clip_len,
             frame_interval=frame_interval,
             num_clips=num_clips,
+            twice_sample=twice_sample,
+            out_of_bound_opt=out_of_bound_opt,
+            keep_tail_frames=keep_tail_frames,
+            temporal_jitter=temporal_jitter,
+            target_fps=target_fps,
             crops=crops,
+            view_order=view_order,
             training=training,
             decode=decode,
             colorspace=colorspace,
@@ -311,8 +346,9 @@ class GulpDataset(ClassTable, ShardedSourceDataset):
             num_selected = int(num_frames)
         elif clip_len is not None:
             num_selected = int(clip_len)
-            if num_clips > 1 or crops is not None:
-                views = [num_clips * (3 if crops == "three" else 1)]
+            clips = num_clips * (2 if twice_sample else 1)
+            if clips > 1 or crops is not None:
+                views = [clips * (3 if crops == "three" else 1)]
         elif frames is not None and not isinstance(frames, slice):
             num_selected = len(list(frames))
         if shape is not None:

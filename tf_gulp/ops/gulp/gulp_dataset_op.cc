@@ -104,6 +104,14 @@ absl::Status ParseOptions(Options* o) {
     s.frame_interval = o->frame_interval;
     s.num_clips = o->num_clips;
     s.random_offsets = o->training;
+    s.twice_sample = o->twice_sample;
+    s.keep_tail_frames = o->keep_tail_frames;
+    s.temporal_jitter = o->temporal_jitter;
+    s.out_of_bound = o->out_of_bound_opt == "repeat_last"
+                         ? gulp::FrameSelection::OutOfBound::kRepeatLast
+                         : gulp::FrameSelection::OutOfBound::kLoop;
+    s.target_fps = o->target_fps;
+    s.view_major = o->view_order == "crop_major";
   } else {  // "segments"
     s.mode = gulp::FrameSelection::Mode::kSegments;
     s.num_frames = o->num_frames;
@@ -121,8 +129,8 @@ absl::Status ParseOptions(Options* o) {
     s.views_per_clip = tfg::warp::NumViewCrops(o->view_crops);
   }
   if (s.mode == gulp::FrameSelection::Mode::kClips) {
-    o->views = s.num_clips * s.views_per_clip;
-    o->views_output = s.num_clips > 1 || o->view_crops != tfg::warp::ViewCrops::kNone;
+    o->views = gulp::NumClips(s) * s.views_per_clip;
+    o->views_output = gulp::NumClips(s) > 1 || o->view_crops != tfg::warp::ViewCrops::kNone;
   } else if (o->view_crops != tfg::warp::ViewCrops::kNone) {
     return absl::InvalidArgumentError("crops need clip sampling (clip_len=)");
   }
@@ -450,7 +458,11 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
                                     o.fused.output_height, o.fused.output_width,
                                     view_matrices + 9 * v);
         }
-        matrices = gulp::FrameMatrices(view_matrices, k, static_cast<size_t>(o.clip_len));
+        // A view's frames: one clip's (clip-major), or all clips' (crop-major).
+        const int64_t per_view = o.clip_len * (o.element.selection.view_major
+                                                   ? gulp::NumClips(o.element.selection)
+                                                   : 1);
+        matrices = gulp::FrameMatrices(view_matrices, k, static_cast<size_t>(per_view));
       } else {
         tfg::warp::TransformMatrix(o.fused.spec, key, shape.height, shape.width,
                                    o.fused.output_height, o.fused.output_width, view_matrices);

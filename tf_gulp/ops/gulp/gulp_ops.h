@@ -38,8 +38,13 @@ struct GulpDatasetAttrs {
   int64_t num_frames = 0;
   // frame_mode 'clips': mmaction2's SampleFrames (cc/gulp/frame_selection.h).
   int64_t clip_len = 0, frame_interval = 1, num_clips = 1;
-  // Spatial test views of each clip (cc/warp/view_crops.h), with the fused warp.
-  std::string crops;
+  // SampleFrames' other options, its names (cc/gulp/frame_selection.h).
+  bool twice_sample = false, keep_tail_frames = false, temporal_jitter = false;
+  std::string out_of_bound_opt;
+  float target_fps = 0;  // 0: off
+  // Spatial test views of each clip (cc/warp/view_crops.h), with the fused warp;
+  // view_order 'crop_major' lists each crop's clips together (mmaction2's order).
+  std::string crops, view_order;
   bool training = false;
   bool decode = true;
   // colorspace, dct_method, dct_scaling: DecodeJpegWarped's too (image_ops.h).
@@ -81,7 +86,13 @@ struct GulpDatasetAttrs {
     visit("clip_len", "int >= 0 = 0", a.clip_len);
     visit("frame_interval", "int >= 1 = 1", a.frame_interval);
     visit("num_clips", "int >= 1 = 1", a.num_clips);
+    visit("twice_sample", "bool = false", a.twice_sample);
+    visit("out_of_bound_opt", "{'loop', 'repeat_last'} = 'loop'", a.out_of_bound_opt);
+    visit("keep_tail_frames", "bool = false", a.keep_tail_frames);
+    visit("temporal_jitter", "bool = false", a.temporal_jitter);
+    visit("target_fps", "float = 0", a.target_fps);
     visit("crops", "{'none', 'center', 'three'} = 'none'", a.crops);
+    visit("view_order", "{'clip_major', 'crop_major'} = 'clip_major'", a.view_order);
     visit("training", "bool = false", a.training);
     visit("decode", "bool = true", a.decode);
     JpegDecodeAttrs::ForEachAttr(a.jpeg, visit);

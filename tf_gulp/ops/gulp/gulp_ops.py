@@ -34,7 +34,13 @@ def gulp_dataset_variant(
     clip_len: Optional[int] = None,
     frame_interval: int = 1,
     num_clips: int = 1,
+    twice_sample: bool = False,
+    out_of_bound_opt: str = "loop",
+    keep_tail_frames: bool = False,
+    temporal_jitter: bool = False,
+    target_fps: Optional[float] = None,
     crops: Optional[str] = None,
+    view_order: str = "clip_major",
     decode: bool,
     colorspace: str,
     scale: int,
@@ -64,15 +70,29 @@ def gulp_dataset_variant(
     if len(chosen) > 1:
         raise ValueError(f"pass one of frames= (a slice or indices), num_frames= (TSN segments) "
                          f"or clip_len= (dense clips), not {' and '.join(chosen)}")
-    if clip_len is None and (frame_interval != 1 or num_clips != 1 or crops is not None):
-        raise ValueError("frame_interval=, num_clips= and crops= sample clips: they need "
-                         "clip_len=")
+    # SampleFrames' options beside clip_len, as (name, value, default).
+    clip_options = (("frame_interval", frame_interval, 1), ("num_clips", num_clips, 1),
+                    ("twice_sample", twice_sample, False),
+                    ("out_of_bound_opt", out_of_bound_opt, "loop"),
+                    ("keep_tail_frames", keep_tail_frames, False),
+                    ("temporal_jitter", temporal_jitter, False), ("target_fps", target_fps, None),
+                    ("crops", crops, None), ("view_order", view_order, "clip_major"))
+    given = [name for name, value, default in clip_options if value != default]
+    if clip_len is None and given:
+        raise ValueError(f"{', '.join(name + '=' for name in given)}: options of clip sampling, "
+                         f"they need clip_len=")
     frame_args = dict(frame_mode="all")
     if clip_len is not None:
         check_attr(OP_NAME, "crops", "none" if crops is None else crops)
+        check_attr(OP_NAME, "out_of_bound_opt", out_of_bound_opt)
+        check_attr(OP_NAME, "view_order", view_order)
         frame_args = dict(frame_mode="clips", clip_len=int(clip_len),
                           frame_interval=int(frame_interval), num_clips=int(num_clips),
-                          crops="none" if crops is None else crops)
+                          twice_sample=bool(twice_sample), out_of_bound_opt=out_of_bound_opt,
+                          keep_tail_frames=bool(keep_tail_frames),
+                          temporal_jitter=bool(temporal_jitter),
+                          target_fps=0.0 if target_fps is None else float(target_fps),
+                          crops="none" if crops is None else crops, view_order=view_order)
     elif num_frames is not None:
         frame_args = dict(frame_mode="segments", num_frames=int(num_frames))
     elif isinstance(frames, slice):
