@@ -23,8 +23,9 @@ namespace {
 
 const CUcontext kFakeContext = reinterpret_cast<CUcontext>(0xC0);  // FakeNvdec::context()
 
-CUresult CUDAAPI FakeStreamContext(CUstream, CUcontext* context) {
-  *context = kFakeContext;
+CUresult CUDAAPI FakeStreamContext(CUstream stream, CUcontext* context) {
+  *context = reinterpret_cast<intptr_t>(stream) >= kFakeSecondContextStreams ? kFakeSecondContext
+                                                                             : kFakeContext;
   return CUDA_SUCCESS;
 }
 
@@ -55,17 +56,6 @@ WarpPlanner ScaleToOutput(const RunSample& s, int out_size, CUdeviceptr dst) {
     *out = dst;
     return Status::Ok();
   };
-}
-
-Status DecodeOne(NvdecRgbDecoder& decoder, const DecodeSource& source, const RunSample& s,
-                 CUstream stream, bool warp, CUdeviceptr dst, int out_size) {
-  const std::vector<uint8_t>& bytes = source.BytesOf(s);
-  if (warp) {
-    return DecodeWarped(&decoder, bytes.data(), bytes.size(), stream, s.file.c_str(),
-                        ScaleToOutput(s, out_size, dst));
-  }
-  return decoder.DecodeThen(bytes.data(), bytes.size(), stream, s.file.c_str(),
-                            [](CUcontext, const NvdecPicture&) { return Status::Ok(); });
 }
 
 }  // namespace
@@ -127,8 +117,8 @@ std::unique_ptr<DecodeSource> DecodeSource::Fake(int engines) {
 
 DecodeSource::~DecodeSource() = default;
 
-std::string DecodeSource::name() const {
-  return fake() ? "fake NVDEC (dry run): the pool's counts are real, its times are not"
+std::string DecodeSource::NameOf(bool fake) {
+  return fake ? "fake NVDEC (dry run): the pool's counts are real, its times are not"
                 : "nvidia driver";
 }
 
@@ -231,6 +221,17 @@ Status TimedDecodeRun(const DecodeSource& source, const std::vector<const RunSam
   TFG_RETURN_IF_ERROR(status);
   for (const Status& st : results) TFG_RETURN_IF_ERROR(st);
   return Status::Ok();
+}
+
+Status DecodeOne(NvdecRgbDecoder& decoder, const DecodeSource& source, const RunSample& s,
+                 CUstream stream, bool warp, CUdeviceptr dst, int out_size) {
+  const std::vector<uint8_t>& bytes = source.BytesOf(s);
+  if (warp) {
+    return DecodeWarped(&decoder, bytes.data(), bytes.size(), stream, s.file.c_str(),
+                        ScaleToOutput(s, out_size, dst));
+  }
+  return decoder.DecodeThen(bytes.data(), bytes.size(), stream, s.file.c_str(),
+                            [](CUcontext, const NvdecPicture&) { return Status::Ok(); });
 }
 
 std::string StatsJson(const NvdecPoolStats& stats) {

@@ -31,6 +31,9 @@ namespace gpu {
 namespace testing {
 
 class FakeNvdec;
+}  // namespace testing
+class NvdecRgbDecoder;
+namespace testing {
 
 struct RunSample {
   std::string set, file;
@@ -49,6 +52,11 @@ Status LoadRunSamples(const std::string& dir, bool with_set_column, const std::s
 // Pictures of one set, in index order.
 std::vector<const RunSample*> SetOf(const std::vector<RunSample>& all, const std::string& set);
 
+// The fake's second CUDA context (the dry run's model of a second context on
+// the same GPU): its streams are the handles from kFakeSecondContextStreams up.
+const CUcontext kFakeSecondContext = reinterpret_cast<CUcontext>(0xC1);
+constexpr intptr_t kFakeSecondContextStreams = 0x7000;
+
 // What decodes: the real driver (NVDEC) or the dry run's fake.
 class DecodeSource {
  public:
@@ -59,7 +67,10 @@ class DecodeSource {
   ~DecodeSource();
 
   bool fake() const { return fake_ != nullptr; }
-  std::string name() const;
+  std::string name() const { return NameOf(fake()); }
+  static std::string NameOf(bool fake);
+  // The fake driver (the dry run's), or nullptr.
+  FakeNvdec* fake_driver() const { return fake_.get(); }
   const CudaApi& cuda() const { return cuda_; }
   const NvdecApi& nvdec() const { return nvdec_; }
   CUcontext context() const { return context_; }
@@ -99,6 +110,12 @@ struct TimedRun {
 Status TimedDecodeRun(const DecodeSource& source, const std::vector<const RunSample*>& set,
                       int sessions, int images, bool warp, CUdeviceptr d_out, int out_size,
                       TimedRun* run);
+
+// One picture through `decoder` as the ops run it: decode alone (released at
+// once), or decode + the fused warp of the whole displayed picture scaled to
+// `out_size`² float RGB at `dst`.
+Status DecodeOne(NvdecRgbDecoder& decoder, const DecodeSource& source, const RunSample& s,
+                 CUstream stream, bool warp, CUdeviceptr dst, int out_size);
 
 // {"create": {"calls": n, "ms": t}, ...} for every NvdecPoolCall.
 std::string StatsJson(const NvdecPoolStats& stats);

@@ -36,6 +36,7 @@
 #include "cc/gpu/stream_warp.h"
 #include "cc/gpu/testing/check_driver.h"
 #include "cc/gpu/testing/decode_runs.h"
+#include "cc/gpu/testing/extra_phases.h"
 #include "cc/gpu/testing/hevc_coded_size.h"
 #include "cc/util/json_text.h"
 #include "cc/warp/similarity_warp.h"
@@ -813,7 +814,7 @@ int ThroughputPhase(const CheckDriver& d, const Args& a) {
     std::string listed;
     for (const std::string& p : problems) listed += (listed.empty() ? "" : ", ") + p;
     Json f;
-    f.Str("source", DecodeSource::Fake(7)->name()).Add("runs", "[" + runs + "]")
+    f.Str("source", DecodeSource::NameOf(true)).Add("runs", "[" + runs + "]")
         .Add("problems", "[" + listed + "]");
     j.Add("fake_nvdec", f.Text());
     std::printf("%s\n", j.Text().c_str());
@@ -883,11 +884,20 @@ int RuntimePhase(const CheckDriver& d) {
 
 int main(int argc, char** argv) {
   using namespace tfg::gpu::testing;
+  const std::string phase = argc > 1 ? argv[1] : "";
+  if (phase == "profile" || phase == "situations") {
+    CheckDriver driver;
+    LoadCheckDriver(&driver);
+    return phase == "profile" ? ProfilePhase(driver, argc, argv)
+                              : SituationsPhase(driver, argc, argv);
+  }
   Args args;
   if (!ParseArgs(argc, argv, &args)) {
     std::fprintf(stderr,
                  "usage: device_check runtime|warp|nvdec|throughput [--data DIR] [--batch N] "
-                 "[--iterations N] [--images N] [--sessions 1,2,4,7,14] [--dmon FILE] [--small]\n");
+                 "[--iterations N] [--images N] [--sessions 1,2,4,7,14] [--dmon FILE] "
+                 "[--budget-s S] [--small]\n"
+                 "       device_check profile|situations ... (extra_phases.h)\n");
     return 2;
   }
   CheckDriver driver;
