@@ -122,6 +122,10 @@ std::string DecodeSource::NameOf(bool fake) {
                 : "nvidia driver";
 }
 
+void DecodeSource::MakeCurrent() const {
+  if (!fake()) d_->cuCtxSetCurrent(context_);
+}
+
 Status DecodeSource::MakeStream(CUstream* stream) const {
   if (fake()) {
     *stream = reinterpret_cast<CUstream>(static_cast<intptr_t>(0x6000 + ++next_stream_));
@@ -188,6 +192,7 @@ Status TimedDecodeRun(const DecodeSource& source, const std::vector<const RunSam
     std::vector<std::thread> threads;
     for (int t = 0; t < sessions; ++t) {
       threads.emplace_back([&, t] {
+        source.MakeCurrent();
         for (int i = next++; i < images; i = next++) {
           if (i == half) {  // exactly one thread takes this index
             half_at = std::chrono::steady_clock::now();

@@ -77,6 +77,9 @@ class DecodeSource {
   const void* fatbin() const { return fatbin_; }
   size_t fatbin_size() const { return fatbin_size_; }
   bool can_warp() const { return !fake(); }  // the fake's surfaces are no memory
+  // Makes the source's context current on the calling thread (a worker
+  // thread's driver calls outside the pool need one; the fake needs none).
+  void MakeCurrent() const;
   Status MakeStream(CUstream* stream) const;
   void DestroyStream(CUstream stream) const;
   const std::vector<uint8_t>& BytesOf(const RunSample& s) const {
