@@ -49,7 +49,7 @@ OUTDIR=$(cd "$OUTDIR" && pwd)
 
 # Seconds per phase; they add up to at most 540 (9 minutes), the device tool's 10 less a margin.
 # (The first GPU run built in 11 s and ran each of warp and nvdec in a few.)
-T_ENV=15 T_BUILD=120 T_RUNTIME=20 T_WARP=40 T_NVDEC=40 T_THROUGHPUT=100 T_PROFILE=50 T_SITUATIONS=20 T_JPEG=60 T_MEMCHECK=55
+T_ENV=15 T_BUILD=120 T_RUNTIME=20 T_WARP=40 T_NVDEC=40 T_THROUGHPUT=120 T_PROFILE=50 T_SITUATIONS=20 T_JPEG=45 T_MEMCHECK=55
 # The dry run builds on CI machines, often slower than the GPU machine (16 cores) and not held to
 # the device tool's limit: its build gets longer.
 BUILD_LIMIT=$T_BUILD

@@ -756,8 +756,8 @@ std::string DmonSummary(const std::string& path) {
   return j.Text();
 }
 
-// The sets the throughput phase times: the 512x512 pictures, the data's mix
-// as it is, and the ImageNet-like mix (testing/data/sets).
+// The sets the throughput phase times: the 512x512 pictures, the ImageNet-like
+// mix (testing/data/sets) and the data's mix as it is.
 std::vector<std::pair<std::string, std::vector<const RunSample*>>> ThroughputSets(
     const std::vector<RunSample>& mix, const std::vector<RunSample>& sets) {
   std::vector<const RunSample*> fixed, all;
@@ -765,7 +765,8 @@ std::vector<std::pair<std::string, std::vector<const RunSample*>>> ThroughputSet
     all.push_back(&s);
     if (s.width == 512 && s.height == 512) fixed.push_back(&s);
   }
-  return {{"512x512", fixed}, {"dataset_mix", all}, {"imagenet_like", SetOf(sets, "imagenet_like")}};
+  // The ImageNet-like set before the old mix: runs past the time budget are skipped from the end.
+  return {{"512x512", fixed}, {"imagenet_like", SetOf(sets, "imagenet_like")}, {"dataset_mix", all}};
 }
 
 // {"file": [coded width, coded height], ...}: the sizes the decoders are sized from.
