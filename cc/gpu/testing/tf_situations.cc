@@ -29,6 +29,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cc/gpu/nvdec_rgb.h"
@@ -47,6 +48,8 @@ constexpr size_t kOutBytes = static_cast<size_t>(kOut) * kOut * 3 * 4;
 constexpr int kFollowers = 32;
 
 struct Result {
+  Result(std::string n, std::string e, std::string d = "", bool o = false)
+      : name(std::move(n)), expected(std::move(e)), detail(std::move(d)), ok(o) {}
   std::string name, expected, detail;
   bool ok = false;
   std::string Json() const {
