@@ -6,8 +6,8 @@ Run on a GPU machine (no TensorFlow needed; the device tool's machines have none
     python3 bench/bench_gpu_check.py --rounds 5 --commit HASH --clean-tree --output OUT/gpu_check.json
 
 Round 1 is the device check itself: every phase (build, runtime, the warp kernels against the CPU
-path, NVDEC against the CPU path, throughput with nvidia-smi dmon beside it, compute-sanitizer), its
-exit status and summary. Rounds 2..N run the two timed phases again (`device_check warp` and
+path, NVDEC against the CPU path, throughput with nvidia-smi dmon beside it, compute-sanitizer, and
+the profile, situations and jpeg phases its extra.json holds), its exit status and summary. Rounds 2..N run the two timed phases again (`device_check warp` and
 `device_check throughput` on the same build), so the figures are medians over N rounds, each
 round kept. `--commit` and `--clean-tree` say which tree ran: the device tool copies the working
 tree beside a git that need not be at its commit (git's own answer is kept too). `--dry-run`
@@ -32,8 +32,10 @@ REPO = run_info.REPO_ROOT
 SCRIPT = os.path.join(REPO, "tools", "gpu_device_check.sh")
 DATA = os.path.join(REPO, "cc", "gpu", "testing", "data")
 PHASES = ("env", "runtime", "warp", "nvdec", "throughput", "memcheck")
+EXTRA_PHASES = ("profile", "situations", "jpeg")  # the device check's extra.json, one key each
 WARP_RATES = ("rgb_warp_512_to_224_images_per_s", "fused_nv12_warp_512_to_224_images_per_s")
-RATES = ("decode_images_per_s", "decode_and_warp_images_per_s")
+RATES = ("decode_images_per_s", "decode_and_warp_images_per_s", "decode_second_half_images_per_s",
+         "decode_and_warp_second_half_images_per_s")
 
 
 def read_json(path: str) -> Optional[Dict[str, Any]]:
@@ -65,8 +67,10 @@ def median_throughput(rounds: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
             for k in RATES:
                 if run.get(k) is not None:
                     cell[k].append(run[k])
+    # The two first rates always (None where no round measured them); the others where measured.
     return [{"samples": s, "sessions": n, "rounds": len(v[RATES[0]]),
-             **{k: statistics.median(v[k]) if v[k] else None for k in RATES}}
+             **{k: statistics.median(v[k]) if v[k] else None for k in RATES
+                if v[k] or k in RATES[:2]}}
             for (s, n), v in cells.items()]
 
 
@@ -109,6 +113,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     sys.stdout.write(proc.stdout)
     summary = proc.stdout.split("==== summary", 1)[-1].splitlines()[1:]
     phases = {name: read_json(os.path.join(checkdir, f"{name}.json")) for name in PHASES}
+    extra = read_json(os.path.join(checkdir, "extra.json")) or {}
+    phases.update({name: extra.get(name) for name in EXTRA_PHASES})
     env = phases["env"] or {}
     machine["gpu"] = env.get("nvidia_smi")
     machine["nvcc"] = env.get("nvcc")
@@ -126,13 +132,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             break  # the build failed: round 1 says so
         print(f"round {i}/{args.rounds}: warp, throughput", flush=True)
         warp_rounds.append(run_phase(exe, ["warp", *small], limits["warp"]))
-        throughput_rounds.append(run_phase(exe, ["throughput", "--data", DATA, *small],
-                                           limits["throughput"]))
+        throughput_rounds.append(run_phase(
+            exe, ["throughput", "--data", DATA, "--budget-s", str(limits["throughput"] - 20),
+                  *small], limits["throughput"]))
 
     dmon = ""
-    try:
-        with open(os.path.join(checkdir, "dmon.txt"), encoding="utf-8") as f:
-            dmon = f.read()[-20000:]
+    try:  # logs.txt's dmon section (the build's log comes first)
+        with open(os.path.join(checkdir, "logs.txt"), encoding="utf-8") as f:
+            logs = f.read()
+        at = logs.find("==== nvidia-smi dmon")
+        dmon = logs[at:][-20000:] if at >= 0 else ""
     except OSError:
         pass
     report = {

@@ -353,7 +353,68 @@ def gpu_check() -> List[str]:
         f"{f0(w['rgb_warp_512_to_224_images_per_s'])} images/s on RGB, "
         f"{f0(w['fused_nv12_warp_512_to_224_images_per_s'])} images/s fused from NV12. "
         f"Decoder utilisation (`nvidia-smi dmon`, round 1): at most "
-        f"{tp['dmon']['dec_util_max_percent']}%."]
+        f"{tp['dmon']['dec_util_max_percent']}%."] + gpu_check_new_phases(d, med, sessions)
+
+
+# The pool's calls the profile table shows, per picture decoded (NvdecPoolCall's names).
+PROFILE_CALLS = ("map", "session_wait", "reconfigure", "drain", "create", "destroy")
+
+
+def gpu_check_new_phases(d: Dict[str, Any], med: Dict[tuple, Dict[str, Any]],
+                         sessions: List[int]) -> List[str]:
+    """The device check's sections from issue 44 on (the ImageNet-like set, the second halves, the
+    profile, situations and jpeg phases), each only where the results hold it."""
+    phases, out = d["device_check"]["phases"], []
+
+    def rate(samples: str, n: int, key: str) -> str:
+        value = med.get((samples, n), {}).get(key)
+        return f0(value) if value else "—"
+
+    if any(s == "imagenet_like" for s, _ in med):
+        rows = [[str(n), rate("imagenet_like", n, "decode_images_per_s"),
+                 rate("imagenet_like", n, "decode_and_warp_images_per_s"),
+                 rate("imagenet_like", n, "decode_and_warp_second_half_images_per_s"),
+                 rate("512x512", n, "decode_and_warp_second_half_images_per_s")]
+                for n in sessions]
+        out += ["", "The ImageNet-like set (32 pictures, short sides 200-800, aspects 3:4 to 16:9), "
+                "images/s, medians, and each run's second half alone:", ""] + table(
+            ["sessions", "ImageNet-like: decode", "decode + warp", "decode + warp, 2nd half",
+             "512x512: decode + warp, 2nd half"], rows)
+    prof = phases.get("profile") or {}
+    if prof.get("runs"):
+        rows = []
+        for r in prof["runs"]:
+            calls = r.get("timed_pool_calls")
+            if not calls:
+                rows.append([r["samples"], str(r["sessions"]), r.get("error") or r.get("skipped")]
+                            + ["—"] * len(PROFILE_CALLS))
+                continue
+            images = r["images"]
+            rows.append([r["samples"], str(r["sessions"]), f0(r["images_per_s"])] + [
+                f"{calls[c]['calls']} · {1000 * calls[c]['ms'] / images:.1f}"
+                for c in PROFILE_CALLS])
+        out += ["", f"Profile (round 1; {prof.get('source')}): images/s and the pool's calls in the "
+                "timed loop, as count · µs per picture decoded (all sessions' time summed):", ""] + \
+            table(["set", "sessions", "images/s"] + list(PROFILE_CALLS), rows, right_from=1)
+    sit = phases.get("situations") or {}
+    if sit.get("situations"):
+        out += ["", f"Situations TensorFlow creates (round 1; {sit.get('source')}):", ""] + table(
+            ["situation", "expected", "as expected", "detail"],
+            [[s["situation"], s["expected"], "yes" if s["ok"] else "**no**", s["detail"]]
+             for s in sit["situations"]], right_from=4)
+    jpeg = phases.get("jpeg") or {}
+    if jpeg:
+        runs = jpeg.get("gpu_runs")
+        out += ["", f"GPU JPEG decoding, the next step's ceiling (round 1): {jpeg.get('gpu_decode')}"
+                + (":" if runs else ".")]
+        if runs:
+            out += [""] + table(["JPEGs", "batch", "images/s", "megapixels/s", "bytes per JPEG"],
+                                [[r["samples"], str(r["batch"]),
+                                  f0(r["images_per_s"]) if "images_per_s" in r else r.get("error"),
+                                  f0(r["megapixels_per_s"]) if "megapixels_per_s" in r else "—",
+                                  f0(r["mean_bytes"]) if "mean_bytes" in r else "—"]
+                                 for r in runs], right_from=1)
+    return out
 
 
 RENDERERS: Dict[str, Callable[[], List[str]]] = {

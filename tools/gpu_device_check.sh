@@ -4,22 +4,31 @@
 #
 #   tools/gpu_device_check.sh [--dry-run] [OUTDIR]       (OUTDIR defaults to $OUT)
 #
-# Phases, each under its own timeout, each writing its own file into OUTDIR the moment it ends
-# (a hang or a failure loses nothing already written):
+# Phases, each under its own timeout, each writing its result into OUTDIR the moment it ends
+# (a hang or a failure loses nothing already written; the device tool returns 8 files at most):
 #   env         env.json         nvidia-smi's name, driver, compute capability, MIG mode; the
 #                                container's NVIDIA_DRIVER_CAPABILITIES; libcuda.so.1 and
 #                                libnvcuvid.so.1 found or not; the phases' timeouts
-#   build       build.log        cmake + ninja (make where there is no ninja) of cc/gpu
+#   build       logs.txt         cmake + ninja (make where there is no ninja) of cc/gpu
 #   runtime     runtime.json     the driver as the op library loads it, the NVDEC engine count
 #   warp        warp.json        the warp kernels (no NVDEC): RGB, clips, NV12 fused, uint8/float,
 #                                NHWC/NCHW vs the CPU path; images/s
 #   nvdec       nvdec.json       NVDEC decode + the fused warp on cc/gpu/testing/data vs the CPU
 #                                path's outputs ("nvdec": "unavailable: ..." where there is none)
-#   throughput  throughput.json  images/s, decode and decode + warp, 512x512 and the data's mix,
-#               dmon.txt         for 1, 2, 4, 7, 14 sessions, with nvidia-smi dmon beside it
+#   throughput  throughput.json  images/s, decode and decode + warp, 512x512, the ImageNet-like
+#                                set and the data's mix, 1, 2, 4, 7, 14 sessions, 8192 images a
+#                                run (second half apart), the pool's calls inside the clock;
+#                                nvidia-smi dmon beside it and the profile (into logs.txt)
+#   profile     extra.json       the pool's per-call counts and times at 1, 7, 14 sessions on the
+#                                mix, 512x512 and 1024x1024 at equal bytes, three rates
+#   situations  extra.json       a map behind a 100 ms host function, a second context, a thread
+#                                with another context current (tf_situations.cc)
+#   jpeg        extra.json       torchvision's decode_jpeg on the GPU's JPEG engines, gulp-like
+#                                frames and ImageNet-like JPEGs, batches 64 and 256
 #   memcheck    memcheck.json    compute-sanitizer --tool memcheck on a small batch
-# The output ends with a summary. Exit status: 0 when every phase passed, else 10 + the first
-# failed phase's number (env 0, build 1, runtime 2, warp 3, nvdec 4, throughput 5, memcheck 6).
+# extra.json holds the last three under their names, rewritten as each ends. The output ends with a
+# summary. Exit status: 0 when every phase passed, else 10 + the first failed phase's number (env 0,
+# build 1, runtime 2, warp 3, nvdec 4, throughput 5, memcheck 6, profile 7, situations 8, jpeg 9).
 #
 # --dry-run: the same phases on a machine without a GPU, against the host stand-in of the driver
 # (cc/gpu/testing/check_driver_host.cc: the kernels' source runs on the CPU, no NVDEC, no nvcc
@@ -38,9 +47,14 @@ fi
 mkdir -p "$OUTDIR" || exit 2
 OUTDIR=$(cd "$OUTDIR" && pwd)
 
-# Seconds per phase; they add up to 540 (9 minutes), the device tool's 10 less a margin.
-T_ENV=15 T_BUILD=240 T_RUNTIME=20 T_WARP=60 T_NVDEC=60 T_THROUGHPUT=90 T_MEMCHECK=55
-TOTAL=$((T_ENV + T_BUILD + T_RUNTIME + T_WARP + T_NVDEC + T_THROUGHPUT + T_MEMCHECK))
+# Seconds per phase; they add up to at most 540 (9 minutes), the device tool's 10 less a margin.
+# (The first GPU run built in 11 s and ran each of warp and nvdec in a few.)
+T_ENV=15 T_BUILD=120 T_RUNTIME=20 T_WARP=40 T_NVDEC=40 T_THROUGHPUT=120 T_PROFILE=50 T_SITUATIONS=20 T_JPEG=45 T_MEMCHECK=55
+# The dry run builds on CI machines, often slower than the GPU machine (16 cores) and not held to
+# the device tool's limit: its build gets longer.
+BUILD_LIMIT=$T_BUILD
+[ $DRY = 1 ] && BUILD_LIMIT=600
+TOTAL=$((T_ENV + T_BUILD + T_RUNTIME + T_WARP + T_NVDEC + T_THROUGHPUT + T_PROFILE + T_SITUATIONS + T_JPEG + T_MEMCHECK))
 
 if [ $DRY = 1 ]; then
   BUILD=${GPU_CHECK_BUILD:-build/gpu_dry}
@@ -54,7 +68,9 @@ fi
 mkdir -p "$BUILD" || exit 2
 BUILD=$(cd "$BUILD" && pwd)
 DATA="$REPO/cc/gpu/testing/data"
-PHASES="env build runtime warp nvdec throughput memcheck"
+PHASES="env build runtime warp nvdec throughput memcheck profile situations jpeg"
+EXTRA="profile situations jpeg"
+rm -f "$BUILD"/*.json.done
 FIRST_FAILED=""
 SUMMARY=""
 
@@ -92,6 +108,27 @@ run_phase() {
   return $rc
 }
 
+# Moves phase $1's JSON ($OUTDIR/$1.json) into extra.json, beside the other extra phases' so far.
+extra_phase() {
+  [ -f "$OUTDIR/$1.json" ] && mv "$OUTDIR/$1.json" "$BUILD/$1.json.done"
+  {
+    printf '{'
+    sep=""
+    for p in $EXTRA; do
+      if [ -f "$BUILD/$p.json.done" ]; then
+        printf '%s"%s": %s' "$sep" "$p" "$(head -n 1 "$BUILD/$p.json.done")"
+        sep=", "
+      fi
+    done
+    printf '}\n'
+  } >"$OUTDIR/extra.json.tmp" && mv "$OUTDIR/extra.json.tmp" "$OUTDIR/extra.json"
+}
+# Appends section $1 (the tail of file $2) to logs.txt.
+log_section() {
+  { echo "==== $1"; tail -c 200000 "$2" 2>/dev/null; } >>"$OUTDIR/logs.txt"
+}
+rm -f "$OUTDIR/logs.txt" "$OUTDIR/extra.json"
+
 # ---- env
 SMI=$(command -v nvidia-smi || true)
 if [ -n "$SMI" ]; then
@@ -111,14 +148,15 @@ lib_found() {
 CMAKE_VERSION=$(cmake --version 2>/dev/null | head -n 1)
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 NVCC_VERSION=$("$NVCC" --version 2>/dev/null | tail -n 1)
-printf '{"phase": "env", "dry_run": %s, "nvidia_smi": %s, "nvidia_driver_capabilities": %s, "libcuda_found": %s, "libnvcuvid_found": %s, "cmake": %s, "ninja": %s, "make": %s, "nvcc": %s, "cores": %s, "phase_timeouts_s": {"env": %s, "build": %s, "runtime": %s, "warp": %s, "nvdec": %s, "throughput": %s, "memcheck": %s}, "total_timeout_s": %s}\n' \
+printf '{"phase": "env", "dry_run": %s, "nvidia_smi": %s, "nvidia_driver_capabilities": %s, "libcuda_found": %s, "libnvcuvid_found": %s, "cmake": %s, "ninja": %s, "make": %s, "nvcc": %s, "python3": %s, "cores": %s, "phase_timeouts_s": {"env": %s, "build": %s, "runtime": %s, "warp": %s, "nvdec": %s, "throughput": %s, "profile": %s, "situations": %s, "jpeg": %s, "memcheck": %s}, "total_timeout_s": %s}\n' \
   "$([ $DRY = 1 ] && echo true || echo false)" "$(json "$GPU_FACTS")" \
   "$(json "${NVIDIA_DRIVER_CAPABILITIES:-unset}")" "$(lib_found libcuda.so.1)" \
   "$(lib_found libnvcuvid.so.1)" "$(json "$CMAKE_VERSION")" \
   "$(command -v ninja >/dev/null && echo true || echo false)" \
   "$(command -v make >/dev/null && echo true || echo false)" "$(json "${NVCC_VERSION:-not found}")" \
+  "$(json "$(python3 --version 2>&1 || echo 'not found')")" \
   "$(nproc 2>/dev/null || echo 0)" $T_ENV $T_BUILD $T_RUNTIME $T_WARP $T_NVDEC $T_THROUGHPUT \
-  $T_MEMCHECK $TOTAL >"$OUTDIR/env.json"
+  $T_PROFILE $T_SITUATIONS $T_JPEG $T_MEMCHECK $TOTAL >"$OUTDIR/env.json"
 note env ok "$(printf '%s' "$GPU_FACTS" | head -n 1); libnvcuvid $(field "$OUTDIR/env.json" libnvcuvid_found)"
 
 # ---- build
@@ -131,7 +169,8 @@ else
 fi
 START=$(date +%s)
 if [ -z "$GENERATOR" ]; then
-  echo "neither ninja nor make found" >"$OUTDIR/build.log"
+  echo "neither ninja nor make found" >"$BUILD/build.log"
+  log_section build "$BUILD/build.log"
   note build FAIL "neither ninja nor make found"
 else
   # The generator is fixed per build folder: a folder made by the other one is started afresh.
@@ -140,19 +179,23 @@ else
     rm -rf "$BUILD/CMakeCache.txt" "$BUILD/CMakeFiles"
   fi
   # shellcheck disable=SC2086
-  if timeout -k 5 $T_BUILD sh -c "cmake -G '$GENERATOR' $CONFIG -S cc/gpu -B '$BUILD' &&
-       cmake --build '$BUILD' --target $BIN -j \$(nproc)" >"$OUTDIR/build.log" 2>&1; then
+  if timeout -k 5 $BUILD_LIMIT sh -c "cmake -G '$GENERATOR' $CONFIG -S cc/gpu -B '$BUILD' &&
+       cmake --build '$BUILD' --target $BIN -j \$(nproc)" >"$BUILD/build.log" 2>&1; then
+    log_section build "$BUILD/build.log"
     note build ok "$GENERATOR, $(($(date +%s) - START)) s"
   else
-    note build FAIL "see build.log: $(grep -m 1 -iE 'error|not found' "$OUTDIR/build.log" | cut -c 1-160)"
+    log_section build "$BUILD/build.log"
+    note build FAIL "see logs.txt: $(grep -m 1 -iE 'error|not found' "$BUILD/build.log" | cut -c 1-160)"
   fi
 fi
 EXE="$BUILD/$BIN"
 if [ ! -x "$EXE" ]; then
-  for p in runtime warp nvdec throughput memcheck; do
+  for p in runtime warp nvdec throughput memcheck profile situations; do
     printf '{"phase": "%s", "error": "not built"}\n' "$p" >"$OUTDIR/$p.json"
   done
-  echo "dmon: not run" >"$OUTDIR/dmon.txt"
+  extra_phase profile
+  extra_phase situations
+  echo "==== nvidia-smi dmon: not run (not built)" >>"$OUTDIR/logs.txt"
   note runtime FAIL "not built"
 else
   # ---- runtime
@@ -185,20 +228,39 @@ else
   if [ -n "$SMI" ]; then
     # Line-buffered where stdbuf exists: a block-buffered dmon killed at the end writes nothing.
     LINEBUF=$(command -v stdbuf >/dev/null && echo "stdbuf -oL" || true)
-    $LINEBUF "$SMI" dmon -s u -d 1 >"$OUTDIR/dmon.txt" 2>&1 &
+    $LINEBUF "$SMI" dmon -s u -d 1 >"$BUILD/dmon.txt" 2>&1 &
     DMON_PID=$!
   else
-    echo "nvidia-smi not found: no dmon samples" >"$OUTDIR/dmon.txt"
+    echo "nvidia-smi not found: no dmon samples" >"$BUILD/dmon.txt"
   fi
-  if run_phase throughput $T_THROUGHPUT "$EXE" throughput --data "$DATA" --dmon "$OUTDIR/dmon.txt" $SMALL; then
-    if grep -q '"nvdec": "unavailable' "$OUTDIR/throughput.json"; then
+  # The program stops starting timed runs this long before the phase's timeout.
+  if run_phase throughput $T_THROUGHPUT "$EXE" throughput --data "$DATA" --dmon "$BUILD/dmon.txt" \
+       --budget-s $((T_THROUGHPUT - 20)) $SMALL; then
+    if [ $DRY = 1 ]; then
+      note throughput ok "NVDEC unavailable; on the fake NVDEC, decoders created or destroyed in the timed loops: $(grep -o '"timed_decoder_[a-z]*": [0-9]*' "$OUTDIR/throughput.json" | awk '{s += $2} END {print s + 0}')"
+    elif grep -q '"nvdec": "unavailable' "$OUTDIR/throughput.json"; then
       note throughput ok "not measured: NVDEC unavailable"
     else note throughput ok "peak 512x512 decode+warp $(field "$OUTDIR/throughput.json" measured_peak_decode_and_warp_images_per_s_512)/s at $(field "$OUTDIR/throughput.json" peak_at_sessions) sessions, engines $(field "$OUTDIR/throughput.json" nvdec_engines), dec util max $(field "$OUTDIR/throughput.json" dec_util_max_percent)%"
     fi
   elif grep -q '"phase": "throughput", "gpu"' "$OUTDIR/throughput.json"; then
     note throughput FAIL "$(field "$OUTDIR/throughput.json" error | cut -c 1-160)"
   fi
+  # ---- profile (dmon still sampling)
+  if run_phase profile $T_PROFILE "$EXE" profile --data "$DATA" --budget-s $((T_PROFILE - 15)) $SMALL; then
+    note profile ok "$(grep -o '"sessions": [0-9]*' "$OUTDIR/profile.json" | wc -l | tr -d ' ') runs, $(field "$OUTDIR/profile.json" source | cut -c 1-60)"
+  elif grep -q '"phase": "profile", "gpu"' "$OUTDIR/profile.json"; then
+    note profile FAIL "$(field "$OUTDIR/profile.json" error | cut -c 1-160) problems: $(sed -n 's/.*"problems": \[\([^]]*\)\].*/\1/p' "$OUTDIR/profile.json" | cut -c 1-120)"
+  fi
+  extra_phase profile
   [ -n "$DMON_PID" ] && kill "$DMON_PID" 2>/dev/null
+  log_section "nvidia-smi dmon -s u (throughput and profile phases)" "$BUILD/dmon.txt"
+  # ---- situations
+  if run_phase situations $T_SITUATIONS "$EXE" situations --data "$DATA"; then
+    note situations ok "all as expected ($(field "$OUTDIR/situations.json" source | cut -c 1-40))"
+  elif grep -q '"phase": "situations", "gpu"' "$OUTDIR/situations.json"; then
+    note situations FAIL "$(grep -o '"situation": "[a-z_]*", "expected": "[^"]*", "ok": false, "detail": "[^"]*"' "$OUTDIR/situations.json" | head -n 1 | cut -c 1-200) $(field "$OUTDIR/situations.json" error)"
+  fi
+  extra_phase situations
   # ---- memcheck: the NVDEC path when there is one, else the warp kernels, on a small batch
   SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
   WHAT="warp --small"
@@ -228,6 +290,20 @@ else
     else note memcheck FAIL "exit $rc: ${VERDICT:-timed out after ${T_MEMCHECK}s?}"; fi
   fi
 fi
+
+# ---- jpeg (Python: torchvision where there is one; no build needed)
+if command -v python3 >/dev/null; then
+  if run_phase jpeg $T_JPEG python3 tools/gpu_jpeg_ceiling.py --data "$DATA/jpeg" \
+       $([ $DRY = 1 ] && echo --small); then
+    note jpeg ok "$(field "$OUTDIR/jpeg.json" gpu_decode | cut -c 1-100)"
+  elif grep -q '"phase": "jpeg"' "$OUTDIR/jpeg.json"; then
+    note jpeg FAIL "a decode failed or gave the wrong shape: see extra.json"
+  fi
+else
+  printf '{"phase": "jpeg", "error": "python3 not found"}\n' >"$OUTDIR/jpeg.json"
+  note jpeg FAIL "python3 not found"
+fi
+extra_phase jpeg
 
 echo "==== summary ($([ $DRY = 1 ] && echo "dry run, host stand-in" || echo "device"); files in $OUTDIR)"
 printf '%s' "$SUMMARY"

@@ -63,7 +63,8 @@ def matrix_for(index: int, width: int, height: int) -> np.ndarray:
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for old in OUT.glob("*"):
-        old.unlink()
+        if old.is_file():  # sets/ and jpeg/ are tools/gpu_profile_data.py's
+            old.unlink()
     expected = json.loads((REPO / "tests/data/hevc/EXPECTED.json").read_text())
     samples = []
     with tempfile.TemporaryDirectory() as tmp:

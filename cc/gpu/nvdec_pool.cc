@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -18,7 +19,60 @@ Status CudaCallError(const CudaApi& cuda, CUresult result, const char* call, con
                        static_cast<int>(result), ")");
 }
 
+const char* NvdecPoolCallName(NvdecPoolCall call) {
+  static const char* const kNames[] = {"create", "destroy", "reconfigure", "reconfigure_refused",
+                                       "drain", "end_of_stream_flush", "map", "session_wait"};
+  return kNames[static_cast<int>(call)];
+}
+
+NvdecPoolStats NvdecPoolStats::Since(const NvdecPoolStats& earlier) const {
+  NvdecPoolStats d;
+  for (int i = 0; i < static_cast<int>(NvdecPoolCall::kCount); ++i) {
+    d.call[i].calls = call[i].calls - earlier.call[i].calls;
+    d.call[i].nanoseconds = call[i].nanoseconds - earlier.call[i].nanoseconds;
+  }
+  return d;
+}
+
+NvdecPoolStats& NvdecPoolStats::operator+=(const NvdecPoolStats& other) {
+  for (int i = 0; i < static_cast<int>(NvdecPoolCall::kCount); ++i) {
+    call[i].calls += other.call[i].calls;
+    call[i].nanoseconds += other.call[i].nanoseconds;
+  }
+  return *this;
+}
+
+NvdecPoolStats NvdecPoolCounters::Read() const {
+  NvdecPoolStats s;
+  for (int i = 0; i < static_cast<int>(NvdecPoolCall::kCount); ++i) {
+    s.call[i].calls = calls[i].load(std::memory_order_relaxed);
+    s.call[i].nanoseconds = nanoseconds[i].load(std::memory_order_relaxed);
+  }
+  return s;
+}
+
 namespace {
+
+// Adds the scope's wall time to one of the pool's counters.
+class CallTimer {
+ public:
+  CallTimer(NvdecPoolCounters* counters, NvdecPoolCall call)
+      : counters_(counters), call_(call), start_(std::chrono::steady_clock::now()) {}
+  ~CallTimer() { Stop(); }
+  // Counts the call under `call` instead (a reconfigure refused).
+  void CountAs(NvdecPoolCall call) { call_ = call; }
+  void Stop() {
+    if (counters_ == nullptr) return;
+    counters_->Add(call_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - start_).count()));
+    counters_ = nullptr;
+  }
+
+ private:
+  NvdecPoolCounters* counters_;
+  NvdecPoolCall call_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 // Pushes a context current for the scope (NVDEC and event calls act on the
 // current context; the caller's thread may have another one current).
@@ -60,10 +114,10 @@ class NvdecSession {
   NvdecSession(const CudaApi& cuda, const NvdecApi& nvdec, CUcontext ctx, int index,
                const NvdecPoolOptions& options, const CUVIDDECODECAPS& caps,
                const std::atomic<unsigned>* max_hint_width,
-               const std::atomic<unsigned>* max_hint_height)
+               const std::atomic<unsigned>* max_hint_height, NvdecPoolCounters* counters)
       : cuda_(cuda), nvdec_(nvdec), ctx_(ctx), index_(index), options_(options), caps_(caps),
         max_hint_width_(max_hint_width), max_hint_height_(max_hint_height),
-        surfaces_(options.surfaces) {}
+        counters_(counters), surfaces_(options.surfaces) {}
 
   // Creates one event per surface (the parser and decoder come lazily).
   Status Init() {
@@ -199,6 +253,7 @@ class NvdecSession {
       // ended (the next sample starts a new one).
       CUVIDSOURCEDATAPACKET end = {};
       end.flags = CUVID_PKT_ENDOFSTREAM;
+      CallTimer timer(counters_, NvdecPoolCall::kEndOfStreamFlush);
       r = nvdec_.cuvidParseVideoData(parser_, &end);
       if (r != CUDA_SUCCESS) {
         KeepFirst(&callback_status_,
@@ -216,7 +271,10 @@ class NvdecSession {
     params.output_stream = stream;  // the post-processing is ordered before the caller's kernel
     unsigned long long luma = 0;
     unsigned int pitch = 0;
-    r = nvdec_.cuvidMapVideoFrame(decoder_, index, &luma, &pitch, &params);
+    {
+      CallTimer timer(counters_, NvdecPoolCall::kMap);
+      r = nvdec_.cuvidMapVideoFrame(decoder_, index, &luma, &pitch, &params);
+    }
     if (r != CUDA_SUCCESS) return CudaCallError(cuda_, r, "cuvidMapVideoFrame", what);
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -293,6 +351,7 @@ class NvdecSession {
 
   Status DestroyDecoder() {
     if (decoder_ == nullptr) return Status::Ok();
+    CallTimer timer(counters_, NvdecPoolCall::kDestroy);
     const CUresult r = nvdec_.cuvidDestroyDecoder(decoder_);
     decoder_ = nullptr;
     coded_width_ = coded_height_ = 0;
@@ -356,7 +415,10 @@ class NvdecSession {
 
     // Reconfiguring or replacing the decoder reallocates its surfaces:
     // every picture of this session must be back first.
-    TFG_RETURN_IF_ERROR(DrainAll());
+    {
+      CallTimer timer(counters_, NvdecPoolCall::kDrain);
+      TFG_RETURN_IF_ERROR(DrainAll());
+    }
     if (more_surfaces) {
       TFG_RETURN_IF_ERROR(GrowSurfaces(wanted));
       TFG_RETURN_IF_ERROR(DestroyDecoder());
@@ -375,7 +437,9 @@ class NvdecSession {
       // reconfigure path (NvDecoder.cpp, ReconfigureDecoder) only covers sizes
       // within ulMaxWidth/Height, and FFmpeg's cuviddec.c never reconfigures
       // but makes a new decoder; we fall back to destroy + create.
+      CallTimer timer(counters_, NvdecPoolCall::kReconfigure);
       reconfigured = nvdec_.cuvidReconfigureDecoder(decoder_, &info) == CUDA_SUCCESS;
+      if (!reconfigured) timer.CountAs(NvdecPoolCall::kReconfigureRefused);
     }
     if (!reconfigured) {
       // First picture, larger than the dataset's largest promised, more
@@ -406,7 +470,9 @@ class NvdecSession {
       info.ulTargetHeight = h;
       info.display_area.right = info.target_rect.right = static_cast<short>(w);
       info.display_area.bottom = info.target_rect.bottom = static_cast<short>(h);
+      CallTimer timer(counters_, NvdecPoolCall::kCreate);
       const CUresult r = nvdec_.cuvidCreateDecoder(&decoder_, &info);
+      timer.Stop();
       if (r != CUDA_SUCCESS) {
         decoder_ = nullptr;
         return CudaCallError(cuda_, r, "cuvidCreateDecoder", what_);
@@ -522,6 +588,7 @@ class NvdecSession {
   // The pool's RaiseMaxSize hints, shared by its sessions.
   const std::atomic<unsigned>* max_hint_width_;
   const std::atomic<unsigned>* max_hint_height_;
+  NvdecPoolCounters* counters_;  // the pool's
 
   std::mutex mutex_;  // surfaces' states, stopped_
   std::condition_variable cv_;
@@ -573,7 +640,8 @@ Status NvdecPool::Create(const CudaApi* cuda, const NvdecApi* nvdec, CUcontext c
   for (int i = 0; i < sessions; ++i) {
     result->sessions_.emplace_back(new NvdecSession(*cuda, *nvdec, ctx, i, options, caps,
                                                     &result->max_hint_width_,
-                                                    &result->max_hint_height_));
+                                                    &result->max_hint_height_,
+                                                    &result->counters_));
     result->busy_.push_back(false);
     Status status = result->sessions_.back()->Init();
     if (!status.ok()) {
@@ -603,6 +671,7 @@ Status NvdecPool::Decode(const uint8_t* data, size_t size, CUstream stream, cons
                          NvdecPicture* picture) {
   int chosen = -1;
   {
+    CallTimer timer(&counters_, NvdecPoolCall::kSessionWait);
     std::unique_lock<std::mutex> lock(pick_mutex_);
     pick_cv_.wait(lock, [&] {
       if (shut_down_) return true;

@@ -52,6 +52,43 @@ struct NvdecPoolOptions {
 
 class NvdecSession;
 
+// Per-call counts and total wall time of what the pool does besides decoding
+// (the device check's profile phase reads them; docs/gpu.md). Kept always: an
+// atomic add and two steady_clock reads per call, small beside the driver call
+// each wraps.
+enum class NvdecPoolCall : int {
+  kCreate,               // cuvidCreateDecoder
+  kDestroy,              // cuvidDestroyDecoder
+  kReconfigure,          // cuvidReconfigureDecoder, accepted
+  kReconfigureRefused,   // cuvidReconfigureDecoder, refused (destroy + create follow)
+  kDrain,                // waiting for a session's pictures before a resize
+  kEndOfStreamFlush,     // cuvidParseVideoData(CUVID_PKT_ENDOFSTREAM)
+  kMap,                  // cuvidMapVideoFrame
+  kSessionWait,          // Decode waiting for an idle session
+  kCount
+};
+const char* NvdecPoolCallName(NvdecPoolCall call);
+struct NvdecCallTotals {
+  uint64_t calls = 0;
+  uint64_t nanoseconds = 0;
+};
+struct NvdecPoolStats {
+  NvdecCallTotals call[static_cast<int>(NvdecPoolCall::kCount)];
+  const NvdecCallTotals& operator[](NvdecPoolCall c) const { return call[static_cast<int>(c)]; }
+  // this - earlier, per call.
+  NvdecPoolStats Since(const NvdecPoolStats& earlier) const;
+  NvdecPoolStats& operator+=(const NvdecPoolStats& other);
+};
+struct NvdecPoolCounters {
+  std::atomic<uint64_t> calls[static_cast<int>(NvdecPoolCall::kCount)] = {};
+  std::atomic<uint64_t> nanoseconds[static_cast<int>(NvdecPoolCall::kCount)] = {};
+  void Add(NvdecPoolCall c, uint64_t ns) {
+    calls[static_cast<int>(c)].fetch_add(1, std::memory_order_relaxed);
+    nanoseconds[static_cast<int>(c)].fetch_add(ns, std::memory_order_relaxed);
+  }
+  NvdecPoolStats Read() const;
+};
+
 class NvdecPool {
  public:
   // Creates the pool's sessions (each: events, a parser; the decoder itself
@@ -89,6 +126,9 @@ class NvdecPool {
   // Only ever raises. Thread safe.
   void RaiseMaxSize(int width, int height);
 
+  // The counts and times so far (NvdecPoolCall); thread safe.
+  NvdecPoolStats Stats() const { return counters_.Read(); }
+
  private:
   NvdecPool() = default;
 
@@ -100,6 +140,7 @@ class NvdecPool {
   bool shut_down_ = false;
   std::atomic<unsigned> max_hint_width_{0};
   std::atomic<unsigned> max_hint_height_{0};
+  NvdecPoolCounters counters_;
 };
 
 // "<call> failed: CUDA_ERROR_X (n)" for a failed driver/NVDEC call.

@@ -461,6 +461,50 @@ TEST(NvdecPoolTest, EveryFailingCallIsAClearStatusAndLeaksNothing) {
   EXPECT_GT(cases, 40);
 }
 
+// The profile counters (NvdecPool::Stats) count each call where it happens:
+// a create, accepted and refused reconfigures (a refused one followed by a
+// destroy + create), the drains before them, an end-of-stream flush, the maps
+// and the session waits.
+TEST(NvdecPoolTest, StatsCountEveryCallWhereItHappens) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 2, /*max_size=*/128);
+  auto calls = [&](NvdecPoolCall c) { return pool->Stats()[c].calls; };
+  NvdecPicture p;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &p).ok());
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  EXPECT_EQ(calls(NvdecPoolCall::kCreate), 1u);
+  EXPECT_EQ(calls(NvdecPoolCall::kMap), 1u);
+  EXPECT_EQ(calls(NvdecPoolCall::kSessionWait), 1u);
+  EXPECT_EQ(calls(NvdecPoolCall::kDrain), 1u);
+  EXPECT_EQ(calls(NvdecPoolCall::kReconfigure), 0u);
+  const NvdecPoolStats before = pool->Stats();
+  ASSERT_TRUE(DecodeSample(*pool, Sample(96, 64), &p).ok());  // within 128: reconfigured
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  ASSERT_TRUE(DecodeSample(*pool, Sample(96, 64), &p).ok());  // same size: nothing
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  const NvdecPoolStats step = pool->Stats().Since(before);
+  EXPECT_EQ(step[NvdecPoolCall::kReconfigure].calls, 1u);
+  EXPECT_EQ(step[NvdecPoolCall::kDrain].calls, 1u);
+  EXPECT_EQ(step[NvdecPoolCall::kCreate].calls, 0u);
+  EXPECT_EQ(step[NvdecPoolCall::kDestroy].calls, 0u);
+  EXPECT_EQ(step[NvdecPoolCall::kMap].calls, 2u);
+  EXPECT_EQ(step[NvdecPoolCall::kEndOfStreamFlush].calls, 0u);
+  fake.FailCall("cuvidReconfigureDecoder", 1);
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &p).ok());
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  EXPECT_EQ(calls(NvdecPoolCall::kReconfigureRefused), 1u);
+  EXPECT_EQ(calls(NvdecPoolCall::kReconfigure), 1u);
+  EXPECT_EQ(calls(NvdecPoolCall::kDestroy), 1u);
+  EXPECT_EQ(calls(NvdecPoolCall::kCreate), 2u);
+  FakeSample deferred = Sample(64, 48);
+  deferred.defer_display = true;
+  ASSERT_TRUE(DecodeSample(*pool, deferred, &p).ok());
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  EXPECT_EQ(calls(NvdecPoolCall::kEndOfStreamFlush), 1u);
+  EXPECT_STREQ(NvdecPoolCallName(NvdecPoolCall::kSessionWait), "session_wait");
+  ExpectCleanEnd(&pool, fake);
+}
+
 }  // namespace
 }  // namespace gpu
 }  // namespace tfg

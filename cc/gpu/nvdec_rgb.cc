@@ -31,6 +31,13 @@ int NvdecRgbDecoder::pools() const {
   return static_cast<int>(pools_.size());
 }
 
+NvdecPoolStats NvdecRgbDecoder::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  NvdecPoolStats sum;
+  for (const auto& [context, pool] : pools_) sum += pool->Stats();
+  return sum;
+}
+
 void NvdecRgbDecoder::RaiseMaxSize(int width, int height) {
   std::lock_guard<std::mutex> lock(mu_);
   max_width_ = std::max(max_width_, width);

@@ -79,6 +79,8 @@ class NvdecRgbDecoder {
 
   // Pools created so far (one per GPU device used).
   int pools() const;
+  // Every pool's counts and times (NvdecPool::Stats), summed.
+  NvdecPoolStats Stats() const;
 
   // The largest coded picture the caller is about to decode (a batch's):
   // every pool's decoders are created at least this large from now on, so

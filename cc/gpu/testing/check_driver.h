@@ -22,6 +22,9 @@ namespace gpu {
 namespace testing {
 
 typedef CUresult CUDAAPI tcuCtxSetCurrent_t(CUcontext context);
+typedef void (*CheckHostFn)(void* data);
+typedef CUresult CUDAAPI tcuLaunchHostFunc_t(CUstream stream, CheckHostFn fn, void* data);
+typedef CUresult CUDAAPI tcuCtxGetCurrent_t(CUcontext* context);
 
 struct CheckDriver {
   std::string kind;        // "nvidia driver" or "host stand-in (dry run)"
@@ -50,6 +53,12 @@ struct CheckDriver {
   tcuMemcpyDtoHAsync_v2* cuMemcpyDtoHAsync = nullptr;
   tcuStreamCreate* cuStreamCreate = nullptr;
   tcuStreamDestroy_v2* cuStreamDestroy = nullptr;
+  // The situations phase's (tf_situations.cc): a host function queued on a
+  // stream, a second context on the device, the thread's current context.
+  tcuLaunchHostFunc_t* cuLaunchHostFunc = nullptr;
+  tcuCtxCreate_v2* cuCtxCreate = nullptr;
+  tcuCtxDestroy_v2* cuCtxDestroy = nullptr;
+  tcuCtxGetCurrent_t* cuCtxGetCurrent = nullptr;
 };
 
 // Fills `driver`; never fails: what is missing is in driver->kernels / nvdec.

@@ -53,7 +53,11 @@ void LoadCheckDriver(CheckDriver* d) {
       Find(lib, "cuMemcpyHtoDAsync_v2", &d->cuMemcpyHtoDAsync) &&
       Find(lib, "cuMemcpyDtoHAsync_v2", &d->cuMemcpyDtoHAsync) &&
       Find(lib, "cuStreamCreate", &d->cuStreamCreate) &&
-      Find(lib, "cuStreamDestroy_v2", &d->cuStreamDestroy);
+      Find(lib, "cuStreamDestroy_v2", &d->cuStreamDestroy) &&
+      Find(lib, "cuLaunchHostFunc", &d->cuLaunchHostFunc) &&
+      Find(lib, "cuCtxCreate_v2", &d->cuCtxCreate) &&
+      Find(lib, "cuCtxDestroy_v2", &d->cuCtxDestroy) &&
+      Find(lib, "cuCtxGetCurrent", &d->cuCtxGetCurrent);
   if (!found) {
     d->kernels = UnavailableError("libcuda.so.1 lacks a call the device check needs: ",
                                   dlerror() ? dlerror() : "unknown");

@@ -103,7 +103,16 @@ CUresult CUDAAPI DeviceName(char* name, int len, CUdevice) {
 }
 CUresult CUDAAPI DeviceAttribute(int* v, CUdevice_attribute, CUdevice) { *v = 0; return CUDA_SUCCESS; }
 CUresult CUDAAPI Retain(CUcontext* c, CUdevice) { *c = kContext; return CUDA_SUCCESS; }
-CUresult CUDAAPI SetCurrent(CUcontext) { return CUDA_SUCCESS; }
+thread_local CUcontext t_current = nullptr;
+CUresult CUDAAPI SetCurrent(CUcontext c) { t_current = c; return CUDA_SUCCESS; }
+CUresult CUDAAPI GetCurrent(CUcontext* c) { *c = t_current; return CUDA_SUCCESS; }
+// Every call runs at once: a host function too.
+CUresult CUDAAPI HostFunc(CUstream, CheckHostFn fn, void* data) { fn(data); return CUDA_SUCCESS; }
+CUresult CUDAAPI CtxCreate(CUcontext* c, unsigned, CUdevice) {
+  *c = reinterpret_cast<CUcontext>(0xC1);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI CtxDestroy(CUcontext) { return CUDA_SUCCESS; }
 CUresult CUDAAPI MemAlloc(CUdeviceptr* p, size_t n) {
   void* m = std::malloc(n ? n : 1);
   if (m == nullptr) return static_cast<CUresult>(2);
@@ -169,6 +178,10 @@ void LoadCheckDriver(CheckDriver* d) {
   d->cuMemcpyDtoHAsync = DtoH;
   d->cuStreamCreate = StreamCreate;
   d->cuStreamDestroy = StreamDestroy;
+  d->cuLaunchHostFunc = HostFunc;
+  d->cuCtxCreate = CtxCreate;
+  d->cuCtxDestroy = CtxDestroy;
+  d->cuCtxGetCurrent = GetCurrent;
 }
 
 }  // namespace testing

@@ -8,7 +8,8 @@
 //   device_check runtime
 //   device_check warp       [--batch 256] [--iterations 5] [--small]
 //   device_check nvdec      [--data DIR] [--small]
-//   device_check throughput [--data DIR] [--images 2048] [--sessions 1,2,4,7,14] [--dmon FILE]
+//   device_check throughput [--data DIR] [--images 8192] [--sessions 1,2,4,7,14] [--dmon FILE]
+//                           [--budget-s S]
 //
 // Exit status: 0 = checked (NVDEC missing is a result: "nvdec": "unavailable: ..."),
 // 1 = a mismatch or an error, 2 = bad arguments or data, 3 = no GPU kernels can run.
@@ -34,6 +35,9 @@
 #include "cc/gpu/nvdec_warp.h"
 #include "cc/gpu/stream_warp.h"
 #include "cc/gpu/testing/check_driver.h"
+#include "cc/gpu/testing/decode_runs.h"
+#include "cc/gpu/testing/extra_phases.h"
+#include "cc/gpu/testing/hevc_coded_size.h"
 #include "cc/util/json_text.h"
 #include "cc/warp/similarity_warp.h"
 
@@ -79,7 +83,8 @@ struct Args {
   std::string dmon;
   int batch = 256;
   int iterations = 5;
-  int images = 2048;
+  int images = 8192;
+  double budget_s = 1e9;  // stop starting timed runs after this many seconds
   bool small = false;
   std::vector<int> sessions = {1, 2, 4, 7, 14};
 };
@@ -105,6 +110,8 @@ bool ParseArgs(int argc, char** argv, Args* a) {
       a->iterations = std::atoi(v.c_str());
     } else if (k == "--images") {
       a->images = std::atoi(v.c_str());
+    } else if (k == "--budget-s") {
+      a->budget_s = std::atof(v.c_str());
     } else if (k == "--sessions") {
       a->sessions.clear();
       std::stringstream list(v);
@@ -551,6 +558,20 @@ WarpPlanner PlanFor(const Data& data, size_t i, CUdeviceptr dst) {
   };
 }
 
+// The decoders' maximum: the largest *coded* side (the SPS's; a picture's
+// displayed size can be smaller than the frame NVDEC decodes, and a decoder
+// sized from it is destroyed and created again for that picture).
+int LargestCodedSide(const Data& data) {
+  int m = 0;
+  for (const Sample& s : data.samples) {
+    HevcSize size;
+    if (ReadHevcSize(s.bytes.data(), s.bytes.size(), s.file.c_str(), &size).ok()) {
+      m = std::max({m, size.coded_width, size.coded_height});
+    }
+  }
+  return m;
+}
+
 int LargestSide(const Data& data) {
   int m = 0;
   for (const Sample& s : data.samples) m = std::max({m, s.width, s.height});
@@ -590,7 +611,7 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
   NvdecPoolOptions options;
   options.sessions = 1;
   NvdecRgbDecoder decoder(d.cuda, d.nvdec_api, d.fatbin, d.fatbin_size, options);
-  decoder.RaiseMaxSize(LargestSide(data), LargestSide(data));  // as decode_hevc_warped does
+  decoder.RaiseMaxSize(LargestCodedSide(data), LargestCodedSide(data));  // as the ops do
   const size_t n = a.small ? std::min<size_t>(4, data.samples.size()) : data.samples.size();
   const size_t per = static_cast<size_t>(data.out_size) * data.out_size * 3;
   CUdeviceptr d_out;
@@ -646,66 +667,61 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
 }
 
 // ---------------------------------------------------------------- throughput
-// `images` pictures from `pool` (indices into data.samples) over `sessions`
-// decode sessions, one thread and stream each; decode alone (the picture is
-// released at once) or decode + the fused warp into a batch of 256 slots.
-Status Throughput(const CheckDriver& d, Device& dev, const Data& data,
-                  const std::vector<size_t>& pool, int sessions, int images, bool warp,
-                  CUdeviceptr d_out, double* per_s) {
-  NvdecPoolOptions options;
-  options.sessions = sessions;
-  // Gone before the streams (its pools wait on events recorded there).
-  auto owned = std::make_unique<NvdecRgbDecoder>(d.cuda, d.nvdec_api, d.fatbin, d.fatbin_size,
-                                                 options);
-  NvdecRgbDecoder& decoder = *owned;
-  int largest = 0;
-  for (size_t i : pool) largest = std::max({largest, data.samples[i].width, data.samples[i].height});
-  decoder.RaiseMaxSize(largest, largest);
-  const size_t per = static_cast<size_t>(data.out_size) * data.out_size * 3;
-  std::vector<CUstream> streams(sessions);
-  for (CUstream& st : streams) TFG_CU(d, cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
-  // Warm-up: each session's decoder is created before the clock starts.
-  for (int t = 0; t < sessions; ++t) {
-    const Sample& s = data.samples[pool[0]];
-    TFG_RETURN_IF_ERROR(decoder.DecodeThen(s.bytes.data(), s.bytes.size(), streams[t],
-                                           s.file.c_str(),
-                                           [](CUcontext, const NvdecPicture&) {
-                                             return Status::Ok();
-                                           }));
-  }
-  for (CUstream st : streams) TFG_CU(d, cuda.cuStreamSynchronize(st));
-  std::atomic<int> next{0};
-  std::vector<Status> results(sessions);
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<std::thread> threads;
-  for (int t = 0; t < sessions; ++t) {
-    threads.emplace_back([&, t] {
-      d.cuCtxSetCurrent(dev.context);
-      for (int i = next++; i < images; i = next++) {
-        const size_t k = pool[i % pool.size()];
-        const Sample& s = data.samples[k];
-        Status st = warp ? DecodeWarped(&decoder, s.bytes.data(), s.bytes.size(), streams[t],
-                                        s.file.c_str(), PlanFor(data, k, d_out + per * 4 * (i % 256)))
-                         : decoder.DecodeThen(s.bytes.data(), s.bytes.size(), streams[t],
-                                              s.file.c_str(),
-                                              [](CUcontext, const NvdecPicture&) {
-                                                return Status::Ok();
-                                              });
-        if (!st.ok()) {
-          results[t] = st;
-          return;
-        }
+// One set's runs at every session count (decode alone, then decode + the fused
+// warp where the source can warp), each a TimedDecodeRun; runs left when
+// `deadline` has passed are reported skipped, so the phase ends inside its
+// timeout with what it measured.
+struct Peaks {
+  double decode = 0, both = 0;
+  int sessions = 0;  // where `both` was measured
+};
+std::string ThroughputRuns(const DecodeSource& source, const std::string& name,
+                           const std::vector<const RunSample*>& set, const Args& a, int images,
+                           CUdeviceptr d_out, int out_size,
+                           std::chrono::steady_clock::time_point deadline, bool* failed,
+                           Peaks* peaks) {
+  std::string runs;
+  for (int sessions : a.sessions) {
+    Json r;
+    r.Str("samples", name).Num("sessions", sessions);
+    if (std::chrono::steady_clock::now() > deadline) {
+      runs += (runs.empty() ? "" : ", ") + r.Str("skipped", "the phase's time budget").Text();
+      continue;
+    }
+    TimedRun decode, both;
+    Status run = TimedDecodeRun(source, set, sessions, images, false, d_out, out_size, &decode);
+    if (run.ok() && source.can_warp()) {
+      run = TimedDecodeRun(source, set, sessions, images, true, d_out, out_size, &both);
+    }
+    const NvdecPoolStats& timed = source.can_warp() ? both.timed : decode.timed;
+    r.Num("decode_images_per_s", decode.images_per_s)
+        .Num("decode_second_half_images_per_s", decode.second_half_images_per_s);
+    if (source.can_warp()) {
+      r.Num("decode_and_warp_images_per_s", both.images_per_s)
+          .Num("decode_and_warp_second_half_images_per_s", both.second_half_images_per_s);
+    }
+    // Inside the clock of both runs: decoders made or destroyed (0 when the
+    // warm-up did its job) and reconfigures refused.
+    const auto in_loop = [&](NvdecPoolCall c) {
+      return static_cast<double>(decode.timed[c].calls + both.timed[c].calls);
+    };
+    r.Num("timed_decoder_creates", in_loop(NvdecPoolCall::kCreate))
+        .Num("timed_decoder_destroys", in_loop(NvdecPoolCall::kDestroy))
+        .Num("timed_reconfigures_refused", in_loop(NvdecPoolCall::kReconfigureRefused))
+        .Add("timed_pool_calls", StatsJson(timed));
+    if (!run.ok()) {
+      r.Str("error", run.message());
+      *failed = true;
+    } else {
+      peaks->decode = std::max(peaks->decode, decode.images_per_s);
+      if (both.images_per_s > peaks->both) {
+        peaks->both = both.images_per_s;
+        peaks->sessions = sessions;
       }
-      const CUresult r = d.cuda.cuStreamSynchronize(streams[t]);
-      if (r != CUDA_SUCCESS) results[t] = CudaCallError(d.cuda, r, "cuStreamSynchronize");
-    });
+    }
+    runs += (runs.empty() ? "" : ", ") + r.Text();
   }
-  for (auto& th : threads) th.join();
-  *per_s = images / Seconds(start);
-  owned.reset();
-  for (CUstream st : streams) d.cuStreamDestroy(st);
-  for (const Status& st : results) TFG_RETURN_IF_ERROR(st);
-  return Status::Ok();
+  return runs;
 }
 
 // nvidia-smi dmon's "dec" column (decoder utilisation, %): the largest and the
@@ -740,13 +756,75 @@ std::string DmonSummary(const std::string& path) {
   return j.Text();
 }
 
-int ThroughputPhase(const CheckDriver& d, const Args& a) {
-  Data data;
-  Device dev;
+// The sets the throughput phase times: the 512x512 pictures, the ImageNet-like
+// mix (testing/data/sets) and the data's mix as it is.
+std::vector<std::pair<std::string, std::vector<const RunSample*>>> ThroughputSets(
+    const std::vector<RunSample>& mix, const std::vector<RunSample>& sets) {
+  std::vector<const RunSample*> fixed, all;
+  for (const RunSample& s : mix) {
+    all.push_back(&s);
+    if (s.width == 512 && s.height == 512) fixed.push_back(&s);
+  }
+  // The ImageNet-like set before the old mix: runs past the time budget are skipped from the end.
+  return {{"512x512", fixed}, {"imagenet_like", SetOf(sets, "imagenet_like")}, {"dataset_mix", all}};
+}
+
+// {"file": [coded width, coded height], ...}: the sizes the decoders are sized from.
+std::string CodedSizes(const std::vector<RunSample>& samples) {
   Json j;
-  const int done = StartNvdecPhase(d, a, "throughput", false, &data, &dev, &j);
-  if (done >= 0) return done;
-  Status s;
+  for (const RunSample& s : samples) {
+    j.Add(s.file, "[" + std::to_string(s.size.coded_width) + ", " +
+                      std::to_string(s.size.coded_height) + "]");
+  }
+  return j.Text();
+}
+
+int ThroughputPhase(const CheckDriver& d, const Args& a) {
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(std::min(a.budget_s, 1e7)));
+  std::vector<RunSample> mix, sets;
+  Status s = LoadRunSamples(a.data, false, "dataset_mix", &mix);
+  if (s.ok()) s = LoadRunSamples(a.data + "/sets", true, "", &sets);
+  Device dev;
+  if (s.ok() && d.kernels.ok()) s = OpenDevice(d, &dev);
+  Json j = Header(d, &dev, "throughput");
+  j.Str("nvdec", NvdecText(d.nvdec));
+  if (!s.ok()) {
+    std::printf("%s\n", j.Str("error", s.message()).Text().c_str());
+    return 1;
+  }
+  j.Add("coded_sizes", CodedSizes(mix));
+  const int images = a.small ? 512 : a.images;
+  j.Num("images_per_run", images);
+  bool failed = false;
+  if (d.path == "dry_run") {
+    // No NVDEC on the host stand-in: the same runs, decode alone, on the fake
+    // driver, so the pool's counts in the timed loop are checked here too.
+    std::string runs;
+    std::vector<std::string> problems;
+    for (const auto& [name, set] : ThroughputSets(mix, sets)) {
+      std::unique_ptr<DecodeSource> fake = DecodeSource::Fake(7);
+      Peaks ignored;
+      const std::string r =
+          ThroughputRuns(*fake, name, set, a, images, 0, 224, deadline, &failed, &ignored);
+      runs += (runs.empty() || r.empty() ? "" : ", ") + r;
+      for (const std::string& p : fake->problems()) problems.push_back(JsonQuoted(name + ": " + p));
+    }
+    std::string listed;
+    for (const std::string& p : problems) listed += (listed.empty() ? "" : ", ") + p;
+    Json f;
+    f.Str("source", DecodeSource::NameOf(true)).Add("runs", "[" + runs + "]")
+        .Add("problems", "[" + listed + "]");
+    j.Add("fake_nvdec", f.Text());
+    std::printf("%s\n", j.Text().c_str());
+    return failed || !problems.empty() ? 1 : 0;
+  }
+  if (!d.kernels.ok() || !d.nvdec.ok()) {
+    std::printf("%s\n", j.Text().c_str());
+    return d.kernels.ok() ? 0 : 3;
+  }
   // The engine count as the pool sees it (cuvidGetDecoderCaps' nNumNVDECs).
   int engines = 0;
   {
@@ -754,50 +832,29 @@ int ThroughputPhase(const CheckDriver& d, const Args& a) {
     s = NvdecPool::Create(&d.cuda, &d.nvdec_api, dev.context, NvdecPoolOptions(), &probe);
     if (s.ok()) engines = probe->sessions();
   }
-  const size_t per = static_cast<size_t>(data.out_size) * data.out_size * 3;
+  const int out_size = 224;
+  const size_t per = static_cast<size_t>(out_size) * out_size * 3;
   CUdeviceptr d_out = 0;
   if (s.ok()) s = dev.Alloc(per * 256 * 4, &d_out);
-  std::vector<size_t> fixed, mix;
-  for (size_t i = 0; i < data.samples.size(); ++i) {
-    mix.push_back(i);
-    if (data.samples[i].width == 512 && data.samples[i].height == 512) fixed.push_back(i);
-  }
-  const int images = a.small ? 64 : a.images;
+  std::unique_ptr<DecodeSource> source = DecodeSource::Real(d, dev.context);
   std::string runs;
-  double best_decode = 0, best_both = 0;
-  int best_sessions = 0;
-  for (const auto& [name, pool] : {std::make_pair(std::string("512x512"), fixed),
-                                   std::make_pair(std::string("dataset_mix"), mix)}) {
-    for (int sessions : a.sessions) {
-      if (!s.ok() || pool.empty()) break;
-      double decode = 0, both = 0;
-      Status run = Throughput(d, dev, data, pool, sessions, images, false, d_out, &decode);
-      if (run.ok()) run = Throughput(d, dev, data, pool, sessions, images, true, d_out, &both);
-      Json r;
-      r.Str("samples", name).Num("sessions", sessions).Num("decode_images_per_s", decode)
-          .Num("decode_and_warp_images_per_s", both);
-      if (!run.ok()) r.Str("error", run.message());
-      runs += (runs.empty() ? "" : ", ") + r.Text();
-      if (run.ok() && name == "512x512") {
-        best_decode = std::max(best_decode, decode);
-        if (both > best_both) {
-          best_both = both;
-          best_sessions = sessions;
-        }
-      }
-    }
+  // The bound is what was measured: the best 512x512 rate over the session
+  // counts, with the engine count and the decoder utilisation beside it.
+  Peaks peaks, other;
+  for (const auto& [name, set] : ThroughputSets(mix, sets)) {
+    if (!s.ok() || set.empty()) break;
+    const std::string r = ThroughputRuns(*source, name, set, a, images, d_out, out_size, deadline,
+                                         &failed, name == "512x512" ? &peaks : &other);
+    runs += (runs.empty() || r.empty() ? "" : ", ") + r;
   }
   if (!s.ok()) j.Str("error", s.message());
-  // The bound is what was measured: the best rate over the session counts,
-  // with the engine count and the decoder utilisation beside it to say how
-  // close to the hardware that is.
-  j.Num("nvdec_engines", engines).Num("images_per_run", images).Add("runs", "[" + runs + "]")
-      .Num("measured_peak_decode_images_per_s_512", best_decode)
-      .Num("measured_peak_decode_and_warp_images_per_s_512", best_both)
-      .Num("peak_at_sessions", best_sessions).Add("dmon", DmonSummary(a.dmon))
+  j.Num("nvdec_engines", engines).Add("runs", "[" + runs + "]");
+  j.Num("measured_peak_decode_images_per_s_512", peaks.decode)
+      .Num("measured_peak_decode_and_warp_images_per_s_512", peaks.both)
+      .Num("peak_at_sessions", peaks.sessions).Add("dmon", DmonSummary(a.dmon))
       .Num("target_decode_and_warp_images_per_s_512_h100", 10000);
   std::printf("%s\n", j.Text().c_str());
-  return s.ok() && runs.find("\"error\"") == std::string::npos ? 0 : 1;
+  return s.ok() && !failed ? 0 : 1;
 }
 
 int RuntimePhase(const CheckDriver& d) {
@@ -828,11 +885,20 @@ int RuntimePhase(const CheckDriver& d) {
 
 int main(int argc, char** argv) {
   using namespace tfg::gpu::testing;
+  const std::string phase = argc > 1 ? argv[1] : "";
+  if (phase == "profile" || phase == "situations") {
+    CheckDriver driver;
+    LoadCheckDriver(&driver);
+    return phase == "profile" ? ProfilePhase(driver, argc, argv)
+                              : SituationsPhase(driver, argc, argv);
+  }
   Args args;
   if (!ParseArgs(argc, argv, &args)) {
     std::fprintf(stderr,
                  "usage: device_check runtime|warp|nvdec|throughput [--data DIR] [--batch N] "
-                 "[--iterations N] [--images N] [--sessions 1,2,4,7,14] [--dmon FILE] [--small]\n");
+                 "[--iterations N] [--images N] [--sessions 1,2,4,7,14] [--dmon FILE] "
+                 "[--budget-s S] [--small]\n"
+                 "       device_check profile|situations ... (extra_phases.h)\n");
     return 2;
   }
   CheckDriver driver;
