@@ -22,6 +22,7 @@ namespace gpu {
 namespace testing {
 
 typedef CUresult CUDAAPI tcuCtxSetCurrent_t(CUcontext context);
+typedef CUresult CUDAAPI tcuMemGetInfo_t(size_t* free, size_t* total);
 
 struct CheckDriver {
   std::string kind;        // "nvidia driver" or "host stand-in (dry run)"
@@ -50,6 +51,8 @@ struct CheckDriver {
   tcuMemcpyDtoHAsync_v2* cuMemcpyDtoHAsync = nullptr;
   tcuStreamCreate* cuStreamCreate = nullptr;
   tcuStreamDestroy_v2* cuStreamDestroy = nullptr;
+  // Free and total device memory (the decoders' footprint is measured by it).
+  tcuMemGetInfo_t* cuMemGetInfo = nullptr;
 };
 
 // Fills `driver`; never fails: what is missing is in driver->kernels / nvdec.

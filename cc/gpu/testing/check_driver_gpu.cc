@@ -53,7 +53,8 @@ void LoadCheckDriver(CheckDriver* d) {
       Find(lib, "cuMemcpyHtoDAsync_v2", &d->cuMemcpyHtoDAsync) &&
       Find(lib, "cuMemcpyDtoHAsync_v2", &d->cuMemcpyDtoHAsync) &&
       Find(lib, "cuStreamCreate", &d->cuStreamCreate) &&
-      Find(lib, "cuStreamDestroy_v2", &d->cuStreamDestroy);
+      Find(lib, "cuStreamDestroy_v2", &d->cuStreamDestroy) &&
+      Find(lib, "cuMemGetInfo_v2", &d->cuMemGetInfo);
   if (!found) {
     d->kernels = UnavailableError("libcuda.so.1 lacks a call the device check needs: ",
                                   dlerror() ? dlerror() : "unknown");

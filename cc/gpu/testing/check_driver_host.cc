@@ -10,6 +10,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "cc/gpu/testing/check_driver.h"
@@ -104,13 +106,35 @@ CUresult CUDAAPI DeviceName(char* name, int len, CUdevice) {
 CUresult CUDAAPI DeviceAttribute(int* v, CUdevice_attribute, CUdevice) { *v = 0; return CUDA_SUCCESS; }
 CUresult CUDAAPI Retain(CUcontext* c, CUdevice) { *c = kContext; return CUDA_SUCCESS; }
 CUresult CUDAAPI SetCurrent(CUcontext) { return CUDA_SUCCESS; }
+// The stand-in's "device memory": what MemAlloc handed out, for MemGetInfo.
+std::mutex g_memory_mutex;
+std::map<CUdeviceptr, size_t> g_allocated;
+constexpr size_t kStandInTotal = size_t{16} << 30;
+
 CUresult CUDAAPI MemAlloc(CUdeviceptr* p, size_t n) {
   void* m = std::malloc(n ? n : 1);
   if (m == nullptr) return static_cast<CUresult>(2);
   *p = reinterpret_cast<CUdeviceptr>(m);
+  std::lock_guard<std::mutex> lock(g_memory_mutex);
+  g_allocated[*p] = n;
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI MemFree(CUdeviceptr p) { std::free(reinterpret_cast<void*>(p)); return CUDA_SUCCESS; }
+CUresult CUDAAPI MemFree(CUdeviceptr p) {
+  {
+    std::lock_guard<std::mutex> lock(g_memory_mutex);
+    g_allocated.erase(p);
+  }
+  std::free(reinterpret_cast<void*>(p));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI MemGetInfo(size_t* free, size_t* total) {
+  std::lock_guard<std::mutex> lock(g_memory_mutex);
+  size_t used = 0;
+  for (const auto& [p, n] : g_allocated) used += n;
+  *total = kStandInTotal;
+  *free = used < kStandInTotal ? kStandInTotal - used : 0;
+  return CUDA_SUCCESS;
+}
 CUresult CUDAAPI Memset(CUdeviceptr p, unsigned char v, size_t n, CUstream) {
   std::memset(reinterpret_cast<void*>(p), v, n);
   return CUDA_SUCCESS;
@@ -169,6 +193,7 @@ void LoadCheckDriver(CheckDriver* d) {
   d->cuMemcpyDtoHAsync = DtoH;
   d->cuStreamCreate = StreamCreate;
   d->cuStreamDestroy = StreamDestroy;
+  d->cuMemGetInfo = MemGetInfo;
 }
 
 }  // namespace testing
