@@ -327,8 +327,18 @@ def gpu_check() -> List[str]:
              f"{nvdec['values_off_by_more_than_2_levels']} values more than 2 off, "
              f"{nvdec['decode_warp_failed'] + nvdec['decode_rgb_failed']} failed"],
             ["compute-sanitizer memcheck (NVDEC path, small batch)", mem["summary"]],
-            ["NVDEC engines (`cuvidGetDecoderCaps`)", str(tp["nvdec_engines"])],
-            ["device check exit status", str(d["device_check"]["exit_status"])]]
+            ["NVDEC engines (`cuvidGetDecoderCaps`)", str(tp["nvdec_engines"])]]
+    # One decode session's device memory (runtime phase), in runs that measured it.
+    memory = (phases.get("runtime") or {}).get("decoder_memory") or {}
+    for key, label in (("one_session_512x512", "512x512"),
+                       ("one_session_largest", "the data's largest picture")):
+        one = memory.get(key) or {}
+        if "measured_mib" in one:
+            rows.append([f"device memory of one decode session, {label} (coded {one['coded_size']}, "
+                         f"{one['surfaces']} surfaces)",
+                         f"{f1(one['measured_mib'])} MiB measured, {f1(one['estimate_mib'])} MiB "
+                         "estimated (docs/gpu.md, GPU memory)"])
+    rows.append(["device check exit status", str(d["device_check"]["exit_status"])])
     med = {(r["samples"], r["sessions"]): r for r in d["medians"]["throughput"]}
     sessions = sorted({n for _, n in med})
 

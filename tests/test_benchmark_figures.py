@@ -85,6 +85,26 @@ def test_rendering_rounds_as_printed(tmp_path, monkeypatch):
     assert f"| **GulpDataset** | {fps:.0f} |" in before  # frames/s printed whole
 
 
+def test_gpu_check_renders_the_decoders_memory_when_measured(tmp_path, monkeypatch):
+    # Runs before the device check measured it render as before; a run that did gets its rows.
+    report = json.loads((figures.RESULTS / "gpu_check.json").read_text(encoding="utf-8"))
+    report_before = json.loads(json.dumps(report))
+    before = figures.render("gpu_check")
+    one = {"coded_size": "512x512", "surfaces": 8, "measured_mib": 9.0, "estimate_mib": 6.0}
+    report["device_check"]["phases"]["runtime"]["decoder_memory"] = {
+        "one_session_512x512": one, "one_session_largest": dict(one, coded_size="1024x1024",
+                                                                 measured_mib=31.5)}
+    (tmp_path / "gpu_check.json").write_text(json.dumps(report))
+    monkeypatch.setattr(figures, "RESULTS", tmp_path)
+    after = figures.render("gpu_check")
+    if "decoder_memory" not in json.dumps(report_before):
+        assert "device memory of one decode session" not in before
+    assert ("| device memory of one decode session, 512x512 (coded 512x512, 8 surfaces) | "
+            "9.0 MiB measured, 6.0 MiB estimated (docs/gpu.md, GPU memory) |") in after
+    assert "the data's largest picture (coded 1024x1024, 8 surfaces) | 31.5 MiB measured" in after
+    assert after.index("decode session, 512x512") < after.index("device check exit status")
+
+
 def test_targets_are_not_figures(tmp_path, monkeypatch):
     page = tmp_path / "page.md"
     page.write_text("Against the target of 10,000 images/s, and 2x with two engines.\n\n"

@@ -99,6 +99,16 @@ def test_no_nvdec_is_reported_as_a_result(dry_run):
         assert "error" not in report, report
 
 
+def test_runtime_measures_the_decoders_memory_where_it_can(dry_run):
+    """docs/gpu.md, "GPU memory": the runtime phase reads device memory with cuMemGetInfo (a
+    64 MiB allocation must read as 64 MiB) and, where there is NVDEC, one decode session's
+    footprint; the dry run has none, and says so."""
+    _, out = dry_run
+    memory = strict_json((out / "runtime.json").read_text())["decoder_memory"]
+    assert memory["a_64_mib_alloc_reads_mib"] == 64 and memory["device_total_mib"] > 0
+    assert memory["decoders"] == "not measured: no NVDEC" and "error" not in memory
+
+
 def test_the_warp_kernels_are_checked_without_nvdec(dry_run):
     """RGB, clips and the fused NV12 kernel, uint8 and float, both layouts, on the shipped
     launchers, against the CPU path: within 2 levels (the stand-in runs the kernels' source)."""

@@ -24,6 +24,9 @@ typedef CUresult CUDAAPI tcuDriverGetVersion_t(int* version);
 typedef CUresult CUDAAPI tcuCtxSynchronize_t(void);
 typedef CUresult CUDAAPI tcuStreamGetCtx_t(CUstream stream, CUcontext* context);
 
+// cuda.h's CUDA_ERROR_OUT_OF_MEMORY; ffnvcodec 11.1's CUresult does not name it.
+constexpr CUresult kCudaErrorOutOfMemory = static_cast<CUresult>(2);
+
 // The CUDA driver calls the pool needs (context, events, stream sync).
 struct CudaApi {
   tcuDriverGetVersion_t* cuDriverGetVersion = nullptr;

@@ -49,6 +49,9 @@ NvdecPoolStats NvdecPoolCounters::Read() const {
     s.call[i].nanoseconds = nanoseconds[i].load(std::memory_order_relaxed);
   }
   return s;
+uint64_t NvdecSessionBytes(unsigned max_width, unsigned max_height, unsigned surfaces) {
+  const uint64_t nv12 = static_cast<uint64_t>(max_width) * max_height * 3 / 2;
+  return 2 * static_cast<uint64_t>(surfaces) * nv12;  // decode + output surfaces
 }
 
 namespace {
@@ -73,6 +76,8 @@ class CallTimer {
   NvdecPoolCall call_;
   std::chrono::steady_clock::time_point start_;
 };
+// Megabytes (MiB) rounded up, for messages.
+uint64_t MiB(uint64_t bytes) { return (bytes + (1u << 20) - 1) >> 20; }
 
 // Pushes a context current for the scope (NVDEC and event calls act on the
 // current context; the caller's thread may have another one current).
@@ -475,6 +480,7 @@ class NvdecSession {
       timer.Stop();
       if (r != CUDA_SUCCESS) {
         decoder_ = nullptr;
+        if (r == kCudaErrorOutOfMemory) return DecoderOutOfMemory(info);
         return CudaCallError(cuda_, r, "cuvidCreateDecoder", what_);
       }
       max_width_ = info.ulMaxWidth;
@@ -485,6 +491,27 @@ class NvdecSession {
     // The output surface is the coded size, NV12: chroma after `h` luma rows.
     surface_height_ = static_cast<int>(h);
     return Status::Ok();
+  }
+
+  // TensorFlow reserves nearly all GPU memory when it starts, and NVDEC's
+  // surfaces are allocated by the driver outside it: say what to set, and how
+  // much the pool needs (options_.sessions is the pool's session count).
+  Status DecoderOutOfMemory(const CUVIDDECODECREATEINFO& info) const {
+    const uint64_t per_session = NvdecSessionBytes(
+        static_cast<unsigned>(info.ulMaxWidth), static_cast<unsigned>(info.ulMaxHeight),
+        static_cast<unsigned>(info.ulNumDecodeSurfaces));
+    const int sessions = std::max(1, options_.sessions);
+    return ResourceExhaustedError(
+        what_, ": cuvidCreateDecoder failed: CUDA_ERROR_OUT_OF_MEMORY: no room on the GPU for an "
+        "NVDEC decoder of ", info.ulMaxWidth, "x", info.ulMaxHeight, " with ",
+        info.ulNumDecodeSurfaces, " surfaces (about ", MiB(per_session), " MiB per decode "
+        "session, ", MiB(per_session * sessions), " MiB for this GPU's ", sessions,
+        " sessions, plus the driver's own). The driver allocates NVDEC's surfaces outside "
+        "TensorFlow's memory, and TensorFlow takes nearly all GPU memory when it starts: call "
+        "tf.config.experimental.set_memory_growth(gpu, True) for each GPU at program start, or "
+        "give the GPU a memory limit (tf.config.set_logical_device_configuration(gpu, "
+        "[tf.config.LogicalDeviceConfiguration(memory_limit=...)])) that leaves at least that "
+        "much free (docs/gpu.md, \"GPU memory\")");
   }
 
   Status DecodePicture(CUVIDPICPARAMS* params) {
@@ -636,9 +663,11 @@ Status NvdecPool::Create(const CudaApi* cuda, const NvdecApi* nvdec, CUcontext c
   }
   const int sessions = options.sessions > 0 ? options.sessions
                                             : std::max<int>(1, caps.nNumNVDECs);
+  NvdecPoolOptions resolved = options;  // the sessions' errors name the pool's size
+  resolved.sessions = sessions;
   std::unique_ptr<NvdecPool> result(new NvdecPool);
   for (int i = 0; i < sessions; ++i) {
-    result->sessions_.emplace_back(new NvdecSession(*cuda, *nvdec, ctx, i, options, caps,
+    result->sessions_.emplace_back(new NvdecSession(*cuda, *nvdec, ctx, i, resolved, caps,
                                                     &result->max_hint_width_,
                                                     &result->max_hint_height_,
                                                     &result->counters_));

@@ -143,6 +143,14 @@ class NvdecPool {
   NvdecPoolCounters counters_;
 };
 
+// The device memory one decode session's decoder needs, as far as its
+// parameters tell (docs/gpu.md, "GPU memory"): `surfaces` decode surfaces
+// (ulNumDecodeSurfaces) and as many output surfaces for the pictures mapped at
+// once (ulNumOutputSurfaces), each a coded frame of max_width x max_height in
+// NV12 (1.5 bytes a pixel). The driver allocates it outside TensorFlow's
+// allocator; its own overhead comes on top (the device check measures it).
+uint64_t NvdecSessionBytes(unsigned max_width, unsigned max_height, unsigned surfaces);
+
 // "<call> failed: CUDA_ERROR_X (n)" for a failed driver/NVDEC call.
 Status CudaCallError(const CudaApi& cuda, CUresult result, const char* call,
                      const char* what = nullptr);

@@ -153,6 +153,41 @@ TEST(NvdecPoolTest, DecodeSurfacesFollowTheStreamsMinimum) {
   ExpectCleanEnd(&pool, fake);  // "fewer surfaces than the stream needs" would be noted
 }
 
+// TensorFlow leaves little GPU memory beside its own; NVDEC's surfaces are the
+// driver's: a decoder that does not fit is ResourceExhausted saying what to
+// set and how much the pool needs, and the stated amount is enough.
+TEST(NvdecPoolTest, ADecoderThatDoesNotFitIsResourceExhaustedSayingWhatToSet) {
+  // (4 decode + 4 output surfaces) x 1024 x 1024 x 1.5 bytes = 12 MiB a session.
+  ASSERT_EQ(NvdecSessionBytes(1024, 1024, 4), 12u << 20);
+  NvdecPicture first, second;
+  {
+    FakeNvdec fake;
+    fake.device_memory = 12u << 20;  // one session's decoder fits, not two
+    auto pool = MakePool(fake, 2, 4, /*max_size=*/1024);
+    ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &first).ok());
+    const Status s = DecodeSample(*pool, Sample(64, 48), &second);  // the second session
+    EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.message();
+    EXPECT_THAT(s.message(), HasSubstr("sample 7: cuvidCreateDecoder failed: "
+                                       "CUDA_ERROR_OUT_OF_MEMORY"));
+    EXPECT_THAT(s.message(), HasSubstr("1024x1024 with 4 surfaces (about 12 MiB per decode "
+                                       "session, 24 MiB for this GPU's 2 sessions"));
+    EXPECT_THAT(s.message(), HasSubstr("tf.config.experimental.set_memory_growth(gpu, True)"));
+    EXPECT_THAT(s.message(), HasSubstr("LogicalDeviceConfiguration(memory_limit="));
+    ASSERT_TRUE(pool->Release(first, kStream).ok());
+    ExpectCleanEnd(&pool, fake);
+  }
+  // With the amount the message names left free, both sessions' decoders fit.
+  FakeNvdec roomy;
+  roomy.device_memory = 24u << 20;
+  auto pool = MakePool(roomy, 2, 4, /*max_size=*/1024);
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &first).ok());
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &second).ok());
+  EXPECT_EQ(roomy.Count("cuvidCreateDecoder"), 2);
+  ASSERT_TRUE(pool->Release(first, kStream).ok());
+  ASSERT_TRUE(pool->Release(second, kStream).ok());
+  ExpectCleanEnd(&pool, roomy);
+}
+
 // A reconfigure the driver refuses falls back to destroy + create.
 TEST(NvdecPoolTest, AFailedReconfigureFallsBackToDestroyAndCreate) {
   FakeNvdec fake;

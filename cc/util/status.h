@@ -20,6 +20,7 @@ enum class StatusCode {
   kOutOfRange,
   kInternal,
   kUnavailable,  // a capability this machine lacks (no GPU driver, no io_uring)
+  kResourceExhausted,  // out of (device) memory; the message says what to free or configure
 };
 
 class Status {
@@ -71,6 +72,10 @@ Status InternalError(const Args&... args) {
 template <typename... Args>
 Status UnavailableError(const Args&... args) {
   return Status(StatusCode::kUnavailable, internal::StrCat(args...));
+}
+template <typename... Args>
+Status ResourceExhaustedError(const Args&... args) {
+  return Status(StatusCode::kResourceExhausted, internal::StrCat(args...));
 }
 
 }  // namespace tfg

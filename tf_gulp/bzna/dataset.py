@@ -12,6 +12,7 @@ table and the class names.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Mapping, Optional, Sequence, Tuple, Union
 
@@ -339,7 +340,9 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
     it is a GPU on which ``decode_hevc`` can use NVDEC
     (``tf_gulp.ops.bzna.hevc_ops.nvdec_unavailable_reason()`` is empty), else on the CPU in tf.data.
     Decoding on the device is opt-in: the NVDEC path has run on a GPU only without TensorFlow
-    (docs/gpu.md).
+    (docs/gpu.md). Decoding on a GPU, it logs a ``tf_gulp`` warning when TensorFlow was given
+    neither memory growth nor a memory limit for that GPU: NVDEC's surfaces need memory outside
+    TensorFlow's (docs/gpu.md, "GPU memory").
     On every path, transforms the kernels can draw are drawn in C++ from ``(seed, epoch,
     index)`` (``similarity_transform_matrices``), so the crops are the CPU path's. Decoded on the CPU, batches are
     ``({"image": uint8 [B, H, W, 3] padded to the batch's largest picture, "size": int32 [B, 2],
@@ -383,11 +386,17 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
         raise ValueError(f"{what}decode='device' needs a device (e.g. device='/GPU:0')")
     on_device = False  # pictures decoded in the step, on `device`
     if device is not None:
-        from tf_gulp.bzna.on_device import check_device  # pylint: disable=import-outside-toplevel
+        # pylint: disable-next=import-outside-toplevel
+        from tf_gulp.bzna.on_device import check_device, gpu_memory_unsettled
 
         device = check_device(device, what)
         on_device = decode == "device" or (decode == "auto" and device.startswith("/GPU")
                                            and not nvdec_unavailable_reason())
+        unsettled = gpu_memory_unsettled(device) if on_device else None
+        if unsettled:
+            # A warning, not an error: TensorFlow leaves some memory beside its own, which is
+            # often room enough; where it is not, the step's ResourceExhaustedError says the same.
+            logging.getLogger("tf_gulp").warning("%sdecode=%r: %s", what, decode, unsettled)
     plan = _LoaderPlan(path=path, shape=shape, track=track, shuffle=shuffle, seed=seed,
                        warp=warp_transform, bias=bias_transform, norm=norm_transform,
                        color=color_transform, device=device, on_device=on_device)

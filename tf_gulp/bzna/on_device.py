@@ -26,9 +26,12 @@ DataLoader's (tested).
 from __future__ import annotations
 
 import logging
+import os
 from typing import Mapping, Optional, Sequence, Tuple
 
 import tensorflow as tf
+from tensorflow.python.framework import ops as tf_ops
+from tensorflow.python.ops import control_flow_util
 
 from tf_gulp.ops.bzna.hevc_ops import decode_hevc, decode_hevc_warped
 from tf_gulp.ops.image.warp_ops import similarity_transform_matrices, similarity_warp
@@ -69,6 +72,49 @@ def check_device(device: str, what: str = "") -> str:
         raise ValueError(f"{what}device={device!r}: TensorFlow has no {kind}:{index}{hint}; its devices "
                          f"are {have}")
     return f"/{kind}:{index}"
+
+
+def _physical_gpu_of(index: int):
+    """The physical GPU behind logical GPU `index` (each physical GPU gives as many logical
+    ones as its logical device configuration lists, one without), or None."""
+    first = 0
+    for gpu in tf.config.list_physical_devices("GPU"):
+        count = len(tf.config.get_logical_device_configuration(gpu) or [None])
+        if index < first + count:
+            return gpu
+        first += count
+    return None
+
+
+def gpu_memory_unsettled(device: str) -> Optional[str]:
+    """Why NVDEC may find no GPU memory on `device` ("/GPU:i", as :func:`check_device` names
+    it), or None when TensorFlow was told to leave some: memory growth on
+    (``tf.config.experimental.set_memory_growth`` or ``TF_FORCE_GPU_ALLOW_GROWTH=true``) or a
+    memory limit (``tf.config.set_logical_device_configuration``). Without either, TensorFlow
+    takes nearly all of the GPU's memory when it starts, and NVDEC's decode surfaces, which the
+    driver allocates outside TensorFlow, may not fit (docs/gpu.md, "GPU memory")."""
+    spec = tf.DeviceSpec.from_string(device)
+    if (spec.device_type or "").upper() != "GPU":
+        return None
+    if os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "").lower() == "true":
+        return None
+    gpu = _physical_gpu_of(spec.device_index or 0)
+    if gpu is None:
+        return None
+    if tf.config.experimental.get_memory_growth(gpu):
+        return None
+    configs = tf.config.get_logical_device_configuration(gpu) or []
+    if any(getattr(c, "memory_limit", None) for c in configs):
+        return None
+    return (f"{device} ({gpu.name}) has neither memory growth nor a memory limit: TensorFlow takes "
+            "nearly all of its memory when it starts, and NVDEC's decode surfaces, which the "
+            "driver allocates outside TensorFlow, may then not fit (the decode step would fail "
+            "with ResourceExhaustedError). At program start, before TensorFlow first uses the "
+            "GPU, call tf.config.experimental.set_memory_growth(gpu, True) for each GPU, or "
+            "give it a memory limit that leaves room for the decoders "
+            "(tf.config.set_logical_device_configuration(gpu, "
+            "[tf.config.LogicalDeviceConfiguration(memory_limit=...)]); docs/gpu.md, "
+            "\"GPU memory\", gives the amount)")
 
 
 def _fused_decode_warp(inputs: Mapping[str, tf.Tensor], height: int, width: int,
@@ -127,6 +173,27 @@ def _say_once_if_no_gpu_ran(device: Optional[str]) -> None:
                      device)
 
 
+# What a user who asked XLA to compile WarpOnDevice can do instead (docs/gpu.md, "XLA").
+_XLA_FIX = ("leave the model's jit_compile at its default (\"auto\" runs this model without XLA) "
+            "or set jit_compile=False; to compile the rest of the model with XLA, call "
+            "tf_gulp.bzna.warp_on_device in a tf.function without jit_compile and the XLA-compiled "
+            "function on its output")
+_said_no_xla = False
+
+
+def _refuse_xla() -> None:
+    """Raises when warp_on_device is being traced for XLA (``tf.function(jit_compile=True)``: a
+    custom step, or tf-keras' ``compile(jit_compile=True)``): XLA cannot compile tf_gulp's custom
+    ops and would fail later with a message naming only the op."""
+    if tf.executing_eagerly():
+        return
+    if control_flow_util.GraphOrParentsInXlaContext(tf_ops.get_default_graph()):
+        raise ValueError("tf_gulp.bzna.WarpOnDevice (warp_on_device) cannot run under XLA "
+                         "(jit_compile=True): its ops (tf_gulp.ops.decode_hevc, "
+                         "decode_hevc_warped, similarity_warp) are custom ops XLA cannot "
+                         f"compile. Fix: {_XLA_FIX}")
+
+
 def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
                    device: Optional[str] = None, warp_transform=None) -> tf.Tensor:
     """Warps a batch of ``DataLoader(..., device=...)`` to float32 ``[B, height, width, 3]``.
@@ -154,6 +221,7 @@ def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
         raise ValueError(f"warp_on_device: inputs lack {missing}; pass the first element of a "
                          f"DataLoader(..., device=...) batch (keys {list(INPUT_KEYS)}, or "
                          f"{list(SAMPLE_INPUT_KEYS)} when it decodes on the device)")
+    _refuse_xla()
     height, width = int(shape[0]), int(shape[1])
     _say_once_if_no_gpu_ran(device)
     if warp_transform is not None and keys is SAMPLE_INPUT_KEYS:
@@ -220,6 +288,25 @@ class WarpOnDevice(tf.keras.layers.Layer):
         self.shape_hw = (int(shape[0]), int(shape[1]))
         self.device_name = device
         self.warp_transform = warp_transform
+
+    @property
+    def supports_jit(self) -> bool:
+        """False: XLA cannot compile tf_gulp's custom ops. Keras 3 reads it in ``compile()``: its
+        default ``jit_compile="auto"`` then runs the model without XLA (where a GPU would
+        otherwise turn XLA on), and an explicit ``jit_compile=True`` is turned off with Keras' own
+        warning; this layer says once, in the ``tf_gulp`` log, which layer did it and why."""
+        global _said_no_xla
+        if not _said_no_xla:
+            _said_no_xla = True
+            _log.warning("tf_gulp: the model holds WarpOnDevice, whose custom ops XLA cannot "
+                         "compile: Keras runs its step without XLA (jit_compile=False). Fix, if "
+                         "you asked for XLA: %s", _XLA_FIX)
+        return False
+
+    @supports_jit.setter
+    def supports_jit(self, value: bool) -> None:
+        """Keras' ``Layer.__init__`` sets True for every layer; this one never supports XLA."""
+        del value
 
     def call(self, inputs: Mapping[str, tf.Tensor]) -> tf.Tensor:
         # Keras may cast a model's inputs to its default float32 (it does under tf.distribute when

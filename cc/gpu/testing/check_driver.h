@@ -25,6 +25,7 @@ typedef CUresult CUDAAPI tcuCtxSetCurrent_t(CUcontext context);
 typedef void (*CheckHostFn)(void* data);
 typedef CUresult CUDAAPI tcuLaunchHostFunc_t(CUstream stream, CheckHostFn fn, void* data);
 typedef CUresult CUDAAPI tcuCtxGetCurrent_t(CUcontext* context);
+typedef CUresult CUDAAPI tcuMemGetInfo_t(size_t* free, size_t* total);
 
 struct CheckDriver {
   std::string kind;        // "nvidia driver" or "host stand-in (dry run)"
@@ -59,6 +60,8 @@ struct CheckDriver {
   tcuCtxCreate_v2* cuCtxCreate = nullptr;
   tcuCtxDestroy_v2* cuCtxDestroy = nullptr;
   tcuCtxGetCurrent_t* cuCtxGetCurrent = nullptr;
+  // Free and total device memory (the decoders' footprint is measured by it).
+  tcuMemGetInfo_t* cuMemGetInfo = nullptr;
 };
 
 // Fills `driver`; never fails: what is missing is in driver->kernels / nvdec.

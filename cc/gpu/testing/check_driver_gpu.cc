@@ -57,7 +57,8 @@ void LoadCheckDriver(CheckDriver* d) {
       Find(lib, "cuLaunchHostFunc", &d->cuLaunchHostFunc) &&
       Find(lib, "cuCtxCreate_v2", &d->cuCtxCreate) &&
       Find(lib, "cuCtxDestroy_v2", &d->cuCtxDestroy) &&
-      Find(lib, "cuCtxGetCurrent", &d->cuCtxGetCurrent);
+      Find(lib, "cuCtxGetCurrent", &d->cuCtxGetCurrent) &&
+      Find(lib, "cuMemGetInfo_v2", &d->cuMemGetInfo);
   if (!found) {
     d->kernels = UnavailableError("libcuda.so.1 lacks a call the device check needs: ",
                                   dlerror() ? dlerror() : "unknown");

@@ -10,6 +10,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "cc/gpu/testing/check_driver.h"
@@ -113,13 +115,35 @@ CUresult CUDAAPI CtxCreate(CUcontext* c, unsigned, CUdevice) {
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI CtxDestroy(CUcontext) { return CUDA_SUCCESS; }
+// The stand-in's "device memory": what MemAlloc handed out, for MemGetInfo.
+std::mutex g_memory_mutex;
+std::map<CUdeviceptr, size_t> g_allocated;
+constexpr size_t kStandInTotal = size_t{16} << 30;
+
 CUresult CUDAAPI MemAlloc(CUdeviceptr* p, size_t n) {
   void* m = std::malloc(n ? n : 1);
   if (m == nullptr) return static_cast<CUresult>(2);
   *p = reinterpret_cast<CUdeviceptr>(m);
+  std::lock_guard<std::mutex> lock(g_memory_mutex);
+  g_allocated[*p] = n;
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI MemFree(CUdeviceptr p) { std::free(reinterpret_cast<void*>(p)); return CUDA_SUCCESS; }
+CUresult CUDAAPI MemFree(CUdeviceptr p) {
+  {
+    std::lock_guard<std::mutex> lock(g_memory_mutex);
+    g_allocated.erase(p);
+  }
+  std::free(reinterpret_cast<void*>(p));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI MemGetInfo(size_t* free, size_t* total) {
+  std::lock_guard<std::mutex> lock(g_memory_mutex);
+  size_t used = 0;
+  for (const auto& [p, n] : g_allocated) used += n;
+  *total = kStandInTotal;
+  *free = used < kStandInTotal ? kStandInTotal - used : 0;
+  return CUDA_SUCCESS;
+}
 CUresult CUDAAPI Memset(CUdeviceptr p, unsigned char v, size_t n, CUstream) {
   std::memset(reinterpret_cast<void*>(p), v, n);
   return CUDA_SUCCESS;
@@ -182,6 +206,7 @@ void LoadCheckDriver(CheckDriver* d) {
   d->cuCtxCreate = CtxCreate;
   d->cuCtxDestroy = CtxDestroy;
   d->cuCtxGetCurrent = GetCurrent;
+  d->cuMemGetInfo = MemGetInfo;
 }
 
 }  // namespace testing

@@ -5,7 +5,7 @@
 // (decode_hevc_warped), on the driver gpu_runtime loads, or on the host
 // stand-in (check_driver_host.cc) for the dry run.
 //
-//   device_check runtime
+//   device_check runtime    [--data DIR]   (with the decoders' device memory)
 //   device_check warp       [--batch 256] [--iterations 5] [--small]
 //   device_check nvdec      [--data DIR] [--small]
 //   device_check throughput [--data DIR] [--images 8192] [--sessions 1,2,4,7,14] [--dmon FILE]
@@ -857,7 +857,88 @@ int ThroughputPhase(const CheckDriver& d, const Args& a) {
   return s.ok() && !failed ? 0 : 1;
 }
 
-int RuntimePhase(const CheckDriver& d) {
+// ---------------------------------------------------------------- decoder memory
+// The device memory one decode session takes (docs/gpu.md, "GPU memory"):
+// cuMemGetInfo before and while a one-session pool holds one decoded, mapped
+// picture (its decoder created at that picture's coded size), beside
+// NvdecSessionBytes' estimate, and again once the pool is gone. A 64 MiB
+// cuMemAlloc is read the same way first, to show the method sees allocations
+// (all the dry run can do: it has no NVDEC).
+double MiB(size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+Status FreeBytes(const CheckDriver& d, size_t* free_bytes, size_t* total_bytes = nullptr) {
+  size_t total = 0;
+  TFG_RETURN_IF_ERROR(Check(d, d.cuMemGetInfo(free_bytes, &total), "cuMemGetInfo"));
+  if (total_bytes != nullptr) *total_bytes = total;
+  return Status::Ok();
+}
+
+Status SessionMemory(const CheckDriver& d, Device& dev, const Sample& sample, Json* out) {
+  NvdecPoolOptions options;
+  options.sessions = 1;
+  size_t before = 0, during = 0, after = 0;
+  TFG_RETURN_IF_ERROR(FreeBytes(d, &before));
+  std::unique_ptr<NvdecPool> pool;
+  TFG_RETURN_IF_ERROR(NvdecPool::Create(&d.cuda, &d.nvdec_api, dev.context, options, &pool));
+  NvdecPicture p;
+  Status s = pool->Decode(sample.bytes.data(), sample.bytes.size(), dev.stream,
+                          sample.file.c_str(), &p);
+  if (s.ok()) s = FreeBytes(d, &during);
+  if (s.ok()) s = pool->Release(p, dev.stream);
+  const Status shut = pool->Shutdown();
+  if (s.ok()) s = shut;
+  pool.reset();
+  if (s.ok()) s = FreeBytes(d, &after);
+  TFG_RETURN_IF_ERROR(s);
+  // The coded width is not reported; HEVC codes whole 8x8 blocks at least.
+  const unsigned coded_w = (static_cast<unsigned>(p.width) + 7u) & ~7u;
+  const unsigned coded_h = static_cast<unsigned>(p.surface_height);
+  out->Str("sample", sample.file).Str("coded_size", std::to_string(coded_w) + "x" +
+                                                     std::to_string(coded_h))
+      .Num("surfaces", options.surfaces).Num("pitch", p.pitch)
+      .Num("measured_mib", MiB(before > during ? before - during : 0))
+      .Num("estimate_mib", MiB(NvdecSessionBytes(coded_w, coded_h, options.surfaces)))
+      .Num("not_returned_after_destroy_mib", MiB(before > after ? before - after : 0));
+  return Status::Ok();
+}
+
+std::string DecoderMemory(const CheckDriver& d, Device& dev, const Args& a) {
+  Json j;
+  size_t free_bytes = 0, total = 0, with_block = 0;
+  Status s = FreeBytes(d, &free_bytes, &total);
+  CUdeviceptr block = 0;
+  if (s.ok()) s = Check(d, d.cuMemAlloc(&block, size_t{64} << 20), "cuMemAlloc");
+  if (s.ok()) {
+    s = FreeBytes(d, &with_block);
+    d.cuMemFree(block);
+  }
+  if (!s.ok()) return j.Str("error", s.message()).Text();
+  j.Str("method", "cuMemGetInfo before and while a 1-session pool holds one decoded picture")
+      .Num("device_total_mib", MiB(total)).Num("device_free_mib", MiB(free_bytes))
+      .Num("a_64_mib_alloc_reads_mib",
+           MiB(free_bytes > with_block ? free_bytes - with_block : 0));
+  if (!d.nvdec.ok()) return j.Str("decoders", "not measured: no NVDEC").Text();
+  Data data;
+  s = LoadData(a.data, &data);
+  if (!s.ok()) return j.Str("error", s.message()).Text();
+  const Sample* square = nullptr;
+  const Sample* largest = &data.samples[0];
+  for (const Sample& sample : data.samples) {
+    if (square == nullptr && sample.width == 512 && sample.height == 512) square = &sample;
+    if (sample.width * sample.height > largest->width * largest->height) largest = &sample;
+  }
+  for (auto [key, sample] : {std::make_pair("one_session_512x512", square),
+                             std::make_pair("one_session_largest", largest)}) {
+    Json one;
+    const Status measured = sample == nullptr ? NotFoundError("no 512x512 sample in ", a.data)
+                                              : SessionMemory(d, dev, *sample, &one);
+    if (!measured.ok()) one.Str("error", measured.message());
+    j.Add(key, one.Text());
+  }
+  return j.Text();
+}
+
+int RuntimePhase(const CheckDriver& d, const Args& a) {
   Device dev;
   const Status s = d.kernels.ok() ? OpenDevice(d, &dev) : d.kernels;
   Json j = Header(d, &dev, "runtime");
@@ -874,6 +955,7 @@ int RuntimePhase(const CheckDriver& d) {
       j.Str("nvdec_pool_error", made.message());
     }
   }
+  if (s.ok()) j.Add("decoder_memory", DecoderMemory(d, dev, a));
   std::printf("%s\n", j.Text().c_str());
   return s.ok() ? 0 : 3;
 }
@@ -903,7 +985,7 @@ int main(int argc, char** argv) {
   }
   CheckDriver driver;
   LoadCheckDriver(&driver);
-  if (args.phase == "runtime") return RuntimePhase(driver);
+  if (args.phase == "runtime") return RuntimePhase(driver, args);
   if (args.phase == "warp") return WarpPhase(driver, args);
   if (args.phase == "nvdec") return NvdecPhase(driver, args);
   return ThroughputPhase(driver, args);

@@ -195,6 +195,18 @@ CUresult CUDAAPI FakeCreateDecoder(CUvideodecoder* decoder, CUVIDDECODECREATEINF
     g_fake->Violation("decoder created larger than its maximum");
     return kInvalidValue;
   }
+  if (g_fake->device_memory != 0) {
+    auto bytes = [](unsigned long w, unsigned long h, unsigned long surfaces) {
+      return static_cast<uint64_t>(w) * h * 3 / 2 * surfaces;
+    };
+    uint64_t used = bytes(info->ulMaxWidth, info->ulMaxHeight,
+                          info->ulNumDecodeSurfaces + info->ulNumOutputSurfaces);
+    for (const auto& live : g_fake->decoders) {
+      const FakeNvdec::Decoder& d = live.second;
+      used += bytes(d.max_width, d.max_height, d.surfaces + d.output_surfaces);
+    }
+    if (used > g_fake->device_memory) return kOutOfMemory;
+  }
   const int id = g_fake->next_decoder++;
   FakeNvdec::Decoder& d = g_fake->decoders[id];
   d.width = info->ulWidth;

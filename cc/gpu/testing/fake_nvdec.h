@@ -62,6 +62,11 @@ class FakeNvdec {
   unsigned min_size = 16;
   // CUVIDEOFORMAT::min_num_decode_surfaces the parser reports.
   int min_decode_surfaces = 1;
+  // Device memory for decoders' surfaces (0: unlimited). cuvidCreateDecoder
+  // returns CUDA_ERROR_OUT_OF_MEMORY when the live decoders and the new one
+  // would need more: each (decode + output surfaces) x max width x max height
+  // x 1.5 bytes (NV12), what TensorFlow's allocator leaves the driver.
+  uint64_t device_memory = 0;
   // The next this many pictures cuvidGetDecodeStatus is asked about report
   // cuvidDecodeStatus_Error (a corrupt picture still decodes and maps).
   int corrupt_pictures = 0;

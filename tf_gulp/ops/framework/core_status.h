@@ -35,6 +35,8 @@ inline absl::Status ToTfStatus(const tfg::Status& status) {
       return absl::InternalError(message);
     case tfg::StatusCode::kUnavailable:
       return absl::UnavailableError(message);
+    case tfg::StatusCode::kResourceExhausted:
+      return absl::ResourceExhaustedError(message);
   }
   return absl::UnknownError(message);
 }
