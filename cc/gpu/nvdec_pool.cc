@@ -49,6 +49,8 @@ NvdecPoolStats NvdecPoolCounters::Read() const {
     s.call[i].nanoseconds = nanoseconds[i].load(std::memory_order_relaxed);
   }
   return s;
+}
+
 uint64_t NvdecSessionBytes(unsigned max_width, unsigned max_height, unsigned surfaces) {
   const uint64_t nv12 = static_cast<uint64_t>(max_width) * max_height * 3 / 2;
   return 2 * static_cast<uint64_t>(surfaces) * nv12;  // decode + output surfaces
