@@ -22,7 +22,8 @@ from tf_gulp.bzna.container import read_container
 from tf_gulp.gulp.ingest_record import (DamagedIngestRecordError, DamagedIngestRecordWarning,
                                         read_ingest_record)
 
-DATA = pathlib.Path(__file__).parent / "data" / "damaged_tables"
+# resolve(): the source tree, where the record (a dotfile) is whatever runfiles keep.
+DATA = pathlib.Path(__file__).resolve().parent / "data" / "damaged_tables"
 CLASSES_5 = DATA / "split_table_classes_5.bzna"
 RUNS_NULL = DATA / "ingest_record_runs_null"
 
