@@ -7,9 +7,11 @@
 // frame's top-left part shifted by its offset, which nothing else shows. The
 // screen outside the frame and the frame's transparent pixels are black, as
 // TensorFlow writes transparent pixels (RGB has no alpha; PIL's "RGB" fills
-// them with palette entry 0 or the transparent entry's colour instead). An LZW decoder of its own (no library): a GIF is a few
-// hundred lines of format, and every size and code is checked against the
-// bytes before it is used.
+// them with palette entry 0 or the transparent entry's colour instead). A
+// frame reaching past the screen is cut at its edge (PIL grows the picture).
+// An LZW decoder of its own (no library): a GIF is a few hundred lines of
+// format, and every size and code is checked against the bytes before it is
+// used.
 #ifndef TF_GULP_CC_CODEC_GIF_DECODER_H_
 #define TF_GULP_CC_CODEC_GIF_DECODER_H_
 
