@@ -6,6 +6,8 @@ and bit depth, uncompressed BMPs, GIFs: interlaced, transparent, animated). Odd 
 from __future__ import annotations
 
 import io
+import json
+import os
 from typing import Callable, Dict
 
 import numpy as np
@@ -61,13 +63,14 @@ KINDS: Dict[str, Callable[[int], bytes]] = {
     "png_rgba": lambda s: _pil(smooth_rgb(s, channels=4), "RGBA", "PNG"),
     "png_gray": lambda s: _pil(smooth_rgb(s)[..., 0], "L", "PNG"),
     "png_gray_alpha": lambda s: _pil(smooth_rgb(s, channels=2), "LA", "PNG"),
-    "png_palette": lambda s: _palette_png(s),
+    "png_palette": lambda s: _palette(s, "PNG"),
     "png_16bit_rgb": lambda s: _png16(s, 3),
     "png_16bit_rgba": lambda s: _png16(s, 4),
     "png_interlaced": lambda s: _interlaced_png(s),
     "bmp_rgb": lambda s: _pil(smooth_rgb(s), "RGB", "BMP"),
     "bmp_rgba": lambda s: _pil(smooth_rgb(s, channels=4), "RGBA", "BMP"),
     "bmp_gray": lambda s: _pil(smooth_rgb(s)[..., 0], "L", "BMP"),
+    "bmp_palette": lambda s: _palette(s, "BMP"),  # 8-bit, colours in its palette
     "gif_interlaced": lambda s: _pil(smooth_rgb(s), "RGB", "GIF"),  # PIL interlaces by default
     "gif_plain": lambda s: _pil(smooth_rgb(s), "RGB", "GIF", interlace=False),
     "gif_transparent": lambda s: _gif(s, transparency=3),
@@ -82,9 +85,9 @@ def _gif(seed: int, **kwargs) -> bytes:
     return buf.getvalue()
 
 
-def _palette_png(seed: int) -> bytes:
+def _palette(seed: int, fmt: str) -> bytes:
     buf = io.BytesIO()
-    Image.fromarray(smooth_rgb(seed)).quantize(64).save(buf, "PNG")
+    Image.fromarray(smooth_rgb(seed)).quantize(64).save(buf, fmt)
     return buf.getvalue()
 
 
@@ -115,5 +118,28 @@ def _interlaced_png(seed: int) -> bytes:
 
 
 def reference(data: bytes) -> np.ndarray:
-    """What TensorFlow decodes: tf.io.decode_image(channels=3), uint8 (a GIF's first frame)."""
+    """What TensorFlow decodes: tf.io.decode_image(channels=3), uint8 (a GIF's first frame);
+    for a BMP what PIL decodes, as TensorFlow gives an 8-bit BMP's palette indices as gray."""
+    if data[:2] == b"BM":
+        return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
     return tf.io.decode_image(data, channels=3, expand_animations=False).numpy()
+
+
+def lossless(kind: str) -> bool:
+    """Whether `kind` decodes to exactly one answer (not a JPEG: IDCT and upsampling vary)."""
+    return not kind.startswith("jpeg")
+
+
+def write_gulp(path, pictures: dict) -> None:
+    """One chunk, one item per picture (gulp's layout: frames padded to 4 bytes)."""
+    os.makedirs(path)
+    data, meta = b"", {}
+    for name, picture in pictures.items():
+        pad = (4 - len(picture) % 4) % 4
+        meta[name] = {"frame_info": [[len(data), pad, len(picture) + pad]],
+                      "meta_data": [{"id": name, "label": 0}]}
+        data += picture + b"\0" * pad
+    with open(os.path.join(path, "data_0.gulp"), "wb") as f:
+        f.write(data)
+    with open(os.path.join(path, "meta_0.gmeta"), "w", encoding="utf-8") as f:
+        json.dump(meta, f)

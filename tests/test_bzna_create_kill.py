@@ -22,6 +22,7 @@ import pytest
 
 from hevc_testing import make_split_images
 from ingest_testing import cli_command, cli_env
+from wait_testing import wait_for
 
 pytest.importorskip("av")
 
@@ -91,3 +92,69 @@ def test_sigkill_at_random_moments_then_rerun(tmp_path):
     print(f"{kills} kills over {duration:.2f} s runs ({complete} left the complete container, "
           f"{missing} nothing), {reruns} re-runs")
     assert missing > 0
+
+
+def _children(pid: int) -> set:
+    """The pids of `pid`'s child processes (Linux: /proc/PID/task/*/children)."""
+    found = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as f:
+            found.update(int(c) for c in f.read().split())
+    return found
+
+
+def _running(pid: int) -> bool:
+    """True while `pid` runs (an exited child not yet reaped, a zombie, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads Linux's /proc")
+def test_workers_end_with_their_parent_killed_alone(tmp_path):
+    """SIGKILL to the main process only (not its process group, as an OOM killer or `kill -9 PID`
+    does): its encoder workers end with it, and no part is written after it is gone (before,
+    2 workers ran on and wrote the parts already queued to them)."""
+    import simplejpeg
+
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    images = tmp_path / "img"
+    for k in range(24):
+        d = images / "train" / f"c{k % 3}"
+        d.mkdir(parents=True, exist_ok=True)
+        pixels = rng.integers(0, 255, (240, 320, 3), dtype=np.uint8)
+        (d / f"{k}.jpg").write_bytes(simplejpeg.encode_jpeg(pixels, quality=90))
+    out = tmp_path / "out.bzna"
+    parts_dir = tmp_path / "out.bzna.parts"
+
+    def parts():
+        return sorted(n for n in os.listdir(parts_dir) if n.endswith(".mp4")) \
+            if parts_dir.exists() else []
+
+    proc = subprocess.Popen(cli_command("bzna", "create", images, out, "--preset", "medium",
+                                        "-j", "2", "--no-progress"),
+                            env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    workers = set()
+    try:
+        wait_for(lambda: len(parts()) >= 1 and len(_children(proc.pid)) >= 2,
+                 "the first part, with 2 workers running")
+        workers = _children(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        at_kill = parts()
+        assert len(at_kill) < 24, "the run finished before the kill: nothing to test"
+        wait_for(lambda: not any(_running(w) for w in workers) or parts() != at_kill,
+                 "the workers to end")
+        assert parts() == at_kill, "a worker wrote parts after its parent was killed"
+        assert not any(_running(w) for w in workers)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for w in workers:  # survivors of a failed run, by pid
+            if _running(w):
+                os.kill(w, signal.SIGKILL)

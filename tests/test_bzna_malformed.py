@@ -109,6 +109,11 @@ def build_cases() -> List[Case]:
         Case("split_not_a_range",
              body + moov([inp(), tgt()], {"splits": {"train": [0, 2], "val": "2:3"}}),
              ("data_loss", "split 'val' in the split table (bzsp box at byte offset ")),
+        # Class names that are not a list of strings (a TypeError from BenzinaDataset before).
+        Case("split_table_classes_not_a_list", body + moov([inp(), tgt()], {"classes": 5}),
+             ("data_loss", '"classes" in the split table (bzsp box at byte offset ')),
+        Case("split_table_class_not_a_string", body + moov([inp(), tgt()], {"classes": ["a", 1]}),
+             ("data_loss", '"classes"[1] in the split table (bzsp box at byte offset ')),
         # In ISO-BMFF a 32-bit size of 0 runs to the end of the file, but a 64-bit size of 0 is
         # no size at all.
         Case("mdat_64_bit_size_0", C.ftyp() + struct.pack(">I", 1) + b"mdat" + bytes(8) + body,

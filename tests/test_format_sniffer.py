@@ -29,7 +29,7 @@ FORMATS = {
     "tfrecord": ("a TFRecord file", "tf.data.TFRecordDataset"),
     "arrayrecord": ("an ArrayRecord (Riegeli) file", "ArrayRecordDataSource"),
     "video_folder": ("a folder of videos", "`tf-gulp ingest video-folder`"),
-    "image_folder": ("a folder of images", "`tf-gulp bzna create`"),
+    "image_folder": ("a folder of images", "`tf-gulp ingest image-folder`"),
     "video_file": ("a video file", "`tf-gulp ingest video-folder`"),
     "image_file": ("an image file", "tf.io.decode_image"),
 }
@@ -102,8 +102,26 @@ def test_sniffer_names_each_format(paths, kind):
     assert FORMATS[kind][1] in advice
 
 
-def open_with(reader: str, path: str) -> str:
-    """The error `reader` gives on `path` (the test fails if it gives none)."""
+FOLDERS = {"gulp", "ffrecord_folder", "video_folder", "image_folder"}
+
+
+def expected_error(reader: str, kind: str) -> type:
+    """The error type `reader` raises on a `kind` of another format: the sniffer changes the
+    message, never the reader's own code (cc/io/format_sniffer.h ExplainOpenFailure): bytes that
+    did not parse are DataLoss, a folder without the reader's files NotFound. GulpDataset refuses
+    a file as not a directory and a folder of another format by the sniffer's verdict
+    (InvalidArgument); BenzinaDataset refuses a folder in Python before the reader opens it."""
+    if reader == "GulpDataset":
+        return tf.errors.InvalidArgumentError
+    if kind in FOLDERS:
+        return tf.errors.NotFoundError if reader == "FFRecordDataset" else \
+            tf.errors.InvalidArgumentError
+    return tf.errors.DataLossError
+
+
+def open_with(reader: str, path: str, kind: str) -> str:
+    """The error `reader` gives on `path` (the test fails if it gives none, or one of another type
+    than expected_error's)."""
     if reader.startswith("tf-gulp "):
         code, out, err = run_cli(reader.split()[1], path)
         assert code in (1, 2) and "Traceback" not in err, (code, err)
@@ -112,16 +130,32 @@ def open_with(reader: str, path: str) -> str:
                "BenzinaDataset": tf_gulp.BenzinaDataset}[reader]
     with pytest.raises((tf.errors.OpError, ValueError, OSError)) as e:
         next(iter(make_ds(path)))
+    want = expected_error(reader, kind)
+    assert type(e.value) is want, (type(e.value).__name__, want.__name__, str(e.value))
     return str(e.value)
 
 
 @pytest.mark.parametrize("kind,reader", [(k, r) for r in sorted(READS) for k in sorted(FORMATS)
                                          if k not in READS[r]])
 def test_wrong_reader_names_the_format_and_the_right_one(paths, kind, reader):
-    message = open_with(reader, paths[kind])
+    message = open_with(reader, paths[kind], kind)
     name, advice = FORMATS[kind]
     assert f"{paths[kind]} is {name}, {READER_WANTS[reader]}" in message, message
     assert advice in message, message
+
+
+@pytest.mark.parametrize("kind", ["tfrecord", "video_file"])
+def test_the_sniffer_keeps_the_core_readers_code(paths, kind):
+    """Through tf_gulp._core too (read_container, the FFRecord FileReader): the reader's
+    DataLoss, with the sniffer's message."""
+    from tf_gulp.bzna.container import read_container
+    from tf_gulp.ffrecord import FileReader
+
+    for read, wants in ((read_container, "not a Benzina (.bzna) file"),
+                        (FileReader, "not an FFRecord file")):
+        with pytest.raises(_core.DataLossError) as e:
+            read(paths[kind])
+        assert f"{paths[kind]} is {FORMATS[kind][0]}, {wants}" in str(e.value), str(e.value)
 
 
 def test_folder_of_nothing_known_keeps_the_readers_own_error(tmp_path):

@@ -1,6 +1,7 @@
 """The gulp writer: GulpChunk's byte layout, frame kinds, 'wb'/'ab' semantics, crash safety, and
 the ingestor (serial and with a process pool)."""
 
+import io
 import json
 import os
 import pathlib
@@ -190,6 +191,16 @@ def test_bad_frames_leave_chunk_unchanged(tmp_path, bad, error):
             chunk.append("bad", {}, [good[0], bad])
     assert list(chunk.meta_dict) == ["ok"]
     assert read_bytes(chunk.data_file_path) == layout([("ok", {}, [jpeg(f) for f in good])])[0]
+
+
+@pytest.mark.parametrize("fmt,name", [("TIFF", "TIFF"), ("WEBP", "WebP"), ("PNG", "PNG")])
+def test_picture_bytes_of_another_format_are_refused_by_name(fmt, name):
+    Image = pytest.importorskip("PIL.Image", reason="Pillow not installed")
+    out = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(out, fmt)
+    with pytest.raises(ValueError, match=rf"frame given as bytes is a {name} picture, not a JPEG: "
+                                         "pass it decoded"):
+        encode_frame(out.getvalue())
 
 
 def test_non_json_meta_rejected_at_append(tmp_path):

@@ -20,6 +20,9 @@ struct Layout {
   bool top_down = false;
   uint64_t pixels_at = 0;
   uint64_t row_bytes = 0;
+  // 8-bit: the palette's BGRX entries (after the info header) and how many.
+  uint64_t palette_at = 0;
+  uint32_t colors = 0;
 };
 
 Status Parse(const uint8_t* data, size_t size, Layout* out) {
@@ -49,9 +52,24 @@ Status Parse(const uint8_t* data, size_t size, Layout* out) {
     return DataLossError("corrupt BMP header: image size ", width, "x", height);
   }
   Layout l;
+  if (bits == 8) {
+    // biClrUsed: 0 means all 256.
+    const uint32_t used = Le32(data + 46);
+    if (used > 256) return DataLossError("corrupt BMP header: a palette of ", used, " colours");
+    l.colors = used == 0 ? 256 : used;
+    l.palette_at = 14 + uint64_t{info_size};
+    if (l.palette_at + 4 * uint64_t{l.colors} > size) {
+      return DataLossError("truncated BMP: a palette of ", l.colors, " colours at offset ",
+                           l.palette_at, " does not fit in ", size, " bytes");
+    }
+    l.header.gray = true;
+    for (uint32_t i = 0; i < l.colors; ++i) {
+      const uint8_t* bgr = data + l.palette_at + 4 * i;
+      l.header.gray = l.header.gray && bgr[0] == bgr[1] && bgr[1] == bgr[2];
+    }
+  }
   l.header.width = width;
   l.header.height = height < 0 ? -height : height;
-  l.header.gray = bits == 8;
   l.bits = bits;
   l.top_down = height < 0;
   l.pixels_at = pixels_at;
@@ -91,8 +109,15 @@ Status Decode(const uint8_t* data, size_t size, int channels, uint8_t* dst) {
     uint8_t* out = dst + static_cast<size_t>(y) * w * channels;
     for (int x = 0; x < w; ++x) {
       const uint8_t* p = row + static_cast<size_t>(x) * in;
-      // BGR(A) -> RGB; an 8-bit sample is gray.
-      const uint8_t r = in == 1 ? p[0] : p[2], g = in == 1 ? p[0] : p[1], b = p[0];
+      if (in == 1) {  // an index into the BGRX palette
+        if (p[0] >= l.colors) {
+          return DataLossError("corrupt BMP: colour index ", int{p[0]}, " at pixel (", x, ", ",
+                               y, ") outside its palette of ", l.colors);
+        }
+        p = data + l.palette_at + 4 * p[0];
+      }
+      // BGR(A) -> RGB.
+      const uint8_t r = p[2], g = p[1], b = p[0];
       if (channels == 3) {
         out[3 * x] = r;
         out[3 * x + 1] = g;

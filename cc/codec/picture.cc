@@ -22,8 +22,19 @@ Status Unsupported(Kind kind) {
   }
   return InvalidArgumentError(
       "a ", KindName(kind),
-      " picture: tf_gulp's decoders read JPEG, PNG, BMP and GIF; convert it first (e.g. with PIL: "
-      "Image.open(f).convert(\"RGB\").save(g, \"PNG\"))");
+      " picture: not supported (tf_gulp's decoders read JPEG, PNG, BMP and GIF); convert it "
+      "first, e.g. with PIL: Image.open(f).convert(\"RGB\").save(g, \"PNG\"), or ingest the "
+      "folder with tf-gulp ingest image-folder, which converts it");
+}
+
+// Named so that they are refused by name, not read as damaged JPEGs.
+bool IsTiff(const uint8_t* data, size_t size) {
+  return size >= 4 && ((data[0] == 'I' && data[1] == 'I' && data[2] == 42 && data[3] == 0) ||
+                       (data[0] == 'M' && data[1] == 'M' && data[2] == 0 && data[3] == 42));
+}
+
+bool IsWebp(const uint8_t* data, size_t size) {
+  return size >= 12 && std::memcmp(data, "RIFF", 4) == 0 && std::memcmp(data + 8, "WEBP", 4) == 0;
 }
 
 // Averages each s x s box of `src` (h x w x c) into `dst` (the ceil-divided size).
@@ -132,6 +143,8 @@ Kind Sniff(const uint8_t* data, size_t size) {
   if (png::IsPng(data, size)) return Kind::kPng;
   if (gif::IsGif(data, size)) return Kind::kGif;
   if (bmp::IsBmp(data, size)) return Kind::kBmp;
+  if (IsTiff(data, size)) return Kind::kTiff;
+  if (IsWebp(data, size)) return Kind::kWebp;
   return Kind::kUnknown;
 }
 
@@ -141,6 +154,8 @@ const char* KindName(Kind kind) {
     case Kind::kPng: return "PNG";
     case Kind::kGif: return "GIF";
     case Kind::kBmp: return "BMP";
+    case Kind::kTiff: return "TIFF";
+    case Kind::kWebp: return "WebP";
     case Kind::kUnknown: break;
   }
   return "unknown";

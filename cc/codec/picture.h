@@ -9,8 +9,10 @@
 // A PNG, BMP or GIF has no DCT to scale: decoded at 1/s it is the whole
 // picture averaged over s x s boxes (the last row and column over what is
 // left), the size jpeg::ScaledSize gives; warped, it is decoded whole and then
-// warped (the crop saves nothing but the warp). Anything else (WebP, TIFF...)
-// is refused with what to do.
+// warped (the crop saves nothing but the warp). A TIFF or WebP picture is
+// refused by its name, with what to do (InvalidArgument, as
+// tf.io.decode_image refuses them); bytes that start like no picture are read
+// as a damaged JPEG (DataLoss, libjpeg's message).
 #ifndef TF_GULP_CC_CODEC_PICTURE_H_
 #define TF_GULP_CC_CODEC_PICTURE_H_
 
@@ -24,7 +26,8 @@
 namespace tfg {
 namespace picture {
 
-enum class Kind { kJpeg, kPng, kGif, kBmp, kUnknown };  // kUnknown: also WebP, TIFF...
+// kTiff and kWebp are only recognized, to be refused by name.
+enum class Kind { kJpeg, kPng, kGif, kBmp, kTiff, kWebp, kUnknown };
 
 // The picture format `data` starts with.
 Kind Sniff(const uint8_t* data, size_t size);

@@ -159,6 +159,22 @@ TEST(PictureTest, DamagedAndUnsupportedPicturesAreNamed) {
   EXPECT_NE(s.message().find("truncated GIF"), std::string::npos) << s.message();
 }
 
+TEST(PictureTest, TiffAndWebpAreRefusedByNameNotReadAsJpegs) {
+  for (const auto& [head, name] : std::vector<std::pair<std::string, std::string>>{
+           {std::string("II*\0", 4), "TIFF"},
+           {std::string("MM\0*", 4), "TIFF"},
+           {std::string("RIFF\x10\0\0\0WEBPVP8 ", 16), "WebP"}}) {
+    const std::string data = head + std::string(64, '\0');
+    const auto* p = reinterpret_cast<const uint8_t*>(data.data());
+    EXPECT_STREQ(KindName(Sniff(p, data.size())), name.c_str());
+    jpeg::ImageInfo info;
+    const Status s = picture::ReadHeader(p, data.size(), &info);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_EQ(s.message().find("a " + name + " picture: not supported"), 0u) << s.message();
+    EXPECT_NE(s.message().find("convert it first"), std::string::npos) << s.message();
+  }
+}
+
 }  // namespace
 }  // namespace picture
 }  // namespace tfg

@@ -194,6 +194,16 @@ void ScanChunkFiles(const std::string& directory, ChunkScan* scan,
     }
   }
 
+  // Why the record cannot tell an unfinished ingest's chunk from a lost index, for the error
+  // that refuses a chunk without its index ("" when the record is absent or says).
+  std::string record_damage;
+  if (record.present && !record.valid()) {
+    record_damage = internal::StrCat(" (", record_path, " is damaged and ignored: ",
+                                     record.problem, ")");
+  } else if (record.valid() && !record.runs.empty() && !record.runs.back().valid) {
+    record_damage = internal::StrCat(" (", record_path, ": its last run, run ",
+                                     record.runs.size() - 1, ", is malformed and ignored)");
+  }
   std::set<int64_t> indexed;
   for (const auto& [n, meta_name] : meta_names) indexed.insert(n);
   for (const auto& [n, data_name] : data_names) {
@@ -212,9 +222,10 @@ void ScanChunkFiles(const std::string& directory, ChunkScan* scan,
     if (!sink(Finding(true, StatusCode::kNotFound, data_path,
                       internal::StrCat("chunk has no index file meta_", n,
                                        ".gmeta, and no unfinished ingest in ",
-                                       kIngestRecordName,
-                                       " is writing it; restore the index or remove the "
-                                       "chunk")))) {
+                                       kIngestRecordName, " is writing it", record_damage,
+                                       "; restore the index or remove the chunk",
+                                       record_damage.empty() ? "" :
+                                       ", or re-run the ingest with --overwrite")))) {
       return;
     }
   }

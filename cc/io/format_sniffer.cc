@@ -243,8 +243,9 @@ const char* DataFormatAdvice(DataFormat format) {
     case DataFormat::kVideoFolder:
       return "make a gulp directory with `tf-gulp ingest video-folder`";
     case DataFormat::kImageFolder:
-      return "make a Benzina dataset with `tf-gulp bzna create`, or pack it into FFRecord "
-             "with tf_gulp.ffrecord.pack_folder";
+      return "make a gulp directory with `tf-gulp ingest image-folder` (then read it with "
+             "tf_gulp.GulpDataset), a Benzina dataset with `tf-gulp bzna create`, or pack it "
+             "into FFRecord with tf_gulp.ffrecord.pack_folder";
     default: return "";
   }
 }

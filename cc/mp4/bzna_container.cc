@@ -9,7 +9,8 @@ namespace tfg {
 namespace mp4 {
 namespace {
 
-// Each split of the split table ({"splits": {name: [start, stop]}, ...}) is a
+// The split table's fields as the datasets read them: "classes" a list of
+// strings, and each split ({"splits": {name: [start, stop]}, ...}) a
 // range of entries of this file: one reaching past the last entry means the
 // table or the tracks are damaged (a split nobody asks for would otherwise
 // pass unnoticed until someone does).
@@ -20,7 +21,23 @@ Status CheckSplitTable(const Movie& movie, uint64_t entries) {
   const std::string where =
       " in the split table (bzsp box at byte offset " + std::to_string(movie.split_table_offset) +
       ")";
-  if (!table.is_object() || !table.contains("splits")) return Status::Ok();
+  if (!table.is_object()) return Status::Ok();
+  // "classes": the class names, label i's at index i (the datasets' class_names).
+  if (table.contains("classes")) {
+    const nlohmann::json& classes = table["classes"];
+    if (!classes.is_array()) {
+      return DataLossError(movie.name, ": \"classes\"", where,
+                           " is not a list of class names");
+    }
+    for (size_t i = 0; i < classes.size(); ++i) {
+      if (!classes[i].is_string()) {
+        return DataLossError(movie.name, ": \"classes\"[", i, "]", where, " is ",
+                             PrintableText(classes[i].dump()).substr(0, 40),
+                             ", not a class name (a string)");
+      }
+    }
+  }
+  if (!table.contains("splits")) return Status::Ok();
   const nlohmann::json& splits = table["splits"];
   if (!splits.is_object()) {
     return DataLossError(movie.name, ": \"splits\"", where, " is not a JSON object");

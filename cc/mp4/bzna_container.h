@@ -41,7 +41,8 @@ struct EntryIndex {
 //     one is how Benzina's toolchain marks entries without a target);
 //   - a target sample that is not 8 bytes: DataLoss naming it and its offset.
 //   - a split of the split table that is not a [start, stop] range within
-//     the entries: DataLoss naming the split and the bzsp box's offset.
+//     the entries, or a "classes" that is not a list of strings: DataLoss
+//     naming the field and the bzsp box's offset.
 // Sample ranges were already checked against the file by the reader.
 Status BuildEntryIndex(const Movie& movie, EntryIndex* index);
 

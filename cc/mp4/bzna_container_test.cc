@@ -59,7 +59,7 @@ TEST(BznaContainerTest, SplitsWithinTheEntriesAreAccepted) {
   ASSERT_TRUE(Index(R"({"classes": ["a"]})", &index).ok());  // no splits: nothing to check
 }
 
-TEST(BznaContainerTest, SplitsOutsideTheEntriesAreDataLossNamingThem) {
+TEST(BznaContainerTest, SplitsOutsideTheEntriesAndBadClassesAreDataLossNamingThem) {
   for (const auto& [table, needle] : std::vector<std::pair<std::string, std::string>>{
            {R"({"splits": {"train": [0, 2], "val": [2, 5]}})",
             "x.bzna: split 'val' = [2, 5) in the split table (bzsp box at byte offset "},
@@ -70,6 +70,10 @@ TEST(BznaContainerTest, SplitsOutsideTheEntriesAreDataLossNamingThem) {
            {R"({"splits": {"val": [0, 1.5]}})", "is not a [start, stop] pair"},
            {R"({"splits": {"v\u0000": [0, 9]}})", "split 'v\\x00' = [0, 9)"},
            {R"({"splits": [0, 3]})", "\"splits\" in the split table"},
+           {R"({"classes": 5})",
+            "x.bzna: \"classes\" in the split table (bzsp box at byte offset "},
+           {R"({"classes": ["a", null], "splits": {"val": [0, 3]}})",
+            "\"classes\"[1] in the split table (bzsp box at byte offset "},
        }) {
     EntryIndex index;
     const Status s = Index(table, &index);

@@ -42,6 +42,7 @@ from tf_gulp._runtime_libs import import_core
 from tf_gulp.bzna._x265 import DEFAULT_CRF, REFERENCE_CRF, X265_CRF_RANGE, X265_PRESETS
 from tf_gulp._durable import replace_durably, write_atomically
 from tf_gulp._output_errors import OutputError, writing_output
+from tf_gulp._parent_death import end_with_parent, parent_alive
 from tf_gulp.bzna import container as C
 from tf_gulp.class_folders import class_folder_names, scan_class_folders, warn_empty_classes
 
@@ -240,6 +241,8 @@ def _encode_one(args) -> Tuple[int, str]:
     if os.path.exists(part):
         return index, part
     data = image_mp4(load_rgb(entry_path), target, name, crf, preset)
+    if not parent_alive():  # a worker whose parent was killed writes nothing more
+        os._exit(1)
     write_atomically(part, data, tmp=f"{part}.tmp.{os.getpid()}")
     return index, part
 
@@ -334,7 +337,10 @@ def _create(source: str, output: str, *, crf: int, preset: str, workers: Optiona
             if bar:
                 bar.update()
     else:
-        with concurrent.futures.ProcessPoolExecutor(workers) as pool:
+        # Workers end with this process: killed alone (SIGKILL), it must leave no encoder
+        # running on and writing parts.
+        with concurrent.futures.ProcessPoolExecutor(workers, initializer=end_with_parent,
+                                                    initargs=(os.getpid(),)) as pool:
             for _ in pool.map(_encode_one, jobs, chunksize=4):
                 if bar:
                     bar.update()

@@ -83,9 +83,10 @@ class AbstractDatasetAdapter(abc.ABC):
 # File kinds
 
 #: Image file extensions the image adapters take by default (lower case, with the dot). JPEGs are
-#: stored as they are; the others are decoded with PyAV (FFmpeg's image decoders).
-IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".bmp", ".tif", ".tiff", ".webp",
-                    ".ppm", ".pgm", ".pbm", ".pnm", ".tga", ".qoi")
+#: stored as they are; a GIF's first frame is taken (as Keras and the readers take it); the others
+#: are decoded with PyAV (FFmpeg's image decoders).
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".bmp", ".gif", ".tif", ".tiff",
+                    ".webp", ".ppm", ".pgm", ".pbm", ".pnm", ".tga", ".qoi")
 
 # Containers FFmpeg detects by content rather than by extension, so they are missing from the
 # extension lists of its demuxers.

@@ -219,6 +219,18 @@ def set_default_jpeg_quality(quality: int) -> None:
     _jpeg_write_quality = int(quality)
 
 
+def _picture_kind(data: bytes) -> Optional[str]:
+    """The picture format other than JPEG that `data` starts with, by the signatures
+    cc/codec/picture.h sniffs, or None."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "WebP"
+    for magic, kind in ((b"\x89PNG\r\n\x1a\n", "PNG"), (b"GIF87a", "GIF"), (b"GIF89a", "GIF"),
+                        (b"BM", "BMP"), (b"II*\0", "TIFF"), (b"MM\0*", "TIFF")):
+        if data.startswith(magic):
+            return kind
+    return None
+
+
 def encode_frame(frame: Frame, quality: int = 90, subsampling: str = "444") -> bytes:
     """JPEG bytes for one frame, as :meth:`GulpChunk.append` stores it.
 
@@ -230,6 +242,10 @@ def encode_frame(frame: Frame, quality: int = 90, subsampling: str = "444") -> b
     if isinstance(frame, (bytes, bytearray, memoryview)):
         data = bytes(frame)
         if data[:2] != b"\xff\xd8":
+            kind = _picture_kind(data)
+            if kind is not None:
+                raise ValueError(f"frame given as bytes is a {kind} picture, not a JPEG: pass it "
+                                 "decoded (a PIL image or a uint8 array), to be encoded as JPEG")
             raise ValueError("frame given as bytes is not a JPEG (it does not start with the "
                              "FF D8 start-of-image marker)")
         return data

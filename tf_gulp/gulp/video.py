@@ -446,14 +446,34 @@ def _decode_image_with_av(path: str, options: FrameOptions) -> Tuple[bytes, Tupl
     return encode_rgb(array, options), array.shape[:2]
 
 
+def _decode_gif(path: str, data: bytes, options: FrameOptions) -> Tuple[bytes, Tuple[int, int]]:
+    """A GIF's first frame by the readers' own decoder (cc/codec/gif_decoder.h: on its logical
+    screen, the rest and transparent pixels black), so an ingested GIF holds the pixels the
+    readers and decode_jpeg_warped give for the GIF itself; FFmpeg would fill the screen with the
+    background colour instead."""
+    from tf_gulp.gulp.index import _core  # pylint: disable=import-outside-toplevel
+
+    try:
+        array = _core().gulp_decode_jpeg(data)
+    except ValueError as e:
+        raise InputError(path, f"cannot decode GIF ({e})") from None
+    av = require_av()
+    frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(array), format="rgb24")
+    array = _frame_to_array(frame, options, gray=False)
+    return encode_rgb(array, options), array.shape[:2]
+
+
 def load_image(path: str, options: FrameOptions) -> Tuple[bytes, Tuple[int, int]]:
     """One image file as JPEG bytes and its stored ``(height, width)``.
 
     A JPEG is returned byte for byte when ``options.stores_jpeg_as_is`` (after checking that its
-    header parses); otherwise it is decoded with libjpeg-turbo, resized and re-encoded. Other
-    formats (PNG, BMP, TIFF, WebP, ...) are decoded with PyAV and encoded.
+    header parses); otherwise it is decoded with libjpeg-turbo, resized and re-encoded. A GIF's
+    first frame is decoded as the readers decode a GIF (:func:`_decode_gif`). Other formats (PNG,
+    BMP, TIFF, WebP, ...) are decoded with PyAV and encoded.
     """
     data = _read_file(path)
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return _decode_gif(path, data, options)
     if is_jpeg(data):
         height, width, colorspace = _jpeg_header(path, data)
         if options.stores_jpeg_as_is and colorspace in _PASSTHROUGH_COLORSPACES:

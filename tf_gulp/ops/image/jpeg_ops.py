@@ -40,8 +40,10 @@ def decode_jpeg_warped(
     to the same pixels (then warped): RGB, grayscale, CMYK and YCCK JPEGs (Adobe-inverted or not),
     baseline or progressive, any chroma subsampling, restart markers; PNG of every colour type and
     bit depth (alpha dropped, 16-bit to 8-bit, palette expanded). A PNG is decoded whole, then
-    warped; so are a BMP (uncompressed, 8/24/32-bit, as ``tf.io.decode_bmp`` reads) and a GIF (its
-    first frame, as ``tf.io.decode_image(expand_animations=False)``). Other formats are refused.
+    warped; so are a BMP (uncompressed, 8/24/32-bit; an 8-bit one through its palette, as PIL
+    shows it, where ``tf.io.decode_bmp`` gives the indices) and a GIF (its first frame on its
+    logical screen, as PIL sizes it; docs/images.md). TIFF and WebP are refused by name
+    (``InvalidArgumentError``), other bytes as a damaged JPEG.
 
     What ``tf.io.decode_and_crop_jpeg`` + ``tf.image.resize`` + a flip + a normalization do, in one
     pass, with the transforms of :mod:`tf_gulp.transforms` drawn in C++ from
