@@ -34,6 +34,7 @@
 #include "cc/codec/hevc_sample.h"
 #include "cc/codec/hevc_warp.h"
 #include "cc/gpu/nvdec_warp.h"
+#include "cc/util/first_error.h"
 #include "cc/util/stateless_random.h"
 #include "cc/warp/similarity_transform.h"
 #include "tensorflow/core/framework/device.h"
@@ -79,6 +80,7 @@ struct Batch {
   std::vector<int64_t> on_host;      // pictures NVDEC could not take
   std::vector<Tensor> host;          // their CPU results (pinned), same order
   std::vector<Tensor> slots;         // their slots of the output, kept alive for the copies
+  tfg::FirstError<absl::Status> copy_error;  // the first failed copy's
 };
 
 class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
@@ -343,8 +345,14 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
     for (size_t k = 0; k < b->on_host.size(); ++k) {
       ctx->op_device_context()->CopyCPUTensorToDevice(
           &b->host[k], device, &b->slots[k], [ctx, b, left, shared_done](const absl::Status& s) {
-            if (!s.ok()) ctx->SetStatus(s);
-            if (--*left == 0) (*shared_done)();
+            // The copies' callbacks may run at once on different threads: the
+            // first error is kept under a lock and handed to the context once,
+            // by the last callback (SetStatus from each would race).
+            b->copy_error.Note(s);
+            if (--*left == 0) {
+              if (b->copy_error.failed()) ctx->SetStatus(b->copy_error.status());
+              (*shared_done)();
+            }
           });
     }
   }
