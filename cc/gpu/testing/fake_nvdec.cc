@@ -86,6 +86,18 @@ CUresult CUDAAPI FakeCtxPop(CUcontext* ctx) {
 // any more, so nothing still reads a picture.
 void AbortAllWork() {
   for (auto& [stream, s] : g_fake->streams) s.completed = s.queued;
+  g_fake->progress.notify_all();
+}
+
+// A driver wait: with blocking_waits, blocks (the fake unlocked) until
+// `done()`; otherwise returns at once (the caller then completes the work).
+template <typename Done>
+void WaitFor(std::unique_lock<std::recursive_mutex>& lock, Done done) {
+  if (!g_fake->blocking_waits) return;
+  ++g_fake->waiters;
+  g_fake->progress.notify_all();  // a test may be waiting for a waiter
+  g_fake->progress.wait(lock, done);
+  --g_fake->waiters;
 }
 
 CUresult CUDAAPI FakeCtxSynchronize() {
@@ -95,6 +107,12 @@ CUresult CUDAAPI FakeCtxSynchronize() {
     return injected;
   }
   if (!g_fake->ContextCurrent()) g_fake->Violation("cuCtxSynchronize without a context");
+  WaitFor(lock, [] {
+    for (auto& [stream, s] : g_fake->streams) {
+      if (s.completed < s.queued) return false;
+    }
+    return true;
+  });
   for (auto& [stream, s] : g_fake->streams) s.completed = s.queued;
   return CUDA_SUCCESS;
 }
@@ -105,6 +123,7 @@ CUresult CUDAAPI FakeEventCreate(CUevent* event, unsigned int flags) {
   if (!g_fake->ContextCurrent()) g_fake->Violation("cuEventCreate without a context");
   *event = Handle<CUevent>(g_fake->next_id++);
   g_fake->events[*event] = FakeNvdec::Event();
+  g_fake->events[*event].flags = flags;
   return CUDA_SUCCESS;
 }
 
@@ -146,9 +165,18 @@ CUresult CUDAAPI FakeEventSynchronize(CUevent event) {
   }
   auto it = g_fake->events.find(event);
   if (it == g_fake->events.end()) return kInvalidValue;
+  // Without CU_EVENT_BLOCKING_SYNC the driver may spin the waiting CPU thread
+  // until the GPU gets there (CUDA driver API, cuEventCreate's flags).
+  if (!(it->second.flags & CU_EVENT_BLOCKING_SYNC)) {
+    g_fake->Violation("cuEventSynchronize on an event created without CU_EVENT_BLOCKING_SYNC "
+                      "(the wait may spin a CPU thread)");
+  }
   if (it->second.recorded) {
-    auto& s = g_fake->streams[it->second.stream];
-    s.completed = std::max(s.completed, it->second.marks);  // blocks until the GPU got there
+    const CUstream stream = it->second.stream;
+    const uint64_t marks = it->second.marks;
+    WaitFor(lock, [&] { return g_fake->streams[stream].completed >= marks; });
+    auto& s = g_fake->streams[stream];
+    s.completed = std::max(s.completed, marks);  // blocks until the GPU got there
   }
   return CUDA_SUCCESS;
 }
@@ -159,8 +187,10 @@ CUresult CUDAAPI FakeStreamSynchronize(CUstream stream) {
     AbortAllWork();
     return injected;
   }
+  const uint64_t queued = g_fake->streams[stream].queued;
+  WaitFor(lock, [&] { return g_fake->streams[stream].completed >= queued; });
   auto& s = g_fake->streams[stream];
-  s.completed = s.queued;
+  s.completed = std::max(s.completed, queued);
   return CUDA_SUCCESS;
 }
 
@@ -239,6 +269,18 @@ CUresult CUDAAPI FakeReconfigureDecoder(CUvideodecoder decoder,
   if (info->ulWidth > it->second.max_width || info->ulHeight > it->second.max_height) {
     g_fake->Violation("decoder reconfigured beyond its maximum size");
     return kInvalidValue;
+  }
+  // The decode surfaces are allocated with the decoder: a reconfigure cannot
+  // add any (cuviddec.h's ulNumDecodeSurfaces; NVIDIA's NvDecoder.cpp makes a
+  // new decoder for more), and the stream's DPB needs its minimum.
+  if (info->ulNumDecodeSurfaces > it->second.surfaces) {
+    g_fake->Violation(Str("decoder reconfigured to ", info->ulNumDecodeSurfaces,
+                          " decode surfaces, more than the ", it->second.surfaces,
+                          " it was created with"));
+    return kInvalidValue;
+  }
+  if (info->ulNumDecodeSurfaces < static_cast<unsigned>(g_fake->min_decode_surfaces)) {
+    g_fake->Violation("decoder reconfigured with fewer surfaces than the stream needs");
   }
   it->second.width = info->ulWidth;
   it->second.height = info->ulHeight;
@@ -328,7 +370,7 @@ CUresult CUDAAPI FakeGetDecodeStatus(CUvideodecoder decoder, int surface,
   }
   *status = {};
   status->decodeStatus = static_cast<cuvidDecodeStatus>(
-      g_fake->corrupt_pictures > 0 ? cuvidDecodeStatus_Error : cuvidDecodeStatus_Success);
+      g_fake->corrupt_pictures > 0 ? g_fake->corrupt_status : cuvidDecodeStatus_Success);
   if (g_fake->corrupt_pictures > 0) --g_fake->corrupt_pictures;
   return CUDA_SUCCESS;
 }
@@ -528,6 +570,12 @@ void FakeNvdec::LaunchKernel(CUstream stream, unsigned long long luma) {
 void FakeNvdec::CompleteStream(CUstream stream) {
   std::lock_guard<std::recursive_mutex> lock(mutex);
   streams[stream].completed = streams[stream].queued;
+  progress.notify_all();
+}
+
+int FakeNvdec::waiting() const {
+  std::lock_guard<std::recursive_mutex> lock(mutex);
+  return waiters;
 }
 
 std::vector<std::string> FakeNvdec::calls() const {
