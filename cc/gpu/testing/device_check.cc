@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <memory>
 #include <random>
@@ -29,6 +30,8 @@
 #include <vector>
 
 #include "cc/codec/ycbcr.h"
+#include "cc/gpu/decode_hevc_body.h"
+#include "cc/gpu/decode_hevc_warped_body.h"
 #include "cc/gpu/nvdec_pool.h"
 #include "cc/gpu/nvdec_rgb.h"
 #include "cc/gpu/nvdec_warp.h"
@@ -590,7 +593,6 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
   NvdecPoolOptions options;
   options.sessions = 1;
   NvdecRgbDecoder decoder(d.cuda, d.nvdec_api, d.fatbin, d.fatbin_size, options);
-  decoder.RaiseMaxSize(LargestSide(data), LargestSide(data));  // as decode_hevc_warped does
   const size_t n = a.small ? std::min<size_t>(4, data.samples.size()) : data.samples.size();
   const size_t per = static_cast<size_t>(data.out_size) * data.out_size * 3;
   CUdeviceptr d_out;
@@ -598,31 +600,53 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
   if (s.ok()) s = dev.Poison(d_out, per * n * 4);
   std::string errors;
   int failed = 0;
-  // Every sample, its error caught: the samples after it still run.
-  for (size_t i = 0; s.ok() && i < n; ++i) {
-    const Sample& sample = data.samples[i];
-    const Status one = DecodeWarped(&decoder, sample.bytes.data(), sample.bytes.size(),
-                                    dev.stream, sample.file.c_str(),
-                                    PlanFor(data, i, d_out + per * 4 * i));
-    if (!one.ok()) {
-      ++failed;
-      if (failed <= 5) errors += (errors.empty() ? "" : ", ") + JsonQuoted(one.message());
+  // decode_hevc_warped's body as the op runs it: one batch of every sample
+  // (decoders sized from the SPSs first), decodes on the body's threads, the
+  // per-picture errors in `done`; the samples after a failed one still run.
+  TaskThreads threads(4);
+  if (s.ok()) {
+    auto batch = std::make_shared<WarpedBatch>();
+    batch->stream = dev.stream;
+    for (size_t i = 0; i < n; ++i) {
+      const Sample& sample = data.samples[i];
+      batch->pictures.push_back({sample.bytes.data(), sample.bytes.size(), sample.file});
+    }
+    batch->plan = [&data, d_out, per](int64_t i, int width, int height, RegionWarp* w,
+                                      CUdeviceptr* dst) {
+      return PlanFor(data, static_cast<size_t>(i), d_out + per * 4 * i)(width, height, w, dst);
+    };
+    std::promise<std::vector<Status>> statuses;
+    DecodeWarpedBatch(&decoder, &threads, batch,
+                      [&](std::vector<Status> got) { statuses.set_value(std::move(got)); });
+    for (const Status& one : statuses.get_future().get()) {
+      if (!one.ok()) {
+        ++failed;
+        if (failed <= 5) errors += (errors.empty() ? "" : ", ") + JsonQuoted(one.message());
+      }
     }
   }
-  // decode_hevc's path (NVDEC -> RGB kernel) on every sample too: errors only.
+  // decode_hevc's body (NVDEC -> RGB kernel) on every sample too, one call
+  // each as the op is called: errors only.
   int rgb_failed = 0;
   CUdeviceptr d_rgb = 0;
   if (s.ok()) s = dev.Alloc(static_cast<size_t>(LargestSide(data)) * LargestSide(data) * 3, &d_rgb);
   for (size_t i = 0; s.ok() && i < n; ++i) {
     const Sample& sample = data.samples[i];
-    const Status one = decoder.Decode(
-        sample.bytes.data(), sample.bytes.size(), true, dev.stream, sample.file.c_str(),
-        [&](int width, int height, RgbRegion* region, CUdeviceptr* dst) {
-          region->width = std::min(width, sample.width);
-          region->height = std::min(height, sample.height);
-          *dst = d_rgb;
-          return Status::Ok();
-        });
+    auto picture = std::make_shared<RgbPicture>();
+    picture->data = sample.bytes.data();
+    picture->size = sample.bytes.size();
+    picture->what = sample.file;
+    picture->stream = dev.stream;
+    picture->allocate = [&sample, d_rgb](int width, int height, RgbRegion* region,
+                                         CUdeviceptr* dst) {
+      region->width = std::min(width, sample.width);
+      region->height = std::min(height, sample.height);
+      *dst = d_rgb;
+      return Status::Ok();
+    };
+    std::promise<Status> decoded;
+    DecodeHevcRgb(&decoder, &threads, picture, [&](Status got) { decoded.set_value(got); });
+    const Status one = decoded.get_future().get();
     if (!one.ok()) {
       ++rgb_failed;
       if (failed + rgb_failed <= 5) errors += (errors.empty() ? "" : ", ") + JsonQuoted(one.message());

@@ -390,12 +390,14 @@ CUresult CUDAAPI FakeDestroyVideoParser(CUvideoparser parser) {
   return injected;
 }
 
+// The fake picture: the packet's last 12 bytes (after the SPS FakeSampleBytes
+// puts first, which the fake parser does not read).
 bool ParseSample(const CUVIDSOURCEDATAPACKET& packet, FakeSample* sample) {
-  if (packet.payload == nullptr || packet.payload_size != 12 ||
-      std::memcmp(packet.payload, "FAKE", 4) != 0) {
+  if (packet.payload == nullptr || packet.payload_size < 12 ||
+      std::memcmp(packet.payload + packet.payload_size - 12, "FAKE", 4) != 0) {
     return false;
   }
-  const unsigned char* p = packet.payload + 4;
+  const unsigned char* p = packet.payload + packet.payload_size - 12 + 4;
   sample->width = p[0] | p[1] << 8;
   sample->height = p[2] | p[3] << 8;
   sample->chroma_format = p[4];
@@ -493,12 +495,75 @@ CUresult CUDAAPI FakeParseVideoData(CUvideoparser parser, CUVIDSOURCEDATAPACKET*
 
 }  // namespace
 
+namespace {
+
+// Bits of an RBSP, most significant first.
+struct BitWriter {
+  std::vector<uint8_t> bytes;
+  int used = 8;  // bits used in the last byte
+  void U(uint32_t value, int n) {
+    for (int i = n - 1; i >= 0; --i) {
+      if (used == 8) {
+        bytes.push_back(0);
+        used = 0;
+      }
+      bytes.back() |= static_cast<uint8_t>(((value >> i) & 1u) << (7 - used));
+      ++used;
+    }
+  }
+  void Ue(uint32_t value) {
+    const uint32_t v = value + 1;
+    int bits = 0;
+    while ((v >> bits) > 1) ++bits;
+    U(0, bits);
+    U(v, bits + 1);
+  }
+};
+
+// An HEVC SPS NAL unit (start code, header, emulation prevention) giving the
+// coded size the fake parser reports: what a reader of the sample's SPS
+// (codec::HevcCodedSize) finds before any decode.
+std::vector<uint8_t> SpsNal(unsigned coded_width, unsigned coded_height, int chroma_format) {
+  BitWriter w;
+  w.U(0, 4);  // sps_video_parameter_set_id
+  w.U(0, 3);  // sps_max_sub_layers_minus1
+  w.U(1, 1);  // sps_temporal_id_nesting_flag
+  w.U(1, 8);  // profile space, tier, profile idc (Main)
+  w.U(0x60000000u, 32);  // compatibility flags
+  w.U(0, 32);
+  w.U(0, 16);
+  w.U(93, 8);  // level 3.1
+  w.Ue(0);     // sps_seq_parameter_set_id
+  w.Ue(static_cast<uint32_t>(chroma_format));
+  if (chroma_format == 3) w.U(0, 1);
+  w.Ue(coded_width);
+  w.Ue(coded_height);
+  w.U(1, 1);  // rbsp stop bit (the rest of the SPS left out)
+  std::vector<uint8_t> nal = {0, 0, 0, 1, 33 << 1, 1};
+  int zeros = 0;
+  for (uint8_t b : w.bytes) {
+    if (zeros >= 2 && b <= 3) {
+      nal.push_back(3);
+      zeros = 0;
+    }
+    nal.push_back(b);
+    zeros = b == 0 ? zeros + 1 : 0;
+  }
+  return nal;
+}
+
+}  // namespace
+
 std::vector<uint8_t> FakeSampleBytes(const FakeSample& s) {
-  return {'F', 'A', 'K', 'E',
+  std::vector<uint8_t> bytes = SpsNal((s.width + 7) / 8 * 8, (s.height + 7) / 8 * 8,
+                                      s.chroma_format);
+  const std::vector<uint8_t> picture = {'F', 'A', 'K', 'E',
           static_cast<uint8_t>(s.width & 0xFF), static_cast<uint8_t>(s.width >> 8),
           static_cast<uint8_t>(s.height & 0xFF), static_cast<uint8_t>(s.height >> 8),
           static_cast<uint8_t>(s.chroma_format), static_cast<uint8_t>(s.bit_depth_minus8),
           static_cast<uint8_t>(s.pictures), static_cast<uint8_t>(s.defer_display ? 1 : 0)};
+  bytes.insert(bytes.end(), picture.begin(), picture.end());
+  return bytes;
 }
 
 FakeNvdec::FakeNvdec() {

@@ -8,7 +8,8 @@
 //
 // The fake's parser does not parse HEVC: a sample for it is a FakeSample
 // (coded size, chroma format, bit depth, pictures in it) serialized by
-// FakeSampleBytes. It calls the pool's callbacks the way NVIDIA's parser does
+// FakeSampleBytes after a real SPS NAL unit giving its coded size (what the
+// GPU bodies read before decoding). It calls the pool's callbacks the way NVIDIA's parser does
 // (sequence callback on the first picture and on every format change, decode
 // callback with surface indices cycling over the decode surfaces, display
 // callback after decoding, or at end of stream when `defer_display` is set).
