@@ -255,16 +255,15 @@ Status CheckRgb(Device& dev, const StreamWarper& warper, warp::Layout layout, in
   for (int c = 0; c < clips; ++c)
     for (int f = 0; f < frames; ++f) m.insert(m.end(), &clip_m[9 * c], &clip_m[9 * c] + 9);
   const float bias[4] = {0, 0, 0, 0}, norm[4] = {1, 1, 1, 1}, oob[4] = {0, 128, 255, 64};
-  CUdeviceptr d_src, d_m, d_bias, d_norm, d_oob, d_dst;
+  CUdeviceptr d_src, d_params, d_dst;
   TFG_RETURN_IF_ERROR(dev.Upload(src.data(), src.size(), &d_src));
-  TFG_RETURN_IF_ERROR(dev.Upload(m.data(), m.size() * 4, &d_m));
-  TFG_RETURN_IF_ERROR(dev.Upload(bias, 16, &d_bias));
-  TFG_RETURN_IF_ERROR(dev.Upload(norm, 16, &d_norm));
-  TFG_RETURN_IF_ERROR(dev.Upload(oob, 16, &d_oob));
+  TFG_RETURN_IF_ERROR(dev.Alloc(StreamWarper::ParamFloats(n, channels) * 4, &d_params));
   TFG_RETURN_IF_ERROR(dev.Alloc(out_size * n * 4, &d_dst));
   TFG_RETURN_IF_ERROR(dev.Poison(d_dst, out_size * n * 4));
-  TFG_RETURN_IF_ERROR(
-      warper.Launch(g, n, d_src, d_m, d_bias, d_norm, d_oob, d_dst, dev.stream));
+  // As the op runs it: the clips' matrices and the channel parameters from
+  // host memory, copied and warped on the stream (StreamWarper::LaunchFromHost).
+  TFG_RETURN_IF_ERROR(warper.LaunchFromHost(g, clips, frames, clip_m.data(), bias, norm, oob,
+                                            d_src, d_params, d_dst, dev.stream));
   std::vector<float> got(out_size * n);
   TFG_RETURN_IF_ERROR(dev.Download(d_dst, got.data(), got.size() * 4));
   std::vector<float> want(out_size);
