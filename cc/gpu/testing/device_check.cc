@@ -602,7 +602,7 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
   // decode_hevc_warped's body as the op runs it: one batch of every sample
   // (decoders sized from the SPSs first), decodes on the body's threads, the
   // per-picture errors in `done`; the samples after a failed one still run.
-  TaskThreads threads(4);
+  TaskThreads* threads = TaskThreads::ForDecodes();  // the ops' threads
   if (s.ok()) {
     auto batch = std::make_shared<WarpedBatch>();
     batch->stream = dev.stream;
@@ -615,7 +615,7 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
       return PlanFor(data, static_cast<size_t>(i), d_out + per * 4 * i)(width, height, w, dst);
     };
     std::promise<std::vector<Status>> statuses;
-    DecodeWarpedBatch(&decoder, &threads, batch,
+    DecodeWarpedBatch(&decoder, threads, batch,
                       [&](std::vector<Status> got) { statuses.set_value(std::move(got)); });
     for (const Status& one : statuses.get_future().get()) {
       if (!one.ok()) {
@@ -644,7 +644,7 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
       return Status::Ok();
     };
     std::promise<Status> decoded;
-    DecodeHevcRgb(&decoder, &threads, picture, [&](Status got) { decoded.set_value(got); });
+    DecodeHevcRgb(&decoder, threads, picture, [&](Status got) { decoded.set_value(got); });
     const Status one = decoded.get_future().get();
     if (!one.ok()) {
       ++rgb_failed;
