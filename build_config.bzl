@@ -89,6 +89,8 @@ OPS_HDRS = ["tf_gulp/ops/**/*.h"]
 # cc/gpu/embedded_fatbin.cc embeds; a build without nvcc embeds an empty one and says so, and the
 # GPU kernels then fall back (CPU warp, CPU decode) with copies, logging why once.
 GPU_SRCS = [
+    "cc/gpu/decode_hevc_body.cc",
+    "cc/gpu/decode_hevc_warped_body.cc",
     "cc/gpu/embedded_fatbin.cc",
     "cc/gpu/gpu_runtime.cc",
     "cc/gpu/kernel_modules.cc",
@@ -99,6 +101,8 @@ GPU_SRCS = [
 ]
 GPU_HDRS = [
     "cc/gpu/context_scope.h",
+    "cc/gpu/decode_hevc_body.h",
+    "cc/gpu/decode_hevc_warped_body.h",
     "cc/gpu/embedded_fatbin.h",
     "cc/gpu/gpu_runtime.h",
     "cc/gpu/kernel_modules.h",
@@ -110,6 +114,7 @@ GPU_HDRS = [
     "cc/gpu/nvdec_warp.h",
     "cc/gpu/nvdec_ycbcr.h",
     "cc/gpu/stream_warp.h",
+    "cc/gpu/task_threads.h",
     "cc/gpu/warp_pixel.h",
 ]
 GPU_OPS_SRCS = [

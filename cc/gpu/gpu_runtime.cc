@@ -95,6 +95,7 @@ Status Load(int min_driver_version, GpuRuntime* rt) {
   c.cuModuleLoadData = cuda->cuModuleLoadData;
   c.cuModuleGetFunction = cuda->cuModuleGetFunction;
   c.cuLaunchKernel = cuda->cuLaunchKernel;
+  c.cuMemcpyHtoDAsync = cuda->cuMemcpyHtoDAsync;
   rt->path = GpuPath::kCpuDecodeGpuWarp;
 
   CuvidFunctions* cuvid = nullptr;

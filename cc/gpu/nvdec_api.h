@@ -46,6 +46,8 @@ struct CudaApi {
   tcuModuleLoadData* cuModuleLoadData = nullptr;
   tcuModuleGetFunction* cuModuleGetFunction = nullptr;
   tcuLaunchKernel* cuLaunchKernel = nullptr;
+  // similarity_warp's parameters to the device, ordered on its stream.
+  tcuMemcpyHtoDAsync_v2* cuMemcpyHtoDAsync = nullptr;
 };
 
 // The NVDEC calls (libnvcuvid.so.1). cuvidMapVideoFrame is the 64-bit

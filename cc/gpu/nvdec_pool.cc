@@ -107,6 +107,11 @@ class ScopedContext {
   Status status_;
 };
 
+// The surfaces' events: a wait on one (cuEventSynchronize) blocks the
+// waiting thread instead of spinning it, which the driver may do otherwise
+// until the GPU gets there; the waiting thread is the pool's caller's.
+constexpr unsigned kEventFlags = CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC;
+
 void KeepFirst(Status* first, const Status& next) {
   if (first->ok() && !next.ok()) *first = next;
 }
@@ -131,7 +136,7 @@ class NvdecSession {
     ScopedContext scope(cuda_, ctx_);
     TFG_RETURN_IF_ERROR(scope.status());
     for (Surface& s : surfaces_) {
-      const CUresult r = cuda_.cuEventCreate(&s.event, CU_EVENT_DISABLE_TIMING);
+      const CUresult r = cuda_.cuEventCreate(&s.event, kEventFlags);
       if (r != CUDA_SUCCESS) {
         s.event = nullptr;
         return CudaCallError(cuda_, r, "cuEventCreate");
@@ -307,12 +312,14 @@ class NvdecSession {
       }
       if (!bad.ok()) {
         // The map's post-processing is queued on `stream`: unmap once the
-        // stream has finished it (no event: nothing of ours runs after it).
+        // stream has finished it, waiting on the surface's (blocking) event.
         Surface& s = surfaces_[index];
+        const bool recorded = cuda_.cuEventRecord(s.event, stream) == CUDA_SUCCESS;
         {
           std::lock_guard<std::mutex> lock(mutex_);
           s.state = State::kReleased;
           s.stream = stream;
+          s.event_recorded = recorded;
         }
         KeepFirst(&bad, FinishRelease(&s));
         return bad;
@@ -559,7 +566,7 @@ class NvdecSession {
     std::lock_guard<std::mutex> lock(mutex_);
     while (surfaces_.size() < count) {
       Surface s;
-      const CUresult r = cuda_.cuEventCreate(&s.event, CU_EVENT_DISABLE_TIMING);
+      const CUresult r = cuda_.cuEventCreate(&s.event, kEventFlags);
       if (r != CUDA_SUCCESS) return CudaCallError(cuda_, r, "cuEventCreate");
       surfaces_.push_back(s);
     }

@@ -227,6 +227,69 @@ TEST(NvdecPoolTest, ACorruptPictureIsDataLossNamingTheSample) {
   ExpectCleanEnd(&pool, fake);
 }
 
+// A picture whose errors the driver concealed is still wrong (NVIDIA's
+// cuvidDecodeStatus_Error_Concealed): DataLoss as well, never warped.
+TEST(NvdecPoolTest, AConcealedErrorIsDataLossToo) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 2);
+  fake.corrupt_pictures = 1;
+  fake.corrupt_status = cuvidDecodeStatus_Error_Concealed;
+  NvdecPicture p;
+  Status s = DecodeSample(*pool, Sample(64, 48), &p);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.message();
+  EXPECT_THAT(s.message(), HasSubstr("sample 7: NVDEC could not decode this picture"));
+  EXPECT_EQ(fake.live()["mapped"], 0);
+  s = DecodeSample(*pool, Sample(64, 48), &p);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  ExpectCleanEnd(&pool, fake);
+}
+
+// A later stream needing more decode surfaces than the decoder has: a new
+// decoder with them (a reconfigure cannot add surfaces; the fake refuses and
+// notes it, as the driver refuses).
+TEST(NvdecPoolTest, MoreSurfacesThanTheDecoderHasRecreateIt) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 2, /*max_size=*/128);
+  NvdecPicture p;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &p).ok());
+  ASSERT_TRUE(pool->Release(p, kStream).ok());
+  ASSERT_GE(fake.Find("cuvidCreateDecoder(size=64x48, max=128x128, surfaces=2)"), 0);
+  fake.min_decode_surfaces = 5;  // the next sequence's DPB needs 5
+  const Status s = DecodeSample(*pool, Sample(100, 75), &p);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_GE(fake.Find("cuvidDestroyDecoder(decoder=1)"), 0);
+  EXPECT_GE(fake.Find("cuvidCreateDecoder(size=104x80, max=128x128, surfaces=5)"), 0);
+  EXPECT_EQ(fake.Count("cuvidReconfigureDecoder"), 0) << "surfaces come only with a new decoder";
+  // All five surfaces usable at once.
+  std::vector<NvdecPicture> held(5);
+  held[0] = p;
+  for (size_t i = 1; i < held.size(); ++i) {
+    const Status d = DecodeSample(*pool, Sample(100, 75), &held[i]);
+    ASSERT_TRUE(d.ok()) << d.message();
+  }
+  for (const NvdecPicture& h : held) ASSERT_TRUE(pool->Release(h, kStream).ok());
+  ExpectCleanEnd(&pool, fake);
+}
+
+// Waits on the pool's events block the waiting thread rather than spin it
+// (CU_EVENT_BLOCKING_SYNC): the fake notes a wait on any other event.
+TEST(NvdecPoolTest, EventsAreCreatedForBlockingWaits) {
+  FakeNvdec fake;
+  auto pool = MakePool(fake, 1, 1);
+  NvdecPicture a, b;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &a).ok());
+  fake.LaunchKernel(kStream, a.luma);
+  ASSERT_TRUE(pool->Release(a, kStream).ok());
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &b).ok());  // waits on a's event
+  EXPECT_GE(fake.Find("cuEventSynchronize"), 0);
+  EXPECT_EQ(fake.Count("cuEventCreate(flags=" + std::to_string(CU_EVENT_DISABLE_TIMING |
+                                                                CU_EVENT_BLOCKING_SYNC) + ")"),
+            fake.Count("cuEventCreate("));
+  ASSERT_TRUE(pool->Release(b, kStream).ok());
+  ExpectCleanEnd(&pool, fake);  // "created without CU_EVENT_BLOCKING_SYNC" would be noted
+}
+
 // The decoders' maximum from the largest picture the caller knows of.
 TEST(NvdecPoolTest, RaiseMaxSizeSizesTheDecodersSoSmallerPicturesReconfigure) {
   FakeNvdec fake;
@@ -362,35 +425,65 @@ TEST(NvdecPoolTest, SamplesNvdecCannotTakeGiveClearErrorsAndTheSessionGoesOn) {
   ExpectCleanEnd(&pool, fake);
 }
 
+// Waits (for a state, with a generous limit, never for a time) until `done`.
+template <typename Done>
+bool Eventually(Done done) {
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > limit) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// Shutdown while a decode is blocked in the driver on a released picture's
+// event (its kernel still running) and another picture is still the
+// caller's: Shutdown waits for the decode in progress, which finishes once the
+// GPU gets past the kernel; then every picture is unmapped after the work
+// reading it, and later decodes are refused. One outcome, reached by
+// synchronising on the driver's wait, not on time.
 TEST(NvdecPoolTest, ShutdownWithPicturesInFlightIsClean) {
   FakeNvdec fake;
+  fake.blocking_waits = true;
   auto pool = MakePool(fake, 1, 2);
-  NvdecPicture held, released;
-  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &held).ok());
-  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &released).ok());
-  fake.LaunchKernel(kStream, held.luma);      // never released by the caller
+  NvdecPicture released, held;
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &released).ok());  // surface 0
+  ASSERT_TRUE(DecodeSample(*pool, Sample(64, 48), &held).ok());      // surface 1
   fake.LaunchKernel(kStream, released.luma);  // released, its kernel still running
+  fake.LaunchKernel(kStream, held.luma);      // never released by the caller
   ASSERT_TRUE(pool->Release(released, kStream).ok());
-  // A third thread waits for a surface (the released one's event never completes).
+  // The next picture goes to surface 0: its decode waits in cuEventSynchronize.
   const CUstream other_stream = reinterpret_cast<CUstream>(0x5002);
   NvdecPicture p;
-  std::atomic<bool> started{false};
-  auto waiting = std::async(std::launch::async, [&] {
-    started = true;
+  auto decoding = std::async(std::launch::async, [&] {
     return DecodeSample(*pool, Sample(64, 48), &p, other_stream);
   });
-  while (!started) std::this_thread::yield();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  // (The waiting decode may also finish: it waits for the released picture's event.)
-  const Status shut = pool->Shutdown();
+  ASSERT_TRUE(Eventually([&] { return fake.waiting() == 1; })) << "the decode never waited";
+  ASSERT_GE(fake.Find("cuEventSynchronize"), 0);
+  auto shutting = std::async(std::launch::async, [&] { return pool->Shutdown(); });
+  // A decode asked for now waits for the busy session until the shutdown has
+  // begun, then is refused: from then on the shutdown is under way.
+  NvdecPicture refused;
+  const Status late = DecodeSample(*pool, Sample(64, 48), &refused);
+  EXPECT_EQ(late.code(), StatusCode::kUnavailable);
+  EXPECT_THAT(late.message(), HasSubstr("shut down"));
+  EXPECT_EQ(shutting.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+      << "the shutdown waits for the decode in progress";
+  fake.CompleteStream(kStream);  // the GPU gets past both kernels
+  const Status decoded = decoding.get();
+  ASSERT_TRUE(decoded.ok()) << decoded.message();
+  EXPECT_EQ(p.surface, 0);
+  // Both pictures are now the caller's and never released; the new one's map
+  // is queued on the other stream, which has not run: the shutdown waits for
+  // the whole context before unmapping them.
+  ASSERT_TRUE(Eventually([&] { return fake.waiting() == 1; })) << "no wait for the context";
+  EXPECT_GE(fake.Find("cuCtxSynchronize"), 0);
+  EXPECT_EQ(fake.live()["mapped"], 2) << "nothing unmapped before the context finished";
+  fake.CompleteStream(other_stream);
+  const Status shut = shutting.get();
   EXPECT_TRUE(shut.ok()) << shut.message();
-  const Status waited = waiting.get();
-  if (!waited.ok()) {
-    EXPECT_THAT(waited.message(), HasSubstr("shut down"));
-  }
   EXPECT_EQ(DecodeSample(*pool, Sample(64, 48), &p).code(), StatusCode::kUnavailable);
   ExpectCleanEnd(&pool, fake);  // unmapping before the kernels finished would be noted
-  EXPECT_GE(fake.Find("cuCtxSynchronize"), 0) << "the unreleased picture's kernel is waited for";
 }
 
 TEST(NvdecPoolTest, ADecodeWaitingForTheCallersPictureEndsAtShutdown) {

@@ -81,5 +81,41 @@ Status StreamWarper::Launch(const warp::WarpGeometry& g, int64_t pictures, CUdev
   return Status::Ok();
 }
 
+Status StreamWarper::LaunchFromHost(const warp::WarpGeometry& g, int64_t clips, int64_t frames,
+                                    const float* matrices, const float* bias, const float* norm,
+                                    const float* oob_color, CUdeviceptr src, CUdeviceptr params,
+                                    CUdeviceptr dst, CUstream stream) const {
+  if (g.channels > kMaxGpuWarpChannels) {
+    return InvalidArgumentError("similarity_warp on the GPU takes at most ",
+                                kMaxGpuWarpChannels, " channels, got ", g.channels);
+  }
+  const int64_t pictures = clips * frames;
+  if (pictures <= 0 || g.out_height <= 0 || g.out_width <= 0) return Status::Ok();
+  // One block: a matrix per picture, then bias, norm and oob_color.
+  std::vector<float> block(static_cast<size_t>(ParamFloats(pictures, g.channels)));
+  for (int64_t i = 0; i < pictures; ++i) {
+    std::copy(matrices + 9 * (i / frames), matrices + 9 * (i / frames) + 9, &block[9 * i]);
+  }
+  float* tail = &block[9 * pictures];
+  std::copy(bias, bias + g.channels, tail);
+  std::copy(norm, norm + g.channels, tail + g.channels);
+  std::copy(oob_color, oob_color + g.channels, tail + 2 * g.channels);
+  {
+    CUcontext context = nullptr;
+    TFG_RETURN_IF_ERROR(Check(api_.cuStreamGetCtx(stream, &context), "cuStreamGetCtx"));
+    ContextScope scope(api_, context);
+    if (!scope.pushed()) {
+      return InternalError("similarity_warp on the GPU: cuCtxPushCurrent failed");
+    }
+    TFG_RETURN_IF_ERROR(Check(api_.cuMemcpyHtoDAsync(params, block.data(),
+                                                     block.size() * sizeof(float), stream),
+                              "cuMemcpyHtoDAsync"));
+  }
+  const CUdeviceptr p_bias = params + 9 * pictures * sizeof(float);
+  const CUdeviceptr p_norm = p_bias + g.channels * sizeof(float);
+  const CUdeviceptr p_oob = p_norm + g.channels * sizeof(float);
+  return Launch(g, pictures, src, params, p_bias, p_norm, p_oob, dst, stream);
+}
+
 }  // namespace gpu
 }  // namespace tfg

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "cc/gpu/kernel_modules.h"
 #include "cc/gpu/nvdec_api.h"
@@ -53,6 +54,25 @@ class StreamWarper {
   Status Launch(const warp::WarpGeometry& g, int64_t pictures, CUdeviceptr src,
                 CUdeviceptr matrices, CUdeviceptr bias, CUdeviceptr norm,
                 CUdeviceptr oob_color, CUdeviceptr dst, CUstream stream) const;
+
+  // Floats of device memory LaunchFromHost needs for its parameters.
+  static int64_t ParamFloats(int64_t pictures, int64_t channels) {
+    return pictures * 9 + 3 * channels;
+  }
+
+  // similarity_warp's GPU body: the parameters from host memory, `matrices`
+  // [clips, 9] (each clip's repeated for its `frames` frames, pictures =
+  // clips * frames) and `bias`/`norm`/`oob_color` [channels], copied
+  // (cuMemcpyHtoDAsync) into `params` (device memory of ParamFloats floats)
+  // on `stream`, then the warp launched behind the copy on that stream.
+  // Returns once both are queued, without waiting for either: the copy reads
+  // pageable host memory, which the driver stages before returning (CUDA
+  // driver API, "API synchronization behavior"), so the host arrays may go
+  // at once, and the launch is ordered after the copy by the stream.
+  Status LaunchFromHost(const warp::WarpGeometry& g, int64_t clips, int64_t frames,
+                        const float* matrices, const float* bias, const float* norm,
+                        const float* oob_color, CUdeviceptr src, CUdeviceptr params,
+                        CUdeviceptr dst, CUstream stream) const;
 
  private:
   // The kernel in `context`, its module loaded on first use.

@@ -39,6 +39,7 @@ struct Fake {
   std::vector<unsigned> grid_z;
   CUresult fail_load = CUDA_SUCCESS, fail_launch = CUDA_SUCCESS;
   std::string error;  // the first rule broken
+  std::vector<std::string> order;  // "copy <stream>", "launch <stream>"
 };
 Fake* fake = nullptr;
 
@@ -95,6 +96,7 @@ CUresult CUDAAPI LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned g
   if (extra != nullptr || shared != 0) Broke("unexpected extra/shared memory");
   ++fake->launches;
   fake->grid_z.push_back(gz);
+  fake->order.push_back("launch " + std::to_string(reinterpret_cast<intptr_t>(stream)));
   // The kernel's parameters, in its signature's order.
   const auto src = *static_cast<CUdeviceptr*>(args[0]);
   const auto stride = *static_cast<long long*>(args[1]);
@@ -117,6 +119,31 @@ CUresult CUDAAPI LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned g
   });
   return CUDA_SUCCESS;
 }
+// A pageable host -> device copy: the driver stages the source before
+// returning, so the fake copies it now; the copy is queued on `stream`.
+CUresult CUDAAPI MemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream) {
+  if (fake->current.empty()) Broke("cuMemcpyHtoDAsync without a current context");
+  if (fake->stream_context.at(stream) != fake->current.back()) {
+    Broke("cuMemcpyHtoDAsync on a stream of another context");
+  }
+  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  fake->order.push_back("copy " + std::to_string(reinterpret_cast<intptr_t>(stream)));
+  return CUDA_SUCCESS;
+}
+// The launcher never waits for the GPU: a host round trip per call.
+CUresult CUDAAPI StreamSynchronize(CUstream) {
+  Broke("cuStreamSynchronize: a host round trip");
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI CtxSynchronize() {
+  Broke("cuCtxSynchronize: a host round trip");
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI EventSynchronize(CUevent) {
+  Broke("cuEventSynchronize: a host round trip");
+  return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI ErrorName(CUresult result, const char** name) {
   *name = result == kLaunchOutOfResources ? "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"
                                                        : "CUDA_ERROR_INVALID_IMAGE";
@@ -132,6 +159,10 @@ CudaApi FakeApi() {
   api.cuModuleGetFunction = ModuleGetFunction;
   api.cuLaunchKernel = LaunchKernel;
   api.cuGetErrorName = ErrorName;
+  api.cuMemcpyHtoDAsync = MemcpyHtoDAsync;
+  api.cuStreamSynchronize = StreamSynchronize;
+  api.cuCtxSynchronize = CtxSynchronize;
+  api.cuEventSynchronize = EventSynchronize;
   return api;
 }
 
@@ -274,6 +305,47 @@ TEST_F(StreamWarpTest, FailedCallsAreStatusesAndLeaveNoContextPushed) {
             std::string::npos) << s.message();
   s = b.Launch(warper_, 1, Stream(9));  // a stream the driver does not know
   EXPECT_NE(s.message().find("cuStreamGetCtx failed"), std::string::npos) << s.message();
+}
+
+// Issue 44 item 6: similarity_warp's body takes its parameters from host
+// memory and queues their copy and the warp on the stream, in that order,
+// with no host wait; each clip's matrix serves all its frames.
+TEST_F(StreamWarpTest, LaunchFromHostQueuesTheCopyThenTheWarpWithoutWaiting) {
+  const int64_t clips = 2, frames = 3;
+  Batch b(clips * frames, 11, 9, 3, 7, 5, warp::Layout::kNHWC, 8);
+  std::vector<float> clip_matrices(b.matrices.begin(), b.matrices.begin() + 9 * clips);
+  std::vector<float> params(StreamWarper::ParamFloats(clips * frames, 3), std::nanf(""));
+  {
+    // Host arrays that are gone once the call returns, as the op's may be.
+    std::vector<float> m = clip_matrices, bias = b.bias, norm = b.norm, oob = b.oob;
+    const Status s = warper_.LaunchFromHost(b.g, clips, frames, m.data(), bias.data(),
+                                            norm.data(), oob.data(), Ptr(b.src.data()),
+                                            Ptr(params.data()), Ptr(b.out.data()), Stream(3));
+    ASSERT_TRUE(s.ok()) << s.message();
+    std::fill(m.begin(), m.end(), std::nanf(""));
+  }
+  EXPECT_EQ(state_.order, (std::vector<std::string>{"copy 48", "launch 48"}))
+      << "the copy, then the warp behind it, on the op's stream";
+  for (int64_t p = 0; p < clips * frames; ++p) {  // the clip's matrix for each of its frames
+    std::copy(clip_matrices.begin() + 9 * (p / frames), clip_matrices.begin() + 9 * (p / frames) + 9,
+              b.matrices.begin() + 9 * p);
+  }
+  b.ExpectMatchesCpu(clips * frames);
+}
+
+TEST_F(StreamWarpTest, LaunchFromHostErrorsAreStatuses) {
+  Batch b(1, 4, 4, 5, 2, 2, warp::Layout::kNHWC, 9);
+  std::vector<float> params(64);
+  Status s = warper_.LaunchFromHost(b.g, 1, 1, b.matrices.data(), b.bias.data(), b.norm.data(),
+                                    b.oob.data(), Ptr(b.src.data()), Ptr(params.data()),
+                                    Ptr(b.out.data()), Stream(1));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  Batch c(1, 4, 4, 3, 2, 2, warp::Layout::kNHWC, 10);
+  s = warper_.LaunchFromHost(c.g, 1, 1, c.matrices.data(), c.bias.data(), c.norm.data(),
+                             c.oob.data(), Ptr(c.src.data()), Ptr(params.data()),
+                             Ptr(c.out.data()), Stream(9));
+  EXPECT_NE(s.message().find("cuStreamGetCtx failed"), std::string::npos) << s.message();
+  EXPECT_TRUE(state_.order.empty());
 }
 
 }  // namespace

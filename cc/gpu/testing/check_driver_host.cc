@@ -190,6 +190,7 @@ void LoadCheckDriver(CheckDriver* d) {
   c.cuModuleLoadData = ModuleLoad;
   c.cuModuleGetFunction = GetFunction;
   c.cuLaunchKernel = Launch;
+  c.cuMemcpyHtoDAsync = HtoD;
   d->cuDeviceGet = DeviceGet;
   d->cuDeviceGetName = DeviceName;
   d->cuDeviceGetAttribute = DeviceAttribute;

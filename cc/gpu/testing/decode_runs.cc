@@ -1,3 +1,4 @@
+#include "cc/codec/hevc_coded_size.h"
 #include "cc/gpu/testing/decode_runs.h"
 
 #include <algorithm>
@@ -75,8 +76,8 @@ Status LoadRunSamples(const std::string& dir, bool with_set_column, const std::s
     if (!(words >> s.file >> s.width >> s.height)) continue;
     s.bytes = ReadAll(dir + "/" + s.file);
     if (s.bytes.empty()) return NotFoundError(dir, "/", s.file, ": missing or empty");
-    TFG_RETURN_IF_ERROR(ReadHevcSize(s.bytes.data(), s.bytes.size(),
-                                     (dir + "/" + s.file).c_str(), &s.size));
+    TFG_RETURN_IF_ERROR(codec::HevcCodedSize(s.bytes.data(), s.bytes.size(), dir + "/" + s.file,
+                                             &s.size.coded_width, &s.size.coded_height));
     FakeSample fake;
     fake.width = s.size.coded_width;
     fake.height = s.size.coded_height;

@@ -23,7 +23,6 @@
 #include "cc/gpu/nvdec_api.h"
 #include "cc/gpu/nvdec_pool.h"
 #include "cc/gpu/testing/check_driver.h"
-#include "cc/gpu/testing/hevc_coded_size.h"
 #include "cc/util/status.h"
 
 namespace tfg {
@@ -34,6 +33,11 @@ class FakeNvdec;
 }  // namespace testing
 class NvdecRgbDecoder;
 namespace testing {
+
+// A picture's coded size (its SPS's pic_width/height_in_luma_samples).
+struct HevcSize {
+  int coded_width = 0, coded_height = 0;
+};
 
 struct RunSample {
   std::string set, file;

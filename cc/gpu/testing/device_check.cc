@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <memory>
 #include <random>
@@ -29,7 +30,10 @@
 #include <thread>
 #include <vector>
 
+#include "cc/codec/hevc_coded_size.h"
 #include "cc/codec/ycbcr.h"
+#include "cc/gpu/decode_hevc_body.h"
+#include "cc/gpu/decode_hevc_warped_body.h"
 #include "cc/gpu/nvdec_pool.h"
 #include "cc/gpu/nvdec_rgb.h"
 #include "cc/gpu/nvdec_warp.h"
@@ -37,7 +41,6 @@
 #include "cc/gpu/testing/check_driver.h"
 #include "cc/gpu/testing/decode_runs.h"
 #include "cc/gpu/testing/extra_phases.h"
-#include "cc/gpu/testing/hevc_coded_size.h"
 #include "cc/util/json_text.h"
 #include "cc/warp/similarity_warp.h"
 
@@ -259,16 +262,15 @@ Status CheckRgb(Device& dev, const StreamWarper& warper, warp::Layout layout, in
   for (int c = 0; c < clips; ++c)
     for (int f = 0; f < frames; ++f) m.insert(m.end(), &clip_m[9 * c], &clip_m[9 * c] + 9);
   const float bias[4] = {0, 0, 0, 0}, norm[4] = {1, 1, 1, 1}, oob[4] = {0, 128, 255, 64};
-  CUdeviceptr d_src, d_m, d_bias, d_norm, d_oob, d_dst;
+  CUdeviceptr d_src, d_params, d_dst;
   TFG_RETURN_IF_ERROR(dev.Upload(src.data(), src.size(), &d_src));
-  TFG_RETURN_IF_ERROR(dev.Upload(m.data(), m.size() * 4, &d_m));
-  TFG_RETURN_IF_ERROR(dev.Upload(bias, 16, &d_bias));
-  TFG_RETURN_IF_ERROR(dev.Upload(norm, 16, &d_norm));
-  TFG_RETURN_IF_ERROR(dev.Upload(oob, 16, &d_oob));
+  TFG_RETURN_IF_ERROR(dev.Alloc(StreamWarper::ParamFloats(n, channels) * 4, &d_params));
   TFG_RETURN_IF_ERROR(dev.Alloc(out_size * n * 4, &d_dst));
   TFG_RETURN_IF_ERROR(dev.Poison(d_dst, out_size * n * 4));
-  TFG_RETURN_IF_ERROR(
-      warper.Launch(g, n, d_src, d_m, d_bias, d_norm, d_oob, d_dst, dev.stream));
+  // As the op runs it: the clips' matrices and the channel parameters from
+  // host memory, copied and warped on the stream (StreamWarper::LaunchFromHost).
+  TFG_RETURN_IF_ERROR(warper.LaunchFromHost(g, clips, frames, clip_m.data(), bias, norm, oob,
+                                            d_src, d_params, d_dst, dev.stream));
   std::vector<float> got(out_size * n);
   TFG_RETURN_IF_ERROR(dev.Download(d_dst, got.data(), got.size() * 4));
   std::vector<float> want(out_size);
@@ -558,20 +560,6 @@ WarpPlanner PlanFor(const Data& data, size_t i, CUdeviceptr dst) {
   };
 }
 
-// The decoders' maximum: the largest *coded* side (the SPS's; a picture's
-// displayed size can be smaller than the frame NVDEC decodes, and a decoder
-// sized from it is destroyed and created again for that picture).
-int LargestCodedSide(const Data& data) {
-  int m = 0;
-  for (const Sample& s : data.samples) {
-    HevcSize size;
-    if (ReadHevcSize(s.bytes.data(), s.bytes.size(), s.file.c_str(), &size).ok()) {
-      m = std::max({m, size.coded_width, size.coded_height});
-    }
-  }
-  return m;
-}
-
 int LargestSide(const Data& data) {
   int m = 0;
   for (const Sample& s : data.samples) m = std::max({m, s.width, s.height});
@@ -611,7 +599,6 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
   NvdecPoolOptions options;
   options.sessions = 1;
   NvdecRgbDecoder decoder(d.cuda, d.nvdec_api, d.fatbin, d.fatbin_size, options);
-  decoder.RaiseMaxSize(LargestCodedSide(data), LargestCodedSide(data));  // as the ops do
   const size_t n = a.small ? std::min<size_t>(4, data.samples.size()) : data.samples.size();
   const size_t per = static_cast<size_t>(data.out_size) * data.out_size * 3;
   CUdeviceptr d_out;
@@ -619,31 +606,53 @@ int NvdecPhase(const CheckDriver& d, const Args& a) {
   if (s.ok()) s = dev.Poison(d_out, per * n * 4);
   std::string errors;
   int failed = 0;
-  // Every sample, its error caught: the samples after it still run.
-  for (size_t i = 0; s.ok() && i < n; ++i) {
-    const Sample& sample = data.samples[i];
-    const Status one = DecodeWarped(&decoder, sample.bytes.data(), sample.bytes.size(),
-                                    dev.stream, sample.file.c_str(),
-                                    PlanFor(data, i, d_out + per * 4 * i));
-    if (!one.ok()) {
-      ++failed;
-      if (failed <= 5) errors += (errors.empty() ? "" : ", ") + JsonQuoted(one.message());
+  // decode_hevc_warped's body as the op runs it: one batch of every sample
+  // (decoders sized from the SPSs first), decodes on the body's threads, the
+  // per-picture errors in `done`; the samples after a failed one still run.
+  TaskThreads* threads = TaskThreads::ForDecodes();  // the ops' threads
+  if (s.ok()) {
+    auto batch = std::make_shared<WarpedBatch>();
+    batch->stream = dev.stream;
+    for (size_t i = 0; i < n; ++i) {
+      const Sample& sample = data.samples[i];
+      batch->pictures.push_back({sample.bytes.data(), sample.bytes.size(), sample.file});
+    }
+    batch->plan = [&data, d_out, per](int64_t i, int width, int height, RegionWarp* w,
+                                      CUdeviceptr* dst) {
+      return PlanFor(data, static_cast<size_t>(i), d_out + per * 4 * i)(width, height, w, dst);
+    };
+    std::promise<std::vector<Status>> statuses;
+    DecodeWarpedBatch(&decoder, threads, batch,
+                      [&](std::vector<Status> got) { statuses.set_value(std::move(got)); });
+    for (const Status& one : statuses.get_future().get()) {
+      if (!one.ok()) {
+        ++failed;
+        if (failed <= 5) errors += (errors.empty() ? "" : ", ") + JsonQuoted(one.message());
+      }
     }
   }
-  // decode_hevc's path (NVDEC -> RGB kernel) on every sample too: errors only.
+  // decode_hevc's body (NVDEC -> RGB kernel) on every sample too, one call
+  // each as the op is called: errors only.
   int rgb_failed = 0;
   CUdeviceptr d_rgb = 0;
   if (s.ok()) s = dev.Alloc(static_cast<size_t>(LargestSide(data)) * LargestSide(data) * 3, &d_rgb);
   for (size_t i = 0; s.ok() && i < n; ++i) {
     const Sample& sample = data.samples[i];
-    const Status one = decoder.Decode(
-        sample.bytes.data(), sample.bytes.size(), true, dev.stream, sample.file.c_str(),
-        [&](int width, int height, RgbRegion* region, CUdeviceptr* dst) {
-          region->width = std::min(width, sample.width);
-          region->height = std::min(height, sample.height);
-          *dst = d_rgb;
-          return Status::Ok();
-        });
+    auto picture = std::make_shared<RgbPicture>();
+    picture->data = sample.bytes.data();
+    picture->size = sample.bytes.size();
+    picture->what = sample.file;
+    picture->stream = dev.stream;
+    picture->allocate = [&sample, d_rgb](int width, int height, RgbRegion* region,
+                                         CUdeviceptr* dst) {
+      region->width = std::min(width, sample.width);
+      region->height = std::min(height, sample.height);
+      *dst = d_rgb;
+      return Status::Ok();
+    };
+    std::promise<Status> decoded;
+    DecodeHevcRgb(&decoder, threads, picture, [&](Status got) { decoded.set_value(got); });
+    const Status one = decoded.get_future().get();
     if (!one.ok()) {
       ++rgb_failed;
       if (failed + rgb_failed <= 5) errors += (errors.empty() ? "" : ", ") + JsonQuoted(one.message());

@@ -86,6 +86,18 @@ CUresult CUDAAPI FakeCtxPop(CUcontext* ctx) {
 // any more, so nothing still reads a picture.
 void AbortAllWork() {
   for (auto& [stream, s] : g_fake->streams) s.completed = s.queued;
+  g_fake->progress.notify_all();
+}
+
+// A driver wait: with blocking_waits, blocks (the fake unlocked) until
+// `done()`; otherwise returns at once (the caller then completes the work).
+template <typename Done>
+void WaitFor(std::unique_lock<std::recursive_mutex>& lock, Done done) {
+  if (!g_fake->blocking_waits) return;
+  ++g_fake->waiters;
+  g_fake->progress.notify_all();  // a test may be waiting for a waiter
+  g_fake->progress.wait(lock, done);
+  --g_fake->waiters;
 }
 
 CUresult CUDAAPI FakeCtxSynchronize() {
@@ -95,6 +107,12 @@ CUresult CUDAAPI FakeCtxSynchronize() {
     return injected;
   }
   if (!g_fake->ContextCurrent()) g_fake->Violation("cuCtxSynchronize without a context");
+  WaitFor(lock, [] {
+    for (auto& [stream, s] : g_fake->streams) {
+      if (s.completed < s.queued) return false;
+    }
+    return true;
+  });
   for (auto& [stream, s] : g_fake->streams) s.completed = s.queued;
   return CUDA_SUCCESS;
 }
@@ -105,6 +123,7 @@ CUresult CUDAAPI FakeEventCreate(CUevent* event, unsigned int flags) {
   if (!g_fake->ContextCurrent()) g_fake->Violation("cuEventCreate without a context");
   *event = Handle<CUevent>(g_fake->next_id++);
   g_fake->events[*event] = FakeNvdec::Event();
+  g_fake->events[*event].flags = flags;
   return CUDA_SUCCESS;
 }
 
@@ -146,9 +165,18 @@ CUresult CUDAAPI FakeEventSynchronize(CUevent event) {
   }
   auto it = g_fake->events.find(event);
   if (it == g_fake->events.end()) return kInvalidValue;
+  // Without CU_EVENT_BLOCKING_SYNC the driver may spin the waiting CPU thread
+  // until the GPU gets there (CUDA driver API, cuEventCreate's flags).
+  if (!(it->second.flags & CU_EVENT_BLOCKING_SYNC)) {
+    g_fake->Violation("cuEventSynchronize on an event created without CU_EVENT_BLOCKING_SYNC "
+                      "(the wait may spin a CPU thread)");
+  }
   if (it->second.recorded) {
-    auto& s = g_fake->streams[it->second.stream];
-    s.completed = std::max(s.completed, it->second.marks);  // blocks until the GPU got there
+    const CUstream stream = it->second.stream;
+    const uint64_t marks = it->second.marks;
+    WaitFor(lock, [&] { return g_fake->streams[stream].completed >= marks; });
+    auto& s = g_fake->streams[stream];
+    s.completed = std::max(s.completed, marks);  // blocks until the GPU got there
   }
   return CUDA_SUCCESS;
 }
@@ -159,8 +187,10 @@ CUresult CUDAAPI FakeStreamSynchronize(CUstream stream) {
     AbortAllWork();
     return injected;
   }
+  const uint64_t queued = g_fake->streams[stream].queued;
+  WaitFor(lock, [&] { return g_fake->streams[stream].completed >= queued; });
   auto& s = g_fake->streams[stream];
-  s.completed = s.queued;
+  s.completed = std::max(s.completed, queued);
   return CUDA_SUCCESS;
 }
 
@@ -252,6 +282,18 @@ CUresult CUDAAPI FakeReconfigureDecoder(CUvideodecoder decoder,
     g_fake->Violation("decoder reconfigured beyond its maximum size");
     return kInvalidValue;
   }
+  // The decode surfaces are allocated with the decoder: a reconfigure cannot
+  // add any (cuviddec.h's ulNumDecodeSurfaces; NVIDIA's NvDecoder.cpp makes a
+  // new decoder for more), and the stream's DPB needs its minimum.
+  if (info->ulNumDecodeSurfaces > it->second.surfaces) {
+    g_fake->Violation(Str("decoder reconfigured to ", info->ulNumDecodeSurfaces,
+                          " decode surfaces, more than the ", it->second.surfaces,
+                          " it was created with"));
+    return kInvalidValue;
+  }
+  if (info->ulNumDecodeSurfaces < static_cast<unsigned>(g_fake->min_decode_surfaces)) {
+    g_fake->Violation("decoder reconfigured with fewer surfaces than the stream needs");
+  }
   it->second.width = info->ulWidth;
   it->second.height = info->ulHeight;
   it->second.decoded.assign(it->second.surfaces, false);
@@ -340,7 +382,7 @@ CUresult CUDAAPI FakeGetDecodeStatus(CUvideodecoder decoder, int surface,
   }
   *status = {};
   status->decodeStatus = static_cast<cuvidDecodeStatus>(
-      g_fake->corrupt_pictures > 0 ? cuvidDecodeStatus_Error : cuvidDecodeStatus_Success);
+      g_fake->corrupt_pictures > 0 ? g_fake->corrupt_status : cuvidDecodeStatus_Success);
   if (g_fake->corrupt_pictures > 0) --g_fake->corrupt_pictures;
   return CUDA_SUCCESS;
 }
@@ -360,12 +402,14 @@ CUresult CUDAAPI FakeDestroyVideoParser(CUvideoparser parser) {
   return injected;
 }
 
+// The fake picture: the packet's last 12 bytes (after the SPS FakeSampleBytes
+// puts first, which the fake parser does not read).
 bool ParseSample(const CUVIDSOURCEDATAPACKET& packet, FakeSample* sample) {
-  if (packet.payload == nullptr || packet.payload_size != 12 ||
-      std::memcmp(packet.payload, "FAKE", 4) != 0) {
+  if (packet.payload == nullptr || packet.payload_size < 12 ||
+      std::memcmp(packet.payload + packet.payload_size - 12, "FAKE", 4) != 0) {
     return false;
   }
-  const unsigned char* p = packet.payload + 4;
+  const unsigned char* p = packet.payload + packet.payload_size - 12 + 4;
   sample->width = p[0] | p[1] << 8;
   sample->height = p[2] | p[3] << 8;
   sample->chroma_format = p[4];
@@ -463,12 +507,75 @@ CUresult CUDAAPI FakeParseVideoData(CUvideoparser parser, CUVIDSOURCEDATAPACKET*
 
 }  // namespace
 
+namespace {
+
+// Bits of an RBSP, most significant first.
+struct BitWriter {
+  std::vector<uint8_t> bytes;
+  int used = 8;  // bits used in the last byte
+  void U(uint32_t value, int n) {
+    for (int i = n - 1; i >= 0; --i) {
+      if (used == 8) {
+        bytes.push_back(0);
+        used = 0;
+      }
+      bytes.back() |= static_cast<uint8_t>(((value >> i) & 1u) << (7 - used));
+      ++used;
+    }
+  }
+  void Ue(uint32_t value) {
+    const uint32_t v = value + 1;
+    int bits = 0;
+    while ((v >> bits) > 1) ++bits;
+    U(0, bits);
+    U(v, bits + 1);
+  }
+};
+
+// An HEVC SPS NAL unit (start code, header, emulation prevention) giving the
+// coded size the fake parser reports: what a reader of the sample's SPS
+// (codec::HevcCodedSize) finds before any decode.
+std::vector<uint8_t> SpsNal(unsigned coded_width, unsigned coded_height, int chroma_format) {
+  BitWriter w;
+  w.U(0, 4);  // sps_video_parameter_set_id
+  w.U(0, 3);  // sps_max_sub_layers_minus1
+  w.U(1, 1);  // sps_temporal_id_nesting_flag
+  w.U(1, 8);  // profile space, tier, profile idc (Main)
+  w.U(0x60000000u, 32);  // compatibility flags
+  w.U(0, 32);
+  w.U(0, 16);
+  w.U(93, 8);  // level 3.1
+  w.Ue(0);     // sps_seq_parameter_set_id
+  w.Ue(static_cast<uint32_t>(chroma_format));
+  if (chroma_format == 3) w.U(0, 1);
+  w.Ue(coded_width);
+  w.Ue(coded_height);
+  w.U(1, 1);  // rbsp stop bit (the rest of the SPS left out)
+  std::vector<uint8_t> nal = {0, 0, 0, 1, 33 << 1, 1};
+  int zeros = 0;
+  for (uint8_t b : w.bytes) {
+    if (zeros >= 2 && b <= 3) {
+      nal.push_back(3);
+      zeros = 0;
+    }
+    nal.push_back(b);
+    zeros = b == 0 ? zeros + 1 : 0;
+  }
+  return nal;
+}
+
+}  // namespace
+
 std::vector<uint8_t> FakeSampleBytes(const FakeSample& s) {
-  return {'F', 'A', 'K', 'E',
+  std::vector<uint8_t> bytes = SpsNal((s.width + 7) / 8 * 8, (s.height + 7) / 8 * 8,
+                                      s.chroma_format);
+  const std::vector<uint8_t> picture = {'F', 'A', 'K', 'E',
           static_cast<uint8_t>(s.width & 0xFF), static_cast<uint8_t>(s.width >> 8),
           static_cast<uint8_t>(s.height & 0xFF), static_cast<uint8_t>(s.height >> 8),
           static_cast<uint8_t>(s.chroma_format), static_cast<uint8_t>(s.bit_depth_minus8),
           static_cast<uint8_t>(s.pictures), static_cast<uint8_t>(s.defer_display ? 1 : 0)};
+  bytes.insert(bytes.end(), picture.begin(), picture.end());
+  return bytes;
 }
 
 FakeNvdec::FakeNvdec() {
@@ -540,6 +647,12 @@ void FakeNvdec::LaunchKernel(CUstream stream, unsigned long long luma) {
 void FakeNvdec::CompleteStream(CUstream stream) {
   std::lock_guard<std::recursive_mutex> lock(mutex);
   streams[stream].completed = streams[stream].queued;
+  progress.notify_all();
+}
+
+int FakeNvdec::waiting() const {
+  std::lock_guard<std::recursive_mutex> lock(mutex);
+  return waiters;
 }
 
 std::vector<std::string> FakeNvdec::calls() const {

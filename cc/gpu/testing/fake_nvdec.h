@@ -2,11 +2,14 @@
 // call, can fail any call, models streams, events and surfaces, and notes
 // every rule the pool breaks (decoding into a surface still in use, unmapping
 // while a kernel may still read the picture, reconfiguring with pictures
-// mapped, calls without a context, objects leaked).
+// mapped or to more decode surfaces than the decoder was created with, waiting
+// on an event created without CU_EVENT_BLOCKING_SYNC, calls without a context,
+// objects leaked). Where the driver refuses a call, the fake refuses it too.
 //
 // The fake's parser does not parse HEVC: a sample for it is a FakeSample
 // (coded size, chroma format, bit depth, pictures in it) serialized by
-// FakeSampleBytes. It calls the pool's callbacks the way NVIDIA's parser does
+// FakeSampleBytes after a real SPS NAL unit giving its coded size (what the
+// GPU bodies read before decoding). It calls the pool's callbacks the way NVIDIA's parser does
 // (sequence callback on the first picture and on every format change, decode
 // callback with surface indices cycling over the decode surfaces, display
 // callback after decoding, or at end of stream when `defer_display` is set).
@@ -16,6 +19,7 @@
 #define TF_GULP_CC_GPU_TESTING_FAKE_NVDEC_H_
 
 #include <cstdint>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
@@ -68,8 +72,19 @@ class FakeNvdec {
   // x 1.5 bytes (NV12), what TensorFlow's allocator leaves the driver.
   uint64_t device_memory = 0;
   // The next this many pictures cuvidGetDecodeStatus is asked about report
-  // cuvidDecodeStatus_Error (a corrupt picture still decodes and maps).
+  // `corrupt_status` (a corrupt picture still decodes and maps):
+  // cuvidDecodeStatus_Error, or cuvidDecodeStatus_Error_Concealed (the driver
+  // hid the damage: the picture is still wrong).
   int corrupt_pictures = 0;
+  int corrupt_status = cuvidDecodeStatus_Error;
+  // Waits as the driver waits: cuEventSynchronize, cuStreamSynchronize and
+  // cuCtxSynchronize block until CompleteStream (or a failed wait) got the
+  // stream past the work waited for. Off: a wait completes the work at once
+  // (a GPU that always gets there).
+  bool blocking_waits = false;
+  // Threads blocked in one of those waits now (blocking_waits only): what a
+  // test waits for instead of sleeping.
+  int waiting() const;
 
   // Every call in order, e.g. "cuvidMapVideoFrame(decoder=1, surface=2)".
   std::vector<std::string> calls() const;
@@ -95,6 +110,7 @@ class FakeNvdec {
     uint64_t completed = 0;  // all work up to this number has finished
   };
   struct Event {
+    unsigned flags = 0;  // cuEventCreate's
     CUstream stream = nullptr;
     uint64_t marks = 0;  // the stream's work it waits for
     bool recorded = false;
@@ -135,6 +151,8 @@ class FakeNvdec {
   std::map<int, Decoder> decoders;
   std::map<int, Parser> parsers;
   std::map<unsigned long long, Frame> frames;     // by luma pointer
+  std::condition_variable_any progress;           // a stream completed more work
+  int waiters = 0;                                // threads blocked in a wait
   int next_id = 1000;  // events
   int next_decoder = 1;
   int next_parser = 1;

@@ -7,10 +7,11 @@
 // header or library at build or link time; the driver libraries are opened at
 // run time, so the op library loads everywhere.
 //
-// Asynchronous: the executor thread only parses the sample; the NVDEC calls
-// (which may wait for a free decode surface) or the fallback's CPU decode run
-// on TensorFlow's CPU worker threads, and `done` runs once the conversion (or
-// the fallback's copy) is queued on the stream.
+// Asynchronous: the executor thread only parses the sample; the decode is
+// the TensorFlow-free body's (cc/gpu/decode_hevc_body.h: decoders sized from
+// the SPS, the NVDEC calls on the body's own threads, never TensorFlow's), the
+// fallback's CPU decode runs on TensorFlow's CPU worker threads or the body's,
+// and `done` runs once the conversion (or the fallback's copy) is queued.
 //
 // Fallback: where NVDEC cannot be used (a build without nvcc, no NVIDIA
 // driver or one older than R580, no libnvcuvid.so.1 as in containers started
@@ -24,6 +25,7 @@
 #include <string>
 
 #include "cc/codec/hevc_sample.h"
+#include "cc/gpu/decode_hevc_body.h"
 #include "cc/gpu/nvdec_rgb.h"
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/device.h"
@@ -91,59 +93,60 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
                          done);
     tfg::gpu::NvdecRgbDecoder* decoder = nullptr;
     const tfg::Status available = tfg::gpu::NvdecRgbDecoder::Get(&decoder);
-    if (!available.ok()) WarnFallbackOnce(false, available);
-    // Not on the executor thread: NVDEC may wait for a free surface, the CPU decode takes a while.
-    ctx->device()->tensorflow_cpu_worker_threads()->workers->Schedule(
-        [this, ctx, sample, decoder, cu_stream, done = std::move(done)]() mutable {
-          if (decoder == nullptr) {
+    if (!available.ok()) {
+      WarnFallbackOnce(false, available);
+      // The CPU decode takes a while: not on the executor thread.
+      ctx->device()->tensorflow_cpu_worker_threads()->workers->Schedule(
+          [this, ctx, sample, done = std::move(done)]() mutable {
             DecodeOnHost(ctx, sample, std::move(done));
-          } else {
-            DecodeWithNvdec(ctx, sample, decoder, cu_stream, std::move(done));
+          });
+      return;
+    }
+    // The rest is the TensorFlow-free body (cc/gpu/decode_hevc_body.h): the
+    // decoders sized from the SPS, the decode on the body's own threads
+    // (NVDEC may wait for a free surface there, never on TensorFlow's).
+    auto picture = std::make_shared<tfg::gpu::RgbPicture>();
+    picture->data = reinterpret_cast<const uint8_t*>(sample->parsed.annex_b.data());
+    picture->size = sample->parsed.annex_b.size();
+    picture->what = sample->what;
+    picture->bilinear_chroma = attrs_.chroma == tfg::codec::ChromaUpsampling::kBilinear;
+    picture->stream = cu_stream;
+    auto allocated = std::make_shared<absl::Status>();  // TensorFlow's own, if allocate_output failed
+    picture->allocate = [this, ctx, sample, allocated](int width, int height,
+                                                       tfg::gpu::RgbRegion* region,
+                                                       CUdeviceptr* dst) {
+      tfg::codec::PictureRegion keep;
+      TFG_RETURN_IF_ERROR(tfg::codec::HevcSampleRegion(sample->parsed, attrs_.clean(), width,
+                                                       height, sample->what, &keep));
+      *region = {keep.x, keep.y, keep.width, keep.height};
+      Tensor* output = nullptr;
+      *allocated = ctx->allocate_output(0, TensorShape({region->height, region->width, 3}), &output);
+      if (!allocated->ok()) return tfg::InternalError(allocated->message());
+      *dst = reinterpret_cast<CUdeviceptr>(output->tensor_data().data());
+      return tfg::Status::Ok();
+    };
+    // A picture NVDEC cannot take (outside its size limits; a GPU whose NVDEC
+    // lacks 8-bit 4:2:0 HEVC): the CPU decodes it; `done` then comes from the copy.
+    auto on_host = std::make_shared<bool>(false);
+    picture->on_host = [on_host](const tfg::Status& why) {
+      WarnFallbackOnce(true, why);
+      *on_host = true;
+      return tfg::Status::Ok();
+    };
+    tfg::gpu::DecodeHevcRgb(
+        decoder, tfg::gpu::TaskThreads::ForDecodes(), picture,
+        [this, ctx, sample, picture, allocated, on_host,
+         done = std::move(done)](tfg::Status decoded) mutable {
+          if (*on_host) {
+            DecodeOnHost(ctx, sample, std::move(done));
+            return;
           }
+          ctx->SetStatus(allocated->ok() ? ToTfStatus(decoded) : *allocated);
+          done();
         });
   }
 
  private:
-  void DecodeWithNvdec(OpKernelContext* ctx, std::shared_ptr<Sample> sample,
-                       tfg::gpu::NvdecRgbDecoder* decoder, CUstream stream, DoneCallback done) {
-    absl::Status allocated;  // TensorFlow's own status if allocate_output failed
-    bool output_made = false;
-    const tfg::Status decoded = decoder->Decode(
-        reinterpret_cast<const uint8_t*>(sample->parsed.annex_b.data()),
-        sample->parsed.annex_b.size(),
-        attrs_.chroma == tfg::codec::ChromaUpsampling::kBilinear, stream, sample->what.c_str(),
-        [&](int width, int height, tfg::gpu::RgbRegion* region, CUdeviceptr* dst) {
-          tfg::codec::PictureRegion keep;
-          TFG_RETURN_IF_ERROR(tfg::codec::HevcSampleRegion(sample->parsed, attrs_.clean(), width, height,
-                                                           sample->what, &keep));
-          region->x = keep.x;
-          region->y = keep.y;
-          region->width = keep.width;
-          region->height = keep.height;
-          Tensor* output = nullptr;
-          allocated = ctx->allocate_output(
-              0, TensorShape({region->height, region->width, 3}), &output);
-          if (!allocated.ok()) return tfg::InternalError(allocated.message());
-          output_made = true;
-          *dst = reinterpret_cast<CUdeviceptr>(output->tensor_data().data());
-          return tfg::Status::Ok();
-        });
-    // Pictures NVDEC cannot take (outside its size limits; a GPU whose NVDEC
-    // lacks 8-bit 4:2:0 HEVC): the CPU decodes them.
-    if (!output_made && (decoded.code() == tfg::StatusCode::kOutOfRange ||
-                         decoded.code() == tfg::StatusCode::kUnavailable)) {
-      WarnFallbackOnce(true, decoded);
-      DecodeOnHost(ctx, sample, std::move(done));
-      return;
-    }
-    if (!allocated.ok()) {
-      ctx->SetStatus(allocated);
-    } else {
-      ctx->SetStatus(ToTfStatus(decoded));
-    }
-    done();
-  }
-
   // The fallback: the CPU kernel's decode into pinned host memory, then one
   // copy to the output on the device.
   void DecodeOnHost(OpKernelContext* ctx, std::shared_ptr<Sample> sample,

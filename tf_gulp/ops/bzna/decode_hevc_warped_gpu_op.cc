@@ -3,17 +3,18 @@
 // kernel uses) and warped by one fused kernel per picture that reads the
 // mapped NV12 surface directly (Y'CbCr -> RGB per tap, bilinear warp,
 // (v - bias) * norm) into its slot of the output TensorFlow allocates on its
-// own stream (cc/gpu/nvdec_warp.*: decode -> fused kernel -> event -> unmap,
-// TensorFlow-free and tested against fake driver tables). Same attrs, shapes,
+// own stream (cc/gpu/decode_hevc_warped_body.*, nvdec_warp.*: decode -> fused
+// kernel -> event -> unmap, TensorFlow-free and tested against fake driver
+// tables). Same attrs, shapes,
 // dtypes and per-(seed, epoch, element) matrices as the CPU kernel
 // (decode_hevc_warped_op.cc): the matrix is drawn in C++ from the same key
 // with the same sizes. Nothing here needs a CUDA header or library.
 //
-// Asynchronous: the executor thread checks the inputs and allocates the
-// output; TensorFlow's CPU worker threads parse the samples and run the NVDEC
-// calls (several pictures in flight: the pool has one session per NVDEC engine
-// and waits for a free surface there), and `done` runs once every picture's
-// kernel (or the fallback's copy) is queued or finished.
+// Asynchronous: the executor thread checks the inputs, allocates the output
+// and parses the MP4s; the rest is the TensorFlow-free body
+// (cc/gpu/decode_hevc_warped_body.h: decoders sized for the batch's largest
+// coded picture, decodes on the body's own threads, never TensorFlow's), and
+// `done` runs once every picture's kernel (or the fallback's copy) is queued.
 //
 // Fallback: where NVDEC cannot be used at all (a build without nvcc, no
 // driver or one older than R580, no libnvcuvid.so.1) the whole batch runs the
@@ -33,7 +34,8 @@
 #include "cc/codec/hevc_decoder.h"
 #include "cc/codec/hevc_sample.h"
 #include "cc/codec/hevc_warp.h"
-#include "cc/gpu/nvdec_warp.h"
+#include "cc/gpu/decode_hevc_warped_body.h"
+#include "cc/util/first_error.h"
 #include "cc/util/stateless_random.h"
 #include "cc/warp/similarity_transform.h"
 #include "tensorflow/core/framework/device.h"
@@ -51,10 +53,6 @@
 
 namespace tf_gulp {
 namespace {
-
-// Pictures decoded at once per op: enough to keep an H100's 7 NVDEC engines
-// busy (the pool's sessions) while a worker parses the next sample.
-constexpr int64_t kPicturesInFlight = 8;
 
 void WarnFallbackOnce(bool per_picture, const tfg::Status& why) {
   static std::once_flag unavailable, picture;
@@ -74,11 +72,12 @@ struct Batch {
   int64_t size = 0;
   std::vector<std::string> what;     // names the samples in errors
   std::vector<tfg::Status> statuses;
-  std::atomic<int> tasks_left{0};
+  std::vector<tfg::codec::ParsedHevcSample> parsed;  // the MP4s, kept until done
   std::mutex mu;                     // guards the two below and allocate_temp
   std::vector<int64_t> on_host;      // pictures NVDEC could not take
   std::vector<Tensor> host;          // their CPU results (pinned), same order
   std::vector<Tensor> slots;         // their slots of the output, kept alive for the copies
+  tfg::FirstError<absl::Status> copy_error;  // the first failed copy's
 };
 
 class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
@@ -141,39 +140,36 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
       });
       return;
     }
-    const int64_t tasks = std::min(batch->size, kPicturesInFlight);
-    batch->tasks_left = static_cast<int>(tasks);
-    auto shared_done = std::make_shared<DoneCallback>(std::move(done));
-    for (int64_t k = 0; k < tasks; ++k) {
-      workers->Schedule([this, batch, decoder, cu_stream, k, tasks, shared_done] {
-        // Parse this task's samples first and tell the pools the largest
-        // coded size among them, so that decoders are created at least that
-        // large and smaller pictures reconfigure (NvdecPool::RaiseMaxSize).
-        std::vector<int64_t> mine;
-        for (int64_t i = k; i < batch->size; i += tasks) mine.push_back(i);
-        std::vector<std::unique_ptr<tfg::codec::ParsedHevcSample>> parsed(mine.size());
-        int max_w = 0, max_h = 0;
-        for (size_t j = 0; j < mine.size(); ++j) {
-          parsed[j] = std::make_unique<tfg::codec::ParsedHevcSample>();
-          const int64_t i = mine[j];
-          const tstring& bytes = Sample(*batch, i);
-          batch->statuses[i] = tfg::codec::ParseHevcSample(
-              reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), attrs_.extra.track,
-              batch->what[i], parsed[j].get());
-          if (!batch->statuses[i].ok()) continue;
-          const auto& track = parsed[j]->picture_track();
-          max_w = std::max(max_w, track.coded_width);
-          max_h = std::max(max_h, track.coded_height);
-        }
-        decoder->RaiseMaxSize(max_w, max_h);
-        for (size_t j = 0; j < mine.size(); ++j) {
-          const int64_t i = mine[j];
-          if (!batch->statuses[i].ok()) continue;
-          batch->statuses[i] = OneWithNvdec(batch.get(), decoder, cu_stream, i, *parsed[j]);
-        }
-        if (--batch->tasks_left == 0) Finish(batch, std::move(*shared_done));
-      });
+    // The MP4s parsed here (host work, no waiting); everything from the
+    // decoders' sizing to the last kernel is the body's (cc/gpu/
+    // decode_hevc_warped_body.h), on its own threads.
+    batch->parsed.resize(batch->size);
+    auto body = std::make_shared<tfg::gpu::WarpedBatch>();
+    body->stream = cu_stream;
+    for (int64_t i = 0; i < batch->size; ++i) {
+      const tstring& bytes = Sample(*batch, i);
+      batch->statuses[i] = tfg::codec::ParseHevcSample(
+          reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), attrs_.extra.track,
+          batch->what[i], &batch->parsed[i]);
+      const std::string& annex_b = batch->parsed[i].annex_b;
+      body->pictures.push_back({reinterpret_cast<const uint8_t*>(annex_b.data()), annex_b.size(),
+                                batch->what[i]});
     }
+    Batch* b = batch.get();
+    body->plan = [this, b](int64_t i, int width, int height, tfg::gpu::RegionWarp* w,
+                           CUdeviceptr* dst) { return Plan(*b, i, width, height, w, dst); };
+    body->on_host = [this, b](int64_t i, const tfg::Status& why) {
+      WarnFallbackOnce(true, why);
+      return OnHost(b, i, b->parsed[i]);
+    };
+    tfg::gpu::DecodeWarpedBatch(
+        decoder, tfg::gpu::TaskThreads::ForDecodes(), body,
+        [this, batch, body, done = std::move(done)](std::vector<tfg::Status> statuses) mutable {
+          for (int64_t i = 0; i < batch->size; ++i) {
+            if (batch->statuses[i].ok()) batch->statuses[i] = statuses[i];  // parse errors first
+          }
+          Finish(batch, std::move(done));
+        });
   }
 
  private:
@@ -185,50 +181,36 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
   }
   size_t Values() const { return static_cast<size_t>(attrs_.output_height) * attrs_.output_width * 3; }
 
-  // Picture i with NVDEC and the fused kernel, straight into its output slot;
-  // a picture NVDEC cannot take goes to the CPU (OnHost).
-  tfg::Status OneWithNvdec(Batch* b, tfg::gpu::NvdecRgbDecoder* decoder, CUstream stream,
-                           int64_t i, const tfg::codec::ParsedHevcSample& parsed) {
-    const std::string& what = b->what[i];
-    bool planned = false;
-    const size_t element_size = attrs_.float_output ? sizeof(float) : sizeof(uint8_t);
-    const CUdeviceptr base =
-        reinterpret_cast<CUdeviceptr>(b->output->tensor_data().data()) + i * Values() * element_size;
-    const tfg::Status decoded = tfg::gpu::DecodeWarped(
-        decoder, reinterpret_cast<const uint8_t*>(parsed.annex_b.data()), parsed.annex_b.size(),
-        stream, what.c_str(),
-        [&](int width, int height, tfg::gpu::RegionWarp* w, CUdeviceptr* dst) {
-          planned = true;
-          tfg::codec::PictureRegion region;
-          TFG_RETURN_IF_ERROR(
-              tfg::codec::HevcSampleRegion(parsed, attrs_.extra.clean(), width, height, what, &region));
-          double m[9];
-          tfg::warp::TransformMatrix(attrs_.spec, Key(*b, i), region.height, region.width,
-                                     attrs_.output_height, attrs_.output_width, m);
-          w->x0 = region.x;
-          w->y0 = region.y;
-          w->width = region.width;
-          w->height = region.height;
-          for (int k = 0; k < 9; ++k) w->matrix[k] = static_cast<float>(m[k]);
-          for (int c = 0; c < 3; ++c) {
-            w->bias[c] = attrs_.float_output ? attrs_.channel_bias[c] : 0.f;
-            w->norm[c] = attrs_.float_output ? attrs_.channel_norm[c] : 1.f;
-            w->oob_color[c] = attrs_.oob_color[c];
-          }
-          w->out_height = static_cast<int>(attrs_.output_height);
-          w->out_width = static_cast<int>(attrs_.output_width);
-          w->nchw = 0;
-          w->bilinear_chroma = attrs_.extra.chroma == tfg::codec::ChromaUpsampling::kBilinear;
-          w->u8_output = !attrs_.float_output;
-          *dst = base;
-          return tfg::Status::Ok();
-        });
-    if (!planned && (decoded.code() == tfg::StatusCode::kOutOfRange ||
-                     decoded.code() == tfg::StatusCode::kUnavailable)) {
-      WarnFallbackOnce(true, decoded);
-      return OnHost(b, i, parsed);
+  // Picture i's plan once NVDEC decoded it (display size width x height): the
+  // sample's region, the matrix drawn from (seed, epoch, element), the
+  // picture's slot of the output.
+  tfg::Status Plan(const Batch& b, int64_t i, int width, int height, tfg::gpu::RegionWarp* w,
+                   CUdeviceptr* dst) const {
+    tfg::codec::PictureRegion region;
+    TFG_RETURN_IF_ERROR(tfg::codec::HevcSampleRegion(b.parsed[i], attrs_.extra.clean(), width,
+                                                     height, b.what[i], &region));
+    double m[9];
+    tfg::warp::TransformMatrix(attrs_.spec, Key(b, i), region.height, region.width,
+                               attrs_.output_height, attrs_.output_width, m);
+    w->x0 = region.x;
+    w->y0 = region.y;
+    w->width = region.width;
+    w->height = region.height;
+    for (int k = 0; k < 9; ++k) w->matrix[k] = static_cast<float>(m[k]);
+    for (int c = 0; c < 3; ++c) {
+      w->bias[c] = attrs_.float_output ? attrs_.channel_bias[c] : 0.f;
+      w->norm[c] = attrs_.float_output ? attrs_.channel_norm[c] : 1.f;
+      w->oob_color[c] = attrs_.oob_color[c];
     }
-    return decoded;
+    w->out_height = static_cast<int>(attrs_.output_height);
+    w->out_width = static_cast<int>(attrs_.output_width);
+    w->nchw = 0;
+    w->bilinear_chroma = attrs_.extra.chroma == tfg::codec::ChromaUpsampling::kBilinear;
+    w->u8_output = !attrs_.float_output;
+    const size_t element_size = attrs_.float_output ? sizeof(float) : sizeof(uint8_t);
+    *dst = reinterpret_cast<CUdeviceptr>(b.output->tensor_data().data()) +
+           i * Values() * element_size;
+    return tfg::Status::Ok();
   }
 
   // The CPU fallback of one picture NVDEC could not take: the CPU kernel's
@@ -343,8 +325,14 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
     for (size_t k = 0; k < b->on_host.size(); ++k) {
       ctx->op_device_context()->CopyCPUTensorToDevice(
           &b->host[k], device, &b->slots[k], [ctx, b, left, shared_done](const absl::Status& s) {
-            if (!s.ok()) ctx->SetStatus(s);
-            if (--*left == 0) (*shared_done)();
+            // The copies' callbacks may run at once on different threads: the
+            // first error is kept under a lock and handed to the context once,
+            // by the last callback (SetStatus from each would race).
+            b->copy_error.Note(s);
+            if (--*left == 0) {
+              if (b->copy_error.failed()) ctx->SetStatus(b->copy_error.status());
+              (*shared_done)();
+            }
           });
     }
   }

@@ -6,11 +6,11 @@
 // on machines without a GPU; TensorFlow only runs this kernel on a GPU device.
 //
 // Inputs: `images` in GPU memory; matrices, output_shape, bias, norm and
-// oob_color in host memory (checked on the host, then copied to the device in
-// one block by TensorFlow's device context). The output comes from
-// allocate_output (GPU memory). Asynchronous: the executor thread only queues
-// work; `done` runs once the parameters are on the device and the warp is
-// queued on the compute stream behind them.
+// oob_color in host memory (HostMemory: checked on the host, then copied to
+// the device on the compute stream by cuMemcpyHtoDAsync, the warp queued
+// behind the copy; cc/gpu/stream_warp.h's LaunchFromHost). The output comes
+// from allocate_output (GPU memory). `done` runs as soon as both are queued:
+// no host round trip per call.
 //
 // Fallback: where the GPU kernels cannot run (a build without nvcc, a driver
 // older than R580), the kernel copies the pictures to the host, runs the CPU
@@ -89,56 +89,31 @@ class SimilarityWarpGpuOp : public AsyncOpKernel {
   }
 
  private:
-  // One device block: the matrices (one per picture: a clip's repeated for
-  // each of its frames), then bias, norm and oob_color.
+  // The warp on TensorFlow's stream through the TensorFlow-free body
+  // (StreamWarper::LaunchFromHost): the parameters' copy from host memory and
+  // the launch are queued on the stream, with no host round trip; the device
+  // block for the parameters is TensorFlow's (its allocator orders reuse on
+  // the same stream).
   static void WarpOnGpu(OpKernelContext* ctx, std::shared_ptr<SimilarityWarpArgs> args,
                         const tfg::gpu::StreamWarper* warper, Tensor* output,
                         DoneCallback done) {
     const int64_t pictures = args->batch * args->frames;
-    const int64_t channels = args->g.channels;
-    const int64_t size = pictures * 9 + 3 * channels;
-    struct Params {
-      Tensor host, device;
-    };
-    auto params = std::make_shared<Params>();
-    OP_REQUIRES_OK_ASYNC(ctx, ctx->allocate_temp(::tensorflow::DT_FLOAT, TensorShape({size}),
-                                                 &params->host, PinnedHost()),
-                         done);
-    OP_REQUIRES_OK_ASYNC(ctx, ctx->allocate_temp(::tensorflow::DT_FLOAT, TensorShape({size}),
-                                                 &params->device),
-                         done);
-    float* p = params->host.flat<float>().data();
-    const float* m = ctx->input(1).flat<float>().data();
-    for (int64_t i = 0; i < pictures; ++i) {
-      std::memcpy(p + 9 * i, m + 9 * (i / args->frames), 9 * sizeof(float));
-    }
-    for (int k = 0; k < 3; ++k) {
-      std::memcpy(p + 9 * pictures + k * channels, ctx->input(3 + k).flat<float>().data(),
-                  channels * sizeof(float));
-    }
+    Tensor params;
+    OP_REQUIRES_OK_ASYNC(
+        ctx,
+        ctx->allocate_temp(::tensorflow::DT_FLOAT,
+                           TensorShape({tfg::gpu::StreamWarper::ParamFloats(pictures,
+                                                                            args->g.channels)}),
+                           &params),
+        done);
     CUstream cu_stream = nullptr;
     OP_REQUIRES_OK_ASYNC(ctx, ComputeStream(ctx, "similarity_warp", &cu_stream), done);
-    const Tensor images = ctx->input(0);
-    auto* device = static_cast<::tensorflow::Device*>(ctx->device());
-    ctx->op_device_context()->CopyCPUTensorToDevice(
-        &params->host, device, &params->device,
-        [ctx, args, warper, output, images, params, cu_stream,
-         done = std::move(done)](const absl::Status& copied) {
-          if (!copied.ok()) {
-            ctx->SetStatus(copied);
-            done();
-            return;
-          }
-          const CUdeviceptr block = DevicePtr(params->device);
-          const int64_t pictures = args->batch * args->frames;
-          const CUdeviceptr bias = block + 9 * pictures * sizeof(float);
-          const CUdeviceptr norm = bias + args->g.channels * sizeof(float);
-          const CUdeviceptr oob = norm + args->g.channels * sizeof(float);
-          ctx->SetStatus(ToTfStatus(warper->Launch(args->g, pictures, DevicePtr(images), block,
-                                                   bias, norm, oob, DevicePtr(*output),
-                                                   cu_stream)));
-          done();
-        });
+    ctx->SetStatus(ToTfStatus(warper->LaunchFromHost(
+        args->g, args->batch, args->frames, ctx->input(1).flat<float>().data(),
+        ctx->input(3).flat<float>().data(), ctx->input(4).flat<float>().data(),
+        ctx->input(5).flat<float>().data(), DevicePtr(ctx->input(0)), DevicePtr(params),
+        DevicePtr(*output), cu_stream)));
+    done();
   }
 
   // The fallback: device -> host, the CPU warp on TensorFlow's CPU worker

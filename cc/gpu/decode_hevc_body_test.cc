@@ -1,0 +1,158 @@
+// decode_hevc's GPU body (DecodeHevcRgb) against the fake CUDA driver +
+// NVDEC, driven as the op drives it: one picture per call, handed over on the
+// caller's thread, done called back from the body's threads.
+#include "cc/gpu/decode_hevc_body.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "cc/gpu/testing/fake_kernels.h"
+#include "cc/gpu/testing/fake_nvdec.h"
+
+namespace tfg {
+namespace gpu {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::kStream;
+
+template <typename Done>
+bool Eventually(Done done) {
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > limit) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+struct Body {
+  testing::FakeNvdec fake;
+  std::atomic<int> launches{0};
+  testing::FakeKernels kernels{
+      &fake,
+      {{"tfg_ycbcr_to_rgb_u8", [this](CUstream, void**, const LaunchDims&) { ++launches; }},
+       {"tfg_decode_warp_ycbcr", [](CUstream, void**, const LaunchDims&) {}}}};
+  std::unique_ptr<NvdecRgbDecoder> decoder;
+  std::vector<std::vector<uint8_t>> bytes;
+
+  explicit Body(int sessions = 1, int surfaces = 2) {
+    NvdecPoolOptions options;
+    options.sessions = sessions;
+    options.surfaces = surfaces;
+    decoder = std::make_unique<NvdecRgbDecoder>(kernels.cuda(), fake.nvdec(), testing::kFakeFatbin,
+                                                sizeof(testing::kFakeFatbin), options);
+  }
+
+  std::shared_ptr<RgbPicture> Picture(int width, int height) {
+    testing::FakeSample s;
+    s.width = width;
+    s.height = height;
+    bytes.push_back(testing::FakeSampleBytes(s));
+    auto p = std::make_shared<RgbPicture>();
+    p->data = bytes.back().data();
+    p->size = bytes.back().size();
+    p->what = "picture " + std::to_string(bytes.size() - 1);
+    p->stream = kStream;
+    p->allocate = [](int w, int h, RgbRegion* region, CUdeviceptr* dst) {
+      *region = {0, 0, w, h};
+      *dst = 0x10000;
+      return Status::Ok();
+    };
+    return p;
+  }
+
+  Status RunAndWait(TaskThreads* threads, std::shared_ptr<RgbPicture> picture) {
+    std::promise<Status> result;
+    DecodeHevcRgb(decoder.get(), threads, std::move(picture),
+                  [&](Status s) { result.set_value(std::move(s)); });
+    return result.get_future().get();
+  }
+
+  void ExpectCleanEnd() {
+    fake.CompleteStream(kStream);
+    decoder.reset();
+    EXPECT_THAT(fake.problems(), ::testing::IsEmpty());
+  }
+};
+
+// Issue 44 item 3: decode_hevc sizes the decoders from each picture's coded
+// size (its SPS) before decoding it, so a session whose decoder is created
+// after a larger picture was seen reconfigures for that size later.
+TEST(DecodeHevcBodyTest, DecodersCreatedLaterAreSizedForTheLargestPictureSeen) {
+  Body body(/*sessions=*/2);
+  TaskThreads threads(1);
+  // Sessions in turn: large (0), small (1), large (0), large (1).
+  for (const auto& [w, h] : {std::pair{200, 150}, {64, 48}, {200, 150}, {200, 150}}) {
+    const Status s = body.RunAndWait(&threads, body.Picture(w, h));
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  EXPECT_EQ(body.fake.Count("cuvidCreateDecoder"), 2);
+  EXPECT_GE(body.fake.Find("cuvidCreateDecoder(size=64x48, max=208x160"), 0)
+      << "session 1's decoder created at the largest coded size seen";
+  EXPECT_EQ(body.fake.Count("cuvidDestroyDecoder"), 0) << "no decoder re-created";
+  EXPECT_EQ(body.fake.Count("cuvidReconfigureDecoder"), 1);
+  EXPECT_EQ(body.launches.load(), 4);
+  body.ExpectCleanEnd();
+}
+
+// Issue 44 item 4: the decode waits on the body's threads, never the caller's.
+TEST(DecodeHevcBodyTest, TheDecodeWaitsOnTheBodysThreadsNeverTheCallers) {
+  Body body(/*sessions=*/1, /*surfaces=*/1);
+  body.fake.blocking_waits = true;
+  TaskThreads threads(1);
+  ASSERT_TRUE(body.RunAndWait(&threads, body.Picture(64, 48)).ok());  // its kernel never ran
+  std::atomic<bool> returned{false};
+  std::promise<std::thread::id> done_on;
+  auto picture = body.Picture(64, 48);
+  std::thread caller([&] {
+    DecodeHevcRgb(body.decoder.get(), &threads, picture, [&](Status s) {
+      EXPECT_TRUE(s.ok()) << s.message();
+      done_on.set_value(std::this_thread::get_id());
+    });
+    returned = true;
+  });
+  ASSERT_TRUE(Eventually([&] { return body.fake.waiting() == 1; }));
+  EXPECT_TRUE(Eventually([&] { return returned.load(); }))
+      << "the caller's thread is held by a decode";
+  body.fake.CompleteStream(kStream);
+  caller.join();
+  EXPECT_NE(done_on.get_future().get(), caller.get_id());
+  body.ExpectCleanEnd();
+}
+
+TEST(DecodeHevcBodyTest, FallbackAndErrorsReachDoneOnce) {
+  Body body;
+  body.fake.max_size = 128;
+  TaskThreads threads(1);
+  auto large = body.Picture(200, 100);
+  Status why;
+  large->on_host = [&](const Status& s) {
+    why = s;
+    return Status::Ok();
+  };
+  EXPECT_TRUE(body.RunAndWait(&threads, large).ok()) << "decoded on the host";
+  EXPECT_EQ(why.code(), StatusCode::kOutOfRange) << why.message();
+  auto failing = body.Picture(64, 48);
+  failing->allocate = [](int, int, RgbRegion*, CUdeviceptr*) {
+    return InternalError("no memory for the output");
+  };
+  const Status s = body.RunAndWait(&threads, failing);
+  EXPECT_THAT(s.message(), HasSubstr("no memory for the output"));
+  auto no_sps = std::make_shared<RgbPicture>(*body.Picture(64, 48));
+  no_sps->size = 3;  // cut inside the SPS's start code: no SPS, no picture
+  const Status bad = body.RunAndWait(&threads, no_sps);
+  EXPECT_EQ(bad.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(bad.message(), HasSubstr("no HEVC sequence parameter set"));
+  EXPECT_EQ(body.launches.load(), 0);
+  body.ExpectCleanEnd();
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace tfg
