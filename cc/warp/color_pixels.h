@@ -1,9 +1,9 @@
 // The pixel math of the colour transforms (color_transform.h), included by
 // color_transform.cc (the portable build: SSE2 on x86-64, NEON on ARM, 4
-// lanes) and color_transform_avx2.cc (the same templates compiled for AVX2 +
-// FMA, 8 lanes, used where the CPU has them). Everything here has internal
-// linkage (an unnamed namespace), so the two builds of these inline functions
-// never merge at link time. Not a public header.
+// lanes) and color_transform_avx2.cc (the same templates compiled for AVX2,
+// 8 lanes, used where the CPU has it); the two give the same bits. Everything
+// here has internal linkage (an unnamed namespace), so the two builds of these
+// inline functions never merge at link time. Not a public header.
 //
 // Written with the compilers' vector extensions (GCC and Clang): the compiler
 // does not vectorize plain loops' selects (compares may trap under the
@@ -44,7 +44,6 @@ typedef int32_t Int8 __attribute__((vector_size(32)));
 constexpr float kGrayR = 0.2989f, kGrayG = 0.587f, kGrayB = 0.114f;
 
 inline float Clamp255(float v) { return std::min(255.f, std::max(0.f, v)); }
-inline float Gray(float r, float g, float b) { return kGrayR * r + kGrayG * g + kGrayB * b; }
 
 // Every step leaves its values within [0, 255] (each clamps, or mixes values
 // within it): rounding to uint8 needs no clamp.
@@ -189,6 +188,39 @@ struct PortableFloat {
   }
 };
 
+// The sum of a picture's gray values, added in an order that does not depend
+// on the vector width, so that the 4- and 8-lane builds measure the same
+// contrast mean to the bit: each run of 8 pixels is one 8-lane float vector
+// added to float lanes (flushed to the double total every 256 of them, lane
+// by lane), the last (shorter) run pixel by pixel into the double.
+class GraySum {
+ public:
+  // `gray`: `count` pixels' gray values in picture order; `count` is a
+  // multiple of 8 except at the picture's end.
+  TFG_INLINE void Add(const float* gray, int64_t count) {
+    int64_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+      acc_ += Load<Float8>(gray + i);
+      if (++in_acc_ == 256) Flush();
+    }
+    for (; i < count; ++i) total_ += gray[i];
+  }
+  TFG_INLINE double Total() {
+    Flush();
+    return total_;
+  }
+
+ private:
+  TFG_INLINE void Flush() {
+    for (int k = 0; k < 8; ++k) total_ += acc_[k];
+    acc_ = Float8{};
+    in_acc_ = 0;
+  }
+  Float8 acc_ = Float8{};
+  int in_acc_ = 0;
+  double total_ = 0;
+};
+
 // One pass over an RGB picture of `n` pixels: each vector of pixels is read
 // from `state` (what an earlier pass left, see RunDraw) or else from
 // interleaved `src`, runs the steps [0, count) and is written to `dst`
@@ -199,10 +231,9 @@ template <typename F, typename I, typename Pixels, typename In, typename Out>
 TFG_INLINE double RunPass(const PassStep* steps, int count, const Pixels& pixels, int64_t n,
                           const In* src, const float* state_in, float* state_out, Out* dst) {
   constexpr int64_t kLanes = kLanesOf<F>;
+  static_assert((kBlock * kLanes) % 8 == 0, "a block holds whole runs of 8 pixels (GraySum)");
   const F zero = F{};
-  double total = 0;
-  F acc = zero;
-  int64_t in_acc = 0;
+  GraySum sum;
   for (int64_t start = 0; start < n; start += kLanes * kBlock) {
     F r[kBlock], g[kBlock], b[kBlock];
     for (int j = 0; j < kBlock; ++j) {
@@ -221,10 +252,10 @@ TFG_INLINE double RunPass(const PassStep* steps, int count, const Pixels& pixels
       }
     }
     RunPixels<F, I>(steps, count, r, g, b);
-    for (int j = 0; j < kBlock; ++j) {
-      const int64_t i = start + j * kLanes, rest = std::min(kLanes, n - i);
-      if (rest <= 0) break;
-      if (dst != nullptr) {
+    if (dst != nullptr) {
+      for (int j = 0; j < kBlock; ++j) {
+        const int64_t i = start + j * kLanes, rest = std::min(kLanes, n - i);
+        if (rest <= 0) break;
         if (rest == kLanes) {
           pixels.Store(r[j], g[j], b[j], dst + 3 * i);
         } else {
@@ -232,27 +263,24 @@ TFG_INLINE double RunPass(const PassStep* steps, int count, const Pixels& pixels
           pixels.Store(r[j], g[j], b[j], out);
           std::copy(out, out + 3 * rest, dst + 3 * i);
         }
-        continue;
       }
+      continue;
+    }
+    float gray[kBlock * kLanes];
+    for (int j = 0; j < kBlock; ++j) {
+      const int64_t i = start + j * kLanes;
+      if (i >= n) break;
       if (state_out != nullptr) {
         std::memcpy(state_out + 3 * i, &r[j], sizeof(F));
         std::memcpy(state_out + 3 * i + kLanes, &g[j], sizeof(F));
         std::memcpy(state_out + 3 * i + 2 * kLanes, &b[j], sizeof(F));
       }
-      if (rest < kLanes) {
-        for (int64_t k = 0; k < rest; ++k) total += Gray(r[j][k], g[j][k], b[j][k]);
-        continue;
-      }
-      acc += kGrayR * r[j] + kGrayG * g[j] + kGrayB * b[j];
-      if (++in_acc == 256) {  // float lanes, added to the double total every 256 vectors
-        for (int64_t k = 0; k < kLanes; ++k) total += acc[k];
-        acc = zero;
-        in_acc = 0;
-      }
+      const F gray_j = kGrayR * r[j] + kGrayG * g[j] + kGrayB * b[j];
+      std::memcpy(gray + j * kLanes, &gray_j, sizeof(F));
     }
+    sum.Add(gray, std::min<int64_t>(kBlock * kLanes, n - start));
   }
-  for (int64_t k = 0; k < kLanes; ++k) total += acc[k];
-  return total;
+  return sum.Total();
 }
 
 // Every step of `draw` on an RGB picture, `src` to `dst` (which may be

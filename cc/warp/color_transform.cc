@@ -23,11 +23,11 @@ Status RangeError(int index, const char* name, double lo, double hi, const char*
                               ") must be ", allowed);
 }
 
-// Where the CPU has AVX2 and FMA (checked once; the build targets baseline
+// Where the CPU has AVX2 (checked once; the build targets baseline
 // x86-64), color_transform_avx2.cc's build of the steps: 8 pixels a vector.
 bool UseAvx2() {
 #ifdef TFG_HAVE_AVX2_COLOR
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool avx2 = __builtin_cpu_supports("avx2");
   return avx2 && !internal::color_portable_only;
 #else
   return false;

@@ -1,7 +1,9 @@
-// The colour steps (color_pixels.h) compiled for AVX2 + FMA: 8 pixels a
-// vector, with byte / float shuffles that split interleaved pixels into
-// channels in registers. color_transform.cc calls these where the CPU has both
-// (checked at run time: the build targets baseline x86-64).
+// The colour steps (color_pixels.h) compiled for AVX2: 8 pixels a vector,
+// with byte / float shuffles that split interleaved pixels into channels in
+// registers. color_transform.cc calls these where the CPU has AVX2 (checked at
+// run time: the build targets baseline x86-64). Not for FMA too: the compiler
+// would fuse a * b + c there (one rounding instead of two), and the pixels
+// would differ from the portable build's by a bit, now and then by a level.
 #include "cc/warp/color_transform_avx2.h"
 
 #ifdef TFG_HAVE_AVX2_COLOR
@@ -19,9 +21,9 @@
 #include "cc/warp/color_transform.h"
 
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
 #else
-#pragma GCC target("avx2,fma")
+#pragma GCC target("avx2")
 #endif
 
 #include "cc/warp/color_pixels.h"

@@ -62,11 +62,17 @@ class GulpDatasetOpTest : public OpLibraryTest {
     }
   }
 
-  void Build(DatasetGraph* g, bool shuffle) {
+  // `first_epoch`: the epoch of the first pass. `counter`: the epoch counter that the iterators
+  // of the graph share (each graph runs in its own session, whose counter starts at 0); without
+  // one, each iterator's dataset counts its own passes (every iterator gets the first epoch).
+  void Build(DatasetGraph* g, bool shuffle, int64_t first_epoch = 0,
+             const std::string& counter = "") {
     g->SetDataset("TfGulp>GulpDataset", {Directory(g, dir_.path())}, kComponents,
                   [&](TF_OperationDescription* d) {
       TF_SetAttrBool(d, "shuffle", shuffle);
       TF_SetAttrInt(d, "seed", 3);
+      TF_SetAttrInt(d, "first_epoch", first_epoch);
+      TF_SetAttrString(d, "epoch_counter", counter.data(), counter.size());
     });
     for (const char* name : {"a", "b", "c"}) g->AddIterator(name);
     g->AddRestore("b", "a");
@@ -129,6 +135,46 @@ TEST_F(GulpDatasetOpTest, MissingDirectoryIsNamed) {
   g.SetDataset("TfGulp>GulpDataset", {Directory(&g, dir_.Join("nope"))}, kComponents,
                [](TF_OperationDescription*) {});
   ExpectTfError([&] { g.Cardinality(); }, dir_.Join("nope"));
+}
+
+// A dataset made to start at epoch 2, checkpointed inside its first pass and restored in a fresh
+// session (a restarted process): the rest of that pass and the passes after it are epochs 2, 3, 4
+// as in an uninterrupted run (epoch_cursor.h: the restored counter goes on after the restored
+// pass, counted from the start epoch). Every other restore test ends inside the restored pass.
+TEST_F(GulpDatasetOpTest, PassesAfterARestoredOneAreThoseOfAnUninterruptedRun) {
+  std::vector<std::vector<std::string>> uninterrupted;  // epochs 2, 3, ..., 6
+  {
+    DatasetGraph g;
+    Build(&g, /*shuffle=*/true, /*first_epoch=*/2, "passes");
+    for (int pass = 0; pass < 5; ++pass) {
+      g.MakeIterator("c");
+      uninterrupted.push_back(g.NextStrings("c", 6, /*component=*/1));
+      ASSERT_EQ(uninterrupted.back().size(), 5u);
+    }
+  }
+  // Epochs 3 and 4 differ from 5 and 6 (what a restore counting without the start epoch gives).
+  ASSERT_NE(uninterrupted[1], uninterrupted[3]);
+  ASSERT_NE(uninterrupted[2], uninterrupted[4]);
+  TempDir checkpoints;
+  const std::string checkpoint = checkpoints.Join("iterator");
+  {
+    DatasetGraph g;
+    Build(&g, /*shuffle=*/true, /*first_epoch=*/2, "passes");
+    g.MakeIterator("a");
+    EXPECT_EQ(g.NextStrings("a", 2, 1),
+              std::vector<std::string>(uninterrupted[0].begin(), uninterrupted[0].begin() + 2));
+    g.SaveCheckpoint("a", checkpoint);
+  }
+  DatasetGraph g;
+  Build(&g, /*shuffle=*/true, /*first_epoch=*/2, "passes");
+  g.MakeIterator("b");
+  g.RestoreCheckpoint("b", checkpoint);
+  EXPECT_EQ(g.NextStrings("b", 6, 1),
+            std::vector<std::string>(uninterrupted[0].begin() + 2, uninterrupted[0].end()));
+  g.MakeIterator("c");
+  EXPECT_EQ(g.NextStrings("c", 6, 1), uninterrupted[1]);
+  g.MakeIterator("c");
+  EXPECT_EQ(g.NextStrings("c", 6, 1), uninterrupted[2]);
 }
 
 }  // namespace
