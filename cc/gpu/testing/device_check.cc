@@ -41,6 +41,7 @@
 #include "cc/gpu/testing/check_driver.h"
 #include "cc/gpu/testing/decode_runs.h"
 #include "cc/gpu/testing/extra_phases.h"
+#include "cc/gpu/testing/phase_args.h"
 #include "cc/util/json_text.h"
 #include "cc/warp/similarity_warp.h"
 
@@ -77,57 +78,6 @@ class Json {
 
 std::string NvdecText(const Status& s) {
   return s.ok() ? "available" : "unavailable: " + s.message();
-}
-
-// ---------------------------------------------------------------- arguments
-struct Args {
-  std::string phase;
-  std::string data = "cc/gpu/testing/data";
-  std::string dmon;
-  int batch = 256;
-  int iterations = 5;
-  int images = 8192;
-  double budget_s = 1e9;  // stop starting timed runs after this many seconds
-  bool small = false;
-  std::vector<int> sessions = {1, 2, 4, 7, 14};
-};
-
-bool ParseArgs(int argc, char** argv, Args* a) {
-  if (argc < 2) return false;
-  a->phase = argv[1];
-  for (int i = 2; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (k == "--small") {
-      a->small = true;
-      continue;
-    }
-    if (i + 1 >= argc) return false;
-    const std::string v = argv[++i];
-    if (k == "--data") {
-      a->data = v;
-    } else if (k == "--dmon") {
-      a->dmon = v;
-    } else if (k == "--batch") {
-      a->batch = std::atoi(v.c_str());
-    } else if (k == "--iterations") {
-      a->iterations = std::atoi(v.c_str());
-    } else if (k == "--images") {
-      a->images = std::atoi(v.c_str());
-    } else if (k == "--budget-s") {
-      a->budget_s = std::atof(v.c_str());
-    } else if (k == "--sessions") {
-      a->sessions.clear();
-      std::stringstream list(v);
-      for (std::string n; std::getline(list, n, ',');) a->sessions.push_back(std::atoi(n.c_str()));
-    } else {
-      return false;
-    }
-  }
-  const bool phase_ok = a->phase == "runtime" || a->phase == "warp" || a->phase == "nvdec" ||
-                        a->phase == "throughput";
-  return phase_ok && a->batch > 0 && a->iterations > 0 && a->images > 0 &&
-         !a->sessions.empty() &&
-         std::all_of(a->sessions.begin(), a->sessions.end(), [](int s) { return s > 0; });
 }
 
 // ---------------------------------------------------------------- device
@@ -376,7 +326,7 @@ Status CheckFused(Device& dev, NvdecRgbDecoder& launcher, bool u8, bool nchw, bo
 // to 224x224x3 float, `batch` per launch (StreamWarper); and the fused kernel
 // on 512x512 NV12 surfaces, one launch per picture as decode_hevc_warped launches.
 Status TimeWarps(Device& dev, const StreamWarper& warper, NvdecRgbDecoder& launcher,
-                 const Args& a, double* rgb_per_s, double* fused_per_s) {
+                 const PhaseArgs& a, double* rgb_per_s, double* fused_per_s) {
   const int batch = a.small ? 8 : a.batch;
   const int iterations = a.small ? 1 : a.iterations;
   const warp::WarpGeometry g{512, 512, 3, 224, 224};
@@ -424,7 +374,7 @@ Status TimeWarps(Device& dev, const StreamWarper& warper, NvdecRgbDecoder& launc
   return Status::Ok();
 }
 
-int WarpPhase(const CheckDriver& d, const Args& a) {
+int WarpPhase(const CheckDriver& d, const PhaseArgs& a) {
   Device dev;
   Status s = d.kernels.ok() ? OpenDevice(d, &dev) : d.kernels;
   Json j = Header(d, &dev, "warp");
@@ -571,7 +521,7 @@ int LargestSide(const Data& data) {
 // on; else its exit code, its line printed: 1 for an error (2 for unreadable
 // data where `bad_data_is_2`), 0 or 3 when NVDEC or the kernels are missing
 // (a result, not a failure).
-int StartNvdecPhase(const CheckDriver& d, const Args& a, const char* phase, bool bad_data_is_2,
+int StartNvdecPhase(const CheckDriver& d, const PhaseArgs& a, const char* phase, bool bad_data_is_2,
                     Data* data, Device* dev, Json* j) {
   Status s = LoadData(a.data, data);
   if (s.ok() && d.kernels.ok()) s = OpenDevice(d, dev);
@@ -589,7 +539,7 @@ int StartNvdecPhase(const CheckDriver& d, const Args& a, const char* phase, bool
   return -1;
 }
 
-int NvdecPhase(const CheckDriver& d, const Args& a) {
+int NvdecPhase(const CheckDriver& d, const PhaseArgs& a) {
   Data data;
   Device dev;
   Json j;
@@ -685,7 +635,7 @@ struct Peaks {
   int sessions = 0;  // where `both` was measured
 };
 std::string ThroughputRuns(const DecodeSource& source, const std::string& name,
-                           const std::vector<const RunSample*>& set, const Args& a, int images,
+                           const std::vector<const RunSample*>& set, const PhaseArgs& a, int images,
                            CUdeviceptr d_out, int out_size,
                            std::chrono::steady_clock::time_point deadline, bool* failed,
                            Peaks* peaks) {
@@ -788,7 +738,7 @@ std::string CodedSizes(const std::vector<RunSample>& samples) {
   return j.Text();
 }
 
-int ThroughputPhase(const CheckDriver& d, const Args& a) {
+int ThroughputPhase(const CheckDriver& d, const PhaseArgs& a) {
   const auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -911,7 +861,7 @@ Status SessionMemory(const CheckDriver& d, Device& dev, const Sample& sample, Js
   return Status::Ok();
 }
 
-std::string DecoderMemory(const CheckDriver& d, Device& dev, const Args& a) {
+std::string DecoderMemory(const CheckDriver& d, Device& dev, const PhaseArgs& a) {
   Json j;
   size_t free_bytes = 0, total = 0, with_block = 0;
   Status s = FreeBytes(d, &free_bytes, &total);
@@ -947,7 +897,7 @@ std::string DecoderMemory(const CheckDriver& d, Device& dev, const Args& a) {
   return j.Text();
 }
 
-int RuntimePhase(const CheckDriver& d, const Args& a) {
+int RuntimePhase(const CheckDriver& d, const PhaseArgs& a) {
   Device dev;
   const Status s = d.kernels.ok() ? OpenDevice(d, &dev) : d.kernels;
   Json j = Header(d, &dev, "runtime");
@@ -976,20 +926,9 @@ int RuntimePhase(const CheckDriver& d, const Args& a) {
 
 int main(int argc, char** argv) {
   using namespace tfg::gpu::testing;
-  const std::string phase = argc > 1 ? argv[1] : "";
-  if (phase == "profile" || phase == "situations") {
-    CheckDriver driver;
-    LoadCheckDriver(&driver);
-    return phase == "profile" ? ProfilePhase(driver, argc, argv)
-                              : SituationsPhase(driver, argc, argv);
-  }
-  Args args;
-  if (!ParseArgs(argc, argv, &args)) {
-    std::fprintf(stderr,
-                 "usage: device_check runtime|warp|nvdec|throughput [--data DIR] [--batch N] "
-                 "[--iterations N] [--images N] [--sessions 1,2,4,7,14] [--dmon FILE] "
-                 "[--budget-s S] [--small]\n"
-                 "       device_check profile|situations ... (extra_phases.h)\n");
+  PhaseArgs args;
+  if (!ParsePhaseArgs(argc, argv, &args)) {
+    std::fprintf(stderr, "usage: device_check %s\n", kPhaseUsage);
     return 2;
   }
   CheckDriver driver;
@@ -997,5 +936,7 @@ int main(int argc, char** argv) {
   if (args.phase == "runtime") return RuntimePhase(driver, args);
   if (args.phase == "warp") return WarpPhase(driver, args);
   if (args.phase == "nvdec") return NvdecPhase(driver, args);
+  if (args.phase == "profile") return ProfilePhase(driver, args);
+  if (args.phase == "situations") return SituationsPhase(driver, args);
   return ThroughputPhase(driver, args);
 }

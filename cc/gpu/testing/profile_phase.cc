@@ -30,41 +30,6 @@ std::string Num(double v) {
   return v == v ? buf : "null";
 }
 
-struct ProfileArgs {
-  std::string data = "cc/gpu/testing/data";
-  int images = 2048;
-  double budget_s = 1e9;
-  bool small = false;
-  std::vector<int> sessions = {1, 7, 14};
-};
-
-bool Parse(int argc, char** argv, ProfileArgs* a) {
-  for (int i = 2; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (k == "--small") {
-      a->small = true;
-      continue;
-    }
-    if (i + 1 >= argc) return false;
-    const std::string v = argv[++i];
-    if (k == "--data") {
-      a->data = v;
-    } else if (k == "--images") {
-      a->images = std::atoi(v.c_str());
-    } else if (k == "--budget-s") {
-      a->budget_s = std::atof(v.c_str());
-    } else if (k == "--sessions") {
-      a->sessions.clear();
-      std::stringstream list(v);
-      for (std::string n; std::getline(list, n, ',');) a->sessions.push_back(std::atoi(n.c_str()));
-    } else {
-      return false;
-    }
-  }
-  return a->images > 1 && !a->sessions.empty() &&
-         std::all_of(a->sessions.begin(), a->sessions.end(), [](int s) { return s > 0; });
-}
-
 // Bytes per picture of a set: what "equal bytes" means, reported beside it.
 double MeanBytes(const std::vector<const RunSample*>& set) {
   double sum = 0;
@@ -74,13 +39,7 @@ double MeanBytes(const std::vector<const RunSample*>& set) {
 
 }  // namespace
 
-int ProfilePhase(const CheckDriver& d, int argc, char** argv) {
-  ProfileArgs a;
-  if (!Parse(argc, argv, &a)) {
-    std::fprintf(stderr, "usage: device_check profile [--data DIR] [--images N] "
-                         "[--sessions 1,7,14] [--budget-s S] [--small]\n");
-    return 2;
-  }
+int ProfilePhase(const CheckDriver& d, const PhaseArgs& a) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<RunSample> samples;
   Status s = LoadRunSamples(a.data, false, "dataset_mix", &samples);

@@ -263,16 +263,8 @@ Status RunOnFake(const CheckDriver& d, const std::vector<const RunSample*>& set,
 
 }  // namespace
 
-int SituationsPhase(const CheckDriver& d, int argc, char** argv) {
-  std::string data = "cc/gpu/testing/data";
-  for (int i = 2; i < argc; ++i) {
-    if (std::string(argv[i]) == "--data" && i + 1 < argc) {
-      data = argv[++i];
-    } else {
-      std::fprintf(stderr, "usage: device_check situations [--data DIR]\n");
-      return 2;
-    }
-  }
+int SituationsPhase(const CheckDriver& d, const PhaseArgs& a) {
+  const std::string& data = a.data;
   const bool dry = d.path == "dry_run";
   std::string head = "\"phase\": \"situations\", \"gpu\": " +
                      std::string(d.on_gpu && d.kernels.ok() ? "true" : "false") +
