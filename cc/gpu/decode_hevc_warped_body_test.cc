@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cc/gpu/testing/fake_kernels.h"
+#include "cc/gpu/testing/eventually.h"
 #include "cc/gpu/testing/fake_nvdec.h"
 
 namespace tfg {
@@ -20,17 +21,8 @@ namespace gpu {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::Eventually;
 using testing::kStream;
-
-template <typename Done>
-bool Eventually(Done done) {
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > limit) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
 
 struct Body {
   testing::FakeNvdec fake;

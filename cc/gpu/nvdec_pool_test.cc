@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "cc/gpu/testing/eventually.h"
 #include "cc/gpu/testing/fake_nvdec.h"
 
 namespace tfg {
@@ -21,6 +22,7 @@ namespace gpu {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::Eventually;
 using testing::FakeNvdec;
 using testing::FakeSample;
 using testing::FakeSampleBytes;
@@ -423,17 +425,6 @@ TEST(NvdecPoolTest, SamplesNvdecCannotTakeGiveClearErrorsAndTheSessionGoesOn) {
   ASSERT_TRUE(pool->Release(p, kStream).ok());
   EXPECT_EQ(pool->Release(p, kStream).code(), StatusCode::kInvalidArgument) << "released twice";
   ExpectCleanEnd(&pool, fake);
-}
-
-// Waits (for a state, with a generous limit, never for a time) until `done`.
-template <typename Done>
-bool Eventually(Done done) {
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > limit) return false;
-    std::this_thread::yield();
-  }
-  return true;
 }
 
 // Shutdown while a decode is blocked in the driver on a released picture's
