@@ -61,7 +61,7 @@ GULP_CASES = [
     (dict(scale=2.0), TypeError, r"scale must be an integer, got 2\.0 \(float\)"),
     (dict(shuffle_chunk_window=2.5), TypeError,
      r"shuffle_chunk_window must be an integer >= 1 or None, got 2\.5"),
-    (dict(max_clip_bytes=True), TypeError, r"max_clip_bytes must be an integer, got True"),
+    (dict(max_clip_bytes=True), TypeError, r"max_clip_bytes must be an integer >= 1, got True"),
     (dict(colorspace=3), ValueError, r"colorspace must be 'rgb' or 'gray', got 3"),
 ]
 

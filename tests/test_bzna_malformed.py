@@ -27,7 +27,7 @@ from tf_gulp import _core
 from tf_gulp.bzna import container as C
 from tf_gulp.bzna.dataset import BenzinaDataset, DataLoader
 from tf_gulp.bzna.dataset import _RECORD_SPEC
-from tf_gulp.ops.bzna.bzna_ops import bzna_dataset_variant
+from tf_gulp.ops.library import load_ops
 
 N = 3  # entries of the well-formed container
 
@@ -203,7 +203,7 @@ def _outcome(fn: Callable[[], object]):
 def _kernel_entries(path: str) -> List[Tuple[int, int]]:
     """(index, label) of every entry, read by the dataset kernel alone (no Python judgement of
     the file first, as BenzinaDataset has)."""
-    variant = bzna_dataset_variant(path, start=0, stop=N, shuffle=False, seed=0)
+    variant = load_ops().tf_gulp_bzna_dataset(path=path, start=0, stop=N)
     ds = tf.data.experimental.from_variant(variant, _RECORD_SPEC)
     return [(int(x["index"]), int(x["label"])) for x in ds.as_numpy_iterator()]
 

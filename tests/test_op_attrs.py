@@ -19,8 +19,6 @@ from gulp_testing import make_gulp_dir
 from tf_gulp.gulp import dataset as gulp_dataset
 from tf_gulp.gulp.index import DEFAULT_MAX_CLIP_BYTES
 from tf_gulp.ops import op_attrs
-from tf_gulp.ops.ffrecord import ffrecord_ops
-from tf_gulp.ops.gulp import gulp_ops
 from tf_gulp.ops.library import load_ops
 
 GULP = "TfGulp>GulpDataset"
@@ -94,7 +92,7 @@ def test_minimums_are_attrs():
     (dict(dct_method="slow"), r"dct_method must be 'fast' or 'accurate', got 'slow'"),
     (dict(shuffle_chunk_window=0), r"shuffle_chunk_window must be an integer >= 1 or None, "
                                    r"got 0"),
-    (dict(max_clip_bytes=0), r"max_clip_bytes must be at least 1, got 0"),
+    (dict(max_clip_bytes=0), r"max_clip_bytes must be an integer >= 1, got 0"),
 ])
 def test_gulp_bad_choice_is_a_clear_value_error(gulp_dir, kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -118,8 +116,8 @@ def test_ffrecord_bad_options():
         tf_gulp.FFRecordDataset(THREE, queue_depth=0)
     # The upper limit is the C++ core's kMaxQueueDepth, checked by the kernel.
     assert len(list(tf_gulp.FFRecordDataset(THREE, queue_depth=4096))) == 3
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r"queue_depth must be at most 4096, got 4097"):
+    with pytest.raises(ValueError, match=r"FFRecordDataset: queue_depth must be at most 4096, "
+                                         r"got 4097"):
         tf_gulp.FFRecordDataset(THREE, queue_depth=4097)
 
 
@@ -146,7 +144,7 @@ def test_channels_cover_the_colorspaces():
 
 
 def _public_defaults(cls):
-    return {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+    return {name: p.default for name, p in inspect.signature(cls).parameters.items()
             if p.default is not inspect.Parameter.empty}
 
 
@@ -178,7 +176,7 @@ def test_max_clip_bytes_default_is_the_cores():
 
 
 def test_wrappers_name_the_ops():
-    assert gulp_ops.OP_NAME == GULP and ffrecord_ops.OP_NAME == FFRECORD
+    assert tf_gulp.GulpDataset._OP == GULP and tf_gulp.FFRecordDataset._OP == FFRECORD
 
 
 # TensorFlow's own dataset-op attrs: DatasetGraphDefBuilder::AddDataset writes them itself, so a

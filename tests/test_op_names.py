@@ -45,15 +45,20 @@ def test_every_registered_op_is_namespaced():
 
 def test_every_op_has_a_python_wrapper_and_a_page():
     """An op registered in C++ is called by a Python wrapper of tf_gulp (the generated
-    ``tf_gulp_<snake>`` function, in tf_gulp/ops/**/*.py) and named in the docs (by its name or
-    the wrapper's): a registration alone, unreachable or undocumented, fails here."""
+    ``tf_gulp_<snake>`` function, in tf_gulp/ops/**/*.py) or is the ``_OP`` of a source class
+    (``OptionSourceDataset._make_op`` calls it), and is named in the docs (by its name or the
+    wrapper's): a registration alone, unreachable or undocumented, fails here."""
     ops = library.load_ops()
     package = pathlib.Path(tf_gulp.__file__).parent
     python = "\n".join(p.read_text(encoding="utf-8") for p in (package / "ops").rglob("*.py"))
+    classes = {m.group(1)[len(NAMESPACE):].lower() for p in package.rglob("*.py")
+               for m in re.finditer(r'_OP = "(TfGulp>\w+)"', p.read_text(encoding="utf-8"))}
+    assert {"gulpdataset", "ffrecorddataset"} <= classes
     docs = "\n".join(p.read_text(encoding="utf-8") for p in DOCS)
     wrappers = {n[:-len("_eager_fallback")] for n in dir(ops) if n.endswith("_eager_fallback")}
     assert {"tf_gulp_gulp_dataset", "tf_gulp_ff_record_dataset"} <= wrappers
-    assert sorted(w for w in wrappers if not re.search(rf"\b{w}\b", python)) == [], (
+    assert sorted(w for w in wrappers if not re.search(rf"\b{w}\b", python)
+                  and w[len("tf_gulp_"):].replace("_", "") not in classes) == [], (
         "registered ops no Python wrapper calls")
     undocumented = []
     for name in registered_op_names():

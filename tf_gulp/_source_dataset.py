@@ -30,6 +30,7 @@ What the three did each in their own words, written once:
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import secrets
 import warnings
@@ -40,9 +41,10 @@ import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops
 
 from tf_gulp import _args as A
+from tf_gulp import _options
 from tf_gulp._files import absolute
 
-__all__ = ["ShardsItself", "ShardedSourceDataset", "as_int", "check_shard", "compose_shard",
+__all__ = ["OptionSourceDataset", "ShardsItself", "ShardedSourceDataset", "as_int", "check_shard", "compose_shard",
            "first_epoch", "graph_path", "install_auto_shard_warning", "require_shared_seed",
            "source_made", "source_ops", "source_seed"]
 
@@ -127,10 +129,101 @@ class ShardedSourceDataset(ShardsItself, dataset_ops.DatasetSource):
 
     def _own_shard(self, num_shards: int, index: int) -> tf.data.Dataset:
         name = type(self).__name__
-        require_shared_seed(name, bool(self._args["shuffle"]), self._seed_given)
+        # The checked option where the class keeps them (OptionSourceDataset), else the argument.
+        shuffle = getattr(self, "_attrs", self._args)["shuffle"]
+        require_shared_seed(name, bool(shuffle), self._seed_given)
         ds = type(self)(**self._args, _shard=compose_shard(self._shard, num_shards, index))
         ds._seed_given = self._seed_given  # the seed in _args was drawn, not given
         return ds
+
+
+class _Signature:
+    """A class's ``__signature__``, made when first asked (it reads the op's registration, so
+    importing tf_gulp loads no op library): its ``__init__``'s own parameters, less ``**options``
+    and private ones, then the op's options (tf_gulp/_options.py)."""
+
+    def __get__(self, obj, owner):
+        return owner._signature()
+
+
+class _Doc:
+    """A class's ``__doc__``: the written docstring, then the op's options from its table."""
+
+    def __init__(self, text: Optional[str]):
+        self._text = text or ""
+
+    def __get__(self, obj, owner):
+        try:
+            table = _options.keyword_docs(owner.table_options())
+        except Exception:  # pylint: disable=broad-except  # op library not built: the text alone
+            return self._text
+        return f"{self._text.rstrip()}\n\n    Options (from the op's attr table):\n{table}\n"
+
+
+class OptionSourceDataset(ShardedSourceDataset):
+    """A source whose options are its op's attr table (tf_gulp/_options.py). A subclass sets
+    ``_OP`` (the op's name), takes ``**options`` in its ``__init__`` beside the keywords that are
+    not attrs (and ``seed``/``epoch``/``_shard``), checks them with :meth:`_check_options` and
+    makes its op with :meth:`_make_op`. An option it takes by position is a parameter of its
+    ``__init__`` with the default ``_options.TABLE``, handed to :meth:`_check_options` too."""
+
+    _OP: str = ""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__doc__" in cls.__dict__ and not isinstance(cls.__dict__["__doc__"], _Doc):
+            cls.__doc__ = _Doc(cls.__dict__["__doc__"])  # type: ignore[assignment]
+        cls.__signature__ = _Signature()  # type: ignore[assignment]
+
+    @classmethod
+    def table_options(cls) -> Tuple[_options.Option, ...]:
+        """The options of the op's attr table, in table order."""
+        return _options.op_options(cls._OP)
+
+    @classmethod
+    def _signature(cls) -> inspect.Signature:
+        options = cls.table_options()
+        by_name = {o.name: p for o, p in zip(options, _options.parameters(options))}
+        own = [p for name, p in inspect.signature(cls.__init__).parameters.items()
+               if name != "self" and not name.startswith("_")
+               and p.kind is not inspect.Parameter.VAR_KEYWORD]
+        # An option the class takes by position keeps its place, with the table's default.
+        own = [p.replace(default=by_name[p.name].default, annotation=by_name[p.name].annotation)
+               if p.name in by_name else p for p in own]
+        positional = [p for p in own if p.kind is not inspect.Parameter.KEYWORD_ONLY]
+        keywords = [p for p in own if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        taken = {p.name for p in own}
+        return inspect.Signature(
+            positional + [p for p in by_name.values() if p.name not in taken] + keywords,
+            return_annotation=None)
+
+    @classmethod
+    def _check_options(cls, given: Dict[str, Any], what: str) -> Dict[str, Any]:
+        """The attrs of the options ``given`` (the keywords ``__init__`` did not take), every
+        option present: checked, or the attr's default. TypeError for an unknown keyword, as
+        Python's own."""
+        options = {o.name: o for o in cls.table_options()}
+        given = {k: v for k, v in given.items() if v is not _options.TABLE}
+        unknown = sorted(set(given) - set(options))
+        if unknown:
+            raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unknown[0]!r}")
+        return {name: o.check(given[name], what) if name in given else o.default
+                for name, o in options.items()}
+
+    def _make_op(self, what: str, **attrs) -> tf.Tensor:
+        """The op's variant, made with ``attrs`` (and a new epoch counter); a refusal of the
+        kernel that names one of the class's keywords is a ValueError (tf_gulp/_options.py:
+        python_error), raised here, once for every source."""
+        from tf_gulp.ops.epoch.epoch_ops import new_epoch_counter
+        from tf_gulp.ops.library import load_ops
+        make = getattr(load_ops(), "TfGulp_" + self._OP.split(">", 1)[1])
+        try:
+            return make(epoch_counter=new_epoch_counter(), **attrs)
+        except tf.errors.InvalidArgumentError as e:
+            mapped = _options.python_error(e, self._signature().parameters, what)
+            if mapped is None:
+                raise
+            raise mapped from None
 
 
 def source_ops() -> Tuple[str, ...]:

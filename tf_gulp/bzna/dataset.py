@@ -23,12 +23,11 @@ from tf_gulp import _args as A
 from tf_gulp._runtime_libs import import_core
 from tf_gulp._files import absolute, check_regular_file
 from tf_gulp._format_sniffer import wrong_reader_message
-from tf_gulp._source_dataset import (ShardedSourceDataset, ShardsItself, as_int, check_shard,
+from tf_gulp._source_dataset import (OptionSourceDataset, ShardsItself, as_int, check_shard,
                                      first_epoch, source_seed)
 from tf_gulp.class_folders import ClassTable
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
-from tf_gulp.ops.bzna.bzna_ops import bzna_dataset_variant
 from tf_gulp.ops.bzna.hevc_ops import (decode_hevc, decode_hevc_warped, hevc_sample_size,
                                   nvdec_unavailable_reason)
 from tf_gulp.ops.op_attrs import check_attr
@@ -96,7 +95,7 @@ _RECORD_SPEC = {"epoch": tf.TensorSpec([], tf.int64), "index": tf.TensorSpec([],
                 "label": tf.TensorSpec([], tf.int64), "sample": tf.TensorSpec([], tf.string)}
 
 
-class BenzinaDataset(ClassTable, ShardedSourceDataset):
+class BenzinaDataset(ClassTable, OptionSourceDataset):
     """A Benzina-style file as a ``tf.data.Dataset`` of ``{"image", "label", "index"}``.
 
     The entries are read by a C++ source kernel (``TfGulp>BznaDataset``, on the same base as
@@ -117,9 +116,6 @@ class BenzinaDataset(ClassTable, ShardedSourceDataset):
         table when tf_gulp wrote it, else the reference ImageNet ranges (see :func:`split_range`).
       track: "bzna_input" (the full image) or "bzna_thumb" (the thumbnail, longer side <= 512;
         decoded from the per-image MP4).
-      shuffle: visit the split's entries in a new pseudo-random order each epoch (each new
-        iterator, ``repeat()`` pass or Keras epoch): ``FFRecordDataset``'s keyed permutation of
-        (seed, epoch), drawn in C++.
       seed: the shuffle seed; default: a random one, as for the other sources (give one to shard
         a shuffled dataset or to repeat a run).
       epoch: the epoch of the first pass (default 0): a dataset made with ``epoch=3`` gives on
@@ -154,23 +150,27 @@ class BenzinaDataset(ClassTable, ShardedSourceDataset):
       TypeError / ValueError: an argument of the wrong type or value, or an unknown split.
     """
 
+    _OP = "TfGulp>BznaDataset"
+
     def __init__(self, path: Union[str, os.PathLike], split: Optional[str] = None,
-                 track: str = "bzna_input", *, shuffle: bool = False,
+                 track: str = "bzna_input", *,
                  seed: Optional[int] = None, epoch: int = 0, crop: str = "clean",
                  decode: bool = True, splits: Optional[Mapping[str, Sequence[int]]] = None,
                  _shard: Tuple[int, int] = (1, 0), _names: bool = False,
-                 _opened: Optional[Tuple[int, int, Optional[Tuple[str, ...]]]] = None) -> None:
+                 _opened: Optional[Tuple[int, int, Optional[Tuple[str, ...]]]] = None,
+                 **options) -> None:
         what = "BenzinaDataset: "
         path = A.path(path, "path", what=what)
-        shuffle, seed, seed_given = _check_common(what, split, track, shuffle, seed, splits,
-                                                  draw=False)
+        attrs = self._attrs = self._check_options(options, what)
+        _, seed, seed_given = _check_common(what, split, track, attrs["shuffle"], seed, splits,
+                                            draw=False)
         epoch = first_epoch(epoch, what)
         check_attr("TfGulp>DecodeHevc", "crop", crop, what=what)
         decode = A.boolean(decode, "decode", what=what)
         path = absolute(path)
         # The split's range and class names, read once (re-creations by shard() are handed them).
         start, stop, self._class_names = _opened or _open(path, split, splits)
-        args = dict(path=path, split=split, track=track, shuffle=shuffle, seed=seed, epoch=epoch,
+        args = dict(options, path=path, split=split, track=track, seed=seed, epoch=epoch,
                     crop=crop, decode=decode, splits=splits, _names=_names,
                     _opened=(start, stop, self._class_names))
         shard_attrs = self._keep_arguments(args, seed_given, _shard)
@@ -186,8 +186,9 @@ class BenzinaDataset(ClassTable, ShardedSourceDataset):
             return
         self._element_spec = dict(_RECORD_SPEC, **(
             {"what": tf.TensorSpec([], tf.string)} if _names else {}))
-        super().__init__(bzna_dataset_variant(path, start=start, stop=stop, shuffle=shuffle,
-                                              seed=seed, names=_names, **shard_attrs))
+        super().__init__(self._make_op(what, path=tf.convert_to_tensor(path, tf.string),
+                                       start=start, stop=stop, seed=seed, names=_names,
+                                       **attrs, **shard_attrs))
 
     def _inputs(self):
         return [self._decoded] if self._args["decode"] else []

@@ -8,15 +8,15 @@ from typing import Optional, Sequence, Tuple, Union
 import tensorflow as tf
 
 from tf_gulp import _args as A
-from tf_gulp._source_dataset import ShardedSourceDataset, first_epoch, graph_path, source_seed
+from tf_gulp._options import TABLE
+from tf_gulp._source_dataset import OptionSourceDataset, first_epoch, graph_path, source_seed
 from tf_gulp.class_folders import ClassTable, names_by_index, read_label_table
 from tf_gulp.ffrecord.reader import PathArg, normalize_paths
-from tf_gulp.ops.ffrecord.ffrecord_ops import ffrecord_dataset_variant
 
 __all__ = ["FFRecordDataset"]
 
 
-class FFRecordDataset(ClassTable, ShardedSourceDataset):
+class FFRecordDataset(ClassTable, OptionSourceDataset):
     """The records of FFRecord files as a `tf.data.Dataset` of strings.
 
     Without ``batch_size`` each element is one record (a string scalar); with it, each element is a
@@ -42,25 +42,14 @@ class FFRecordDataset(ClassTable, ShardedSourceDataset):
         those, or a string tensor (e.g. inside ``interleave``). Local paths or any path
         TensorFlow's file systems accept (``gs://``, ``s3://``, ``ram://``, ...; see
         docs/distributed.md).
-      batch_size: records per element; ``None`` for single records.
-      shuffle: visit records in a new pseudo-random order each epoch (each new iterator, each
-        ``repeat()`` pass or Keras epoch, each call of an ``interleave`` function that makes the
-        dataset, counted per path list). The order is a function of (seed, epoch): reproducible, and a restored
-        iterator continues exactly where it stopped.
-      seed: the shuffle seed; default: a random one.
-      check_data: verify metadata and record checksums (a mismatch is ``tf.errors.DataLossError``).
-      drop_remainder: drop the last batch when it is short (static batch dimension).
-      queue_depth: most reads in flight at once, at most 4096; default: the batch size (32 without
-        batches).
-      io_engine: ``"auto"`` (io_uring when available, else pread), ``"io_uring"`` or ``"pread"``.
-      direct_io: read with ``O_DIRECT``, bypassing the page cache (local files only).
-      keys: each element is a dict: ``record`` (the string(s) above), ``index`` (int64, each
-        record's index in the files, of the record's shape) and ``epoch`` (int64 scalar): the key
-        of a random augmentation that changes each epoch (see :meth:`decode_jpeg_warped`).
+      batch_size, shuffle, check_data, drop_remainder: options of the op's attr table (below),
+        taken by position too, in the reference loader's order.
+      seed: the shuffle seed, every order a function of (seed, epoch); default: a random one.
       epoch: the epoch of the first pass (default 0): a dataset made with ``epoch=3`` gives on its
         first pass exactly the 4th pass of one made with ``epoch=0``, and reads nothing of the
         three before; its next passes are epochs 4, 5, ... (how to resume ``model.fit``:
         docs/checkpoint.md).
+      **options: the rest of the op's attr table, listed below (and in docs/ffrecord.md).
 
     ``class_names`` / ``num_classes``: from a ``label2idx.json`` in the directory given, or
     next to the files (the image recipe writes one, docs/ffrecord.md); None where there is none.
@@ -80,68 +69,52 @@ class FFRecordDataset(ClassTable, ShardedSourceDataset):
         not integers, numpy integers are), naming it, the value and what it accepts (the
         exception is also a ``ValueError``).
       ValueError: an option outside the values it accepts (``batch_size``, ``seed``: an integer
-        in [-2**63, 2**63 - 1], ``queue_depth``, ``io_engine``), naming it.
-      tf.errors.InvalidArgumentError: a path that is not a regular file (a FIFO); a
-        ``queue_depth`` over its limit (the C++ core's, checked by the kernel).
+        in [-2**63, 2**63 - 1], ``queue_depth``, ``io_engine``), naming it; a ``queue_depth``
+        over the C++ core's limit (checked by the kernel when the dataset is made eagerly).
+      tf.errors.InvalidArgumentError: a path that is not a regular file (a FIFO).
     """
+
+    _OP = "TfGulp>FFRecordDataset"
 
     def __init__(
         self,
         paths: Union[PathArg, tf.Tensor],
-        batch_size: Optional[int] = None,
-        shuffle: bool = False,
+        batch_size: Optional[int] = TABLE,
+        shuffle: bool = TABLE,
         seed: Optional[int] = None,
-        check_data: bool = True,
-        drop_remainder: bool = False,
+        check_data: bool = TABLE,
+        drop_remainder: bool = TABLE,
         *,
-        queue_depth: Optional[int] = None,
-        io_engine: str = "auto",
-        direct_io: bool = False,
         epoch: int = 0,
-        keys: bool = False,
         _shard: Tuple[int, int] = (1, 0),
+        **options,
     ) -> None:
         what = "FFRecordDataset: "
-        batch_size = A.optional_integer(batch_size, "batch_size", minimum=1, what=what)
-        shuffle = A.boolean(shuffle, "shuffle", what=what)
-        # Without shuffle nothing is random: seed 0 keys nothing.
-        seed, seed_given = source_seed(seed, what, draw=shuffle)
-        check_data = A.boolean(check_data, "check_data", what=what)
-        drop_remainder = A.boolean(drop_remainder, "drop_remainder", what=what)
-        if drop_remainder and batch_size is None:
+        attrs = self._check_options(dict(
+            options, batch_size=batch_size, shuffle=shuffle, check_data=check_data,
+            drop_remainder=drop_remainder), what)
+        if attrs["drop_remainder"] and not attrs["batch_size"]:
             raise ValueError(f"{what}drop_remainder=True needs a batch_size")
-        # 0 is the op's "the batch size", which None stands for here. The upper limit and
-        # io_engine's allowed values are the op's (checked by ffrecord_dataset_variant).
-        queue_depth = A.optional_integer(queue_depth, "queue_depth", minimum=1, what=what)
-        direct_io = A.boolean(direct_io, "direct_io", what=what)
+        # Without shuffle nothing is random: seed 0 keys nothing.
+        seed, seed_given = source_seed(seed, what, draw=attrs["shuffle"])
         epoch = first_epoch(epoch, what)
-        keys = A.boolean(keys, "keys", what=what)
+        self._attrs = attrs
         shard_attrs = self._keep_arguments(dict(
-            paths=paths, batch_size=batch_size, shuffle=shuffle, seed=seed, check_data=check_data,
-            drop_remainder=drop_remainder, queue_depth=queue_depth, io_engine=io_engine,
-            direct_io=direct_io, epoch=epoch, keys=keys), seed_given, _shard)
+            options, paths=paths, batch_size=batch_size, shuffle=shuffle, seed=seed,
+            check_data=check_data, drop_remainder=drop_remainder, epoch=epoch), seed_given,
+            _shard)
         if isinstance(paths, tf.Tensor):  # e.g. inside interleave()
             path_arg = paths
         else:
             given = normalize_paths(paths, "paths", what)
             path_arg = [graph_path(p) for p in given]
             self._class_names = _class_names(given, what)
-        variant = ffrecord_dataset_variant(
-            path_arg,
-            batch_size=batch_size or 0,
-            drop_remainder=drop_remainder,
-            shuffle=bool(shuffle),
-            seed=int(seed),
-            check_data=bool(check_data),
-            queue_depth=int(queue_depth or 0),
-            io_engine=io_engine,
-            direct_io=bool(direct_io),
-            keys=keys,
-            **shard_attrs,
-        )
-        shape = [] if batch_size is None else [batch_size if drop_remainder else None]
+        variant = self._make_op(what, paths=tf.convert_to_tensor(path_arg, tf.string), seed=seed,
+                                **attrs, **shard_attrs)
+        batch_size = attrs["batch_size"]
+        shape = [] if not batch_size else [batch_size if attrs["drop_remainder"] else None]
         self._element_spec = tf.TensorSpec(shape, tf.string)
-        if keys:
+        if attrs["keys"]:
             # The op's outputs (epoch, index, record): this dict's keys in sorted order.
             self._element_spec = {"epoch": tf.TensorSpec([], tf.int64),
                                   "index": tf.TensorSpec(shape, tf.int64),
@@ -179,7 +152,7 @@ class FFRecordDataset(ClassTable, ShardedSourceDataset):
         from tf_gulp.ops.image.jpeg_ops import decode_jpeg_warped
 
         keyed = self
-        if not self._args["keys"]:
+        if not self._attrs["keys"]:
             keyed = type(self)(**dict(self._args, keys=True), _shard=self._shard)
             keyed._seed_given = self._seed_given
         seed = self._args["seed"]

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "cc/codec/hevc_decoder.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/source_attrs.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
 
@@ -40,7 +41,9 @@ struct BznaDatasetAttrs {
     SourceAttrs::ForEachAttr(a.source, visit);
     visit("start", "int >= 0", a.start);
     visit("stop", "int >= 0", a.stop);
-    visit("shuffle", "bool = false", a.shuffle);
+    visit("shuffle", "bool = false", a.shuffle,
+          "visit the split's entries in a new random order each epoch, a function of (seed, "
+          "epoch)");
     visit("seed", "int = 0", a.seed);
     visit("names", "bool = false", a.names);
   }

@@ -1,7 +1,6 @@
-"""Python wrappers of the BznaDataset op (bzna_dataset_op.cc: tf_gulp.BenzinaDataset's source) and
-of the Benzina ops for tests (bzna_index_op.cc).
-
-Users call :class:`tf_gulp.BenzinaDataset`. ``bzna_track_index`` and ``bzna_index_cache_stats``
+"""Python wrappers of the Benzina ops for tests (bzna_index_op.cc). The BznaDataset op (the source
+of :class:`tf_gulp.BenzinaDataset`) has none: the class reads its options from the registration
+(tf_gulp/_options.py) and makes it. ``bzna_track_index`` and ``bzna_index_cache_stats``
 serve tests and benchmarks only: their ops are named ``TfGulp>InternalTesting...``, so no graph
 that users keep should record them.
 """
@@ -12,25 +11,10 @@ from typing import Tuple
 
 import tensorflow as tf
 
-from tf_gulp.ops.epoch.epoch_ops import new_epoch_counter
 from tf_gulp.ops.library import load_ops
-
-OP_NAME = "TfGulp>BznaDataset"
 
 tf.no_gradient("TfGulp>InternalTestingBznaTrackIndex")
 tf.no_gradient("TfGulp>InternalTestingBznaIndexCacheStats")
-
-
-def bzna_dataset_variant(path: str, *, start: int, stop: int, shuffle: bool, seed: int,
-                         names: bool = False, num_shards: int = 1, shard_index: int = 0,
-                         first_epoch: int = 0) -> tf.Tensor:
-    """Creates the variant tensor of a BznaDataset op (see tf_gulp.BenzinaDataset): the
-    entries [start, stop) of the container, elements (epoch, index, label, sample[, what])."""
-    return load_ops().tf_gulp_bzna_dataset(
-        path=tf.convert_to_tensor(path, tf.string), start=int(start), stop=int(stop),
-        shuffle=bool(shuffle), seed=int(seed), names=bool(names), num_shards=int(num_shards),
-        shard_index=int(shard_index), first_epoch=int(first_epoch),
-        epoch_counter=new_epoch_counter())
 
 
 def bzna_track_index(path, track: str):

@@ -1,6 +1,7 @@
 // The registration of the FFRecordDataset op (its kernel:
-// ffrecord_dataset_op.cc; its Python wrapper: ffrecord_ops.py). The attrs
-// come from FFRecordDatasetAttrs' table (ffrecord_ops.h).
+// ffrecord_dataset_op.cc; its Python class, whose options
+// tf_gulp/_options.py reads from this registration: tf_gulp.FFRecordDataset).
+// The attrs come from FFRecordDatasetAttrs' table (ffrecord_ops.h).
 
 #include "tensorflow/core/framework/op.h"
 #include "tf_gulp/ops/ffrecord/ffrecord_ops.h"

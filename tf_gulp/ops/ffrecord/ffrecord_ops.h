@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cc/io/batch_reader.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/source_attrs.h"
 
 namespace tf_gulp {
@@ -25,10 +26,9 @@ inline std::string IoEngineAttrType() {
   return absl::StrCat("{", names, "} = '", tfg::IoEngineName(tfg::IoEngine::kAuto), "'");
 }
 
-// Everything FFRecordDataset's attrs say, as the kernel reads them. Python's
-// wrappers read the allowed values, minimums and defaults from the
-// registration this table makes (tf_gulp/ops/op_attrs.py): they are written
-// only here.
+// Everything FFRecordDataset's attrs say, as the kernel reads them; the
+// attrs with a doc line are tf_gulp.FFRecordDataset's options (Python reads
+// them from the registration: tf_gulp/_options.py).
 struct FFRecordDatasetAttrs {
   int64_t batch_size = 0;  // 0: one record per element
   bool drop_remainder = false;
@@ -48,16 +48,24 @@ struct FFRecordDatasetAttrs {
 
   template <typename Self, typename Visit>
   static void ForEachAttr(Self& a, Visit&& visit) {
-    visit("batch_size", "int >= 0 = 0", a.batch_size);
-    visit("drop_remainder", "bool = false", a.drop_remainder);
-    visit("shuffle", "bool = false", a.shuffle);
+    visit("batch_size", "int >= 0 = 0", a.batch_size,
+          TF_GULP_NONE_IS_OFF "each element a vector of this many records, read in one submission");
+    visit("drop_remainder", "bool = false", a.drop_remainder,
+          "drop a short last batch; the batch dimension becomes static");
+    visit("shuffle", "bool = false", a.shuffle,
+          "visit the records in a new random order each epoch, a function of (seed, epoch)");
     visit("seed", "int = 0", a.seed);
-    visit("check_data", "bool = true", a.check_data);
+    visit("check_data", "bool = true", a.check_data,
+          "verify each file's metadata checksum when made and each record's CRC-32 when read");
     // 0: the batch size; at most tfg::kMaxQueueDepth (checked by the kernel).
-    visit("queue_depth", "int >= 0 = 0", a.queue_depth);
-    visit("io_engine", IoEngineAttrType(), a.io_engine);
-    visit("direct_io", "bool = false", a.direct_io);
-    visit("keys", "bool = false", a.keys);
+    visit("queue_depth", "int >= 0 = 0", a.queue_depth,
+          TF_GULP_NONE_IS_OFF "most reads in flight (None: the batch size; 32 without batches)");
+    visit("io_engine", IoEngineAttrType(), a.io_engine,
+          "io_uring when the kernel allows it ('auto'), or one of them");
+    visit("direct_io", "bool = false", a.direct_io,
+          "read with O_DIRECT, bypassing the page cache (local files only)");
+    visit("keys", "bool = false", a.keys,
+          "elements are {epoch, index, record}: the key of each record's random augmentation");
     SourceAttrs::ForEachAttr(a.source, visit);
   }
 };

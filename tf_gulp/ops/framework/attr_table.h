@@ -15,13 +15,22 @@
 //     }
 //   };
 //
-// `visit(name, type, field)`: `name` is a string literal (graph nodes keep a
-// view of it), `type` what follows "name: " in the registration (anything
-// that converts to absl::string_view, so computed defaults are fine), `field`
-// the member that holds the value (any type OpKernelConstruction::GetAttr and
-// DatasetGraphDefBuilder::BuildAttrValue take: int64_t for int, bool, float,
-// std::string, and std::vector of those for list attrs). A table may visit
-// another struct's table (SourceAttrs::ForEachAttr) to share attrs.
+// `visit(name, type, field[, doc])`: `name` is a string literal (graph nodes
+// keep a view of it), `type` what follows "name: " in the registration
+// (anything that converts to absl::string_view, so computed defaults are
+// fine), `field` the member that holds the value (any type
+// OpKernelConstruction::GetAttr and DatasetGraphDefBuilder::BuildAttrValue
+// take: int64_t for int, bool, float, std::string, and std::vector of those
+// for list attrs). A table may visit another struct's table
+// (SourceAttrs::ForEachAttr) to share attrs.
+//
+// `doc`, one line, makes the attr a user's option: the registration carries
+// it as the attr's description, and Python (tf_gulp/_options.py) makes of
+// every attr with one a keyword argument of the source's class of the same
+// name, default and checks, and a row of the reference page's option table.
+// Attrs without one are set by the class's own code. A doc that starts with
+// TF_GULP_NONE_IS_OFF is an option whose default means "off": Python shows
+// that default as None and refuses it as a value.
 #ifndef TF_GULP_OPS_FRAMEWORK_ATTR_TABLE_H_
 #define TF_GULP_OPS_FRAMEWORK_ATTR_TABLE_H_
 
@@ -41,24 +50,58 @@ namespace tf_gulp {
 // A dataset graph node's attrs, as DatasetGraphDefBuilder::AddDataset takes them.
 using GraphAttrs = std::vector<std::pair<absl::string_view, ::tensorflow::AttrValue>>;
 
-// Adds the attrs of `Attrs`' table to an op registration, in table order.
-// Takes the registration's temporary (see TF_GULP_REGISTER_OP_WITH_ATTRS),
-// which lives until the end of the initializer that chains on it.
-template <typename Attrs>
-::tensorflow::register_op::OpDefBuilderWrapper& RegisterAttrs(
-    ::tensorflow::register_op::OpDefBuilderWrapper&& op) {
-  Attrs defaults;
-  Attrs::ForEachAttr(defaults, [&op](const char* name, absl::string_view type, const auto&) {
-    op.Attr(absl::StrCat(name, ": ", type));
-  });
-  return op;
-}
+// An op registration with a table's attrs added, going on as REGISTER_OP's
+// does (Input, Output, SetShapeFn, ... then Doc). Its Doc appends the
+// table's doc lines ("name: doc", the form OpDefBuilder's doc parser gives to
+// the attr's description); without a Doc they are the whole doc.
+class AttrOpBuilder {
+ public:
+  explicit AttrOpBuilder(const char* name) : op_(name) {}
+
+  template <typename Attrs>
+  AttrOpBuilder& AddAttrs() {
+    Attrs defaults;
+    Attrs::ForEachAttr(defaults, [this](const char* name, absl::string_view type, const auto&,
+                                        absl::string_view doc = {}) {
+      op_.Attr(absl::StrCat(name, ": ", type));
+      if (!doc.empty()) absl::StrAppend(&attr_docs_, name, ": ", doc, "\n");
+    });
+    return *this;
+  }
+
+  template <typename... A>
+  AttrOpBuilder& Input(A&&... a) { op_.Input(std::forward<A>(a)...); return *this; }
+  template <typename... A>
+  AttrOpBuilder& Output(A&&... a) { op_.Output(std::forward<A>(a)...); return *this; }
+  template <typename... A>
+  AttrOpBuilder& Attr(A&&... a) { op_.Attr(std::forward<A>(a)...); return *this; }
+  AttrOpBuilder& SetIsStateful() { op_.SetIsStateful(); return *this; }
+  template <typename F>
+  AttrOpBuilder& SetShapeFn(F&& fn) { op_.SetShapeFn(std::forward<F>(fn)); return *this; }
+  AttrOpBuilder& Doc(absl::string_view text) {
+    op_.Doc(absl::StrCat(text, "\n", attr_docs_));
+    documented_ = true;
+    return *this;
+  }
+
+  // What TF_INIT_ON_STARTUP_IF's `<<` calls: registers the op.
+  ::tensorflow::InitOnStartupMarker operator()() {
+    if (!documented_ && !attr_docs_.empty()) op_.Doc(absl::StrCat("\n\n", attr_docs_));
+    return op_();
+  }
+
+ private:
+  ::tensorflow::register_op::OpDefBuilderWrapper op_;
+  std::string attr_docs_;
+  bool documented_ = false;
+};
 
 // Reads every attr of the table in a kernel's constructor.
 template <typename Attrs>
 absl::Status ReadAttrs(::tensorflow::OpKernelConstruction* ctx, Attrs* attrs) {
   absl::Status status;
-  Attrs::ForEachAttr(*attrs, [&](const char* name, absl::string_view, auto& field) {
+  Attrs::ForEachAttr(*attrs, [&](const char* name, absl::string_view, auto& field,
+                                 absl::string_view = {}) {
     if (status.ok()) status = ctx->GetAttr(name, &field);
   });
   return status;
@@ -68,7 +111,8 @@ absl::Status ReadAttrs(::tensorflow::OpKernelConstruction* ctx, Attrs* attrs) {
 template <typename Attrs>
 void AddAttrs(const Attrs& attrs, ::tensorflow::data::DatasetBase::DatasetGraphDefBuilder* b,
               GraphAttrs* out) {
-  Attrs::ForEachAttr(attrs, [&](const char* name, absl::string_view, const auto& field) {
+  Attrs::ForEachAttr(attrs, [&](const char* name, absl::string_view, const auto& field,
+                                absl::string_view = {}) {
     ::tensorflow::AttrValue value;
     b->BuildAttrValue(field, &value);
     out->emplace_back(name, std::move(value));
@@ -84,11 +128,14 @@ void AddAttrs(const Attrs& attrs, ::tensorflow::data::DatasetBase::DatasetGraphD
 // attrs first changes nothing.)
 #define TF_GULP_REGISTER_OP_WITH_ATTRS(name, Attrs) \
   TF_NEW_ID_FOR_INIT(TF_GULP_REGISTER_OP_WITH_ATTRS_IMPL, name, Attrs)
-#define TF_GULP_REGISTER_OP_WITH_ATTRS_IMPL(ctr, name, Attrs)                     \
-  TF_ATTRIBUTE_ANNOTATE("tf:op")                                                  \
-  static ::tensorflow::InitOnStartupMarker const tf_gulp_register_op##ctr        \
-      TF_ATTRIBUTE_UNUSED = TF_INIT_ON_STARTUP_IF(SHOULD_REGISTER_OP(name)) <<  \
-                            ::tf_gulp::RegisterAttrs<Attrs>(                    \
-                                ::tensorflow::register_op::OpDefBuilderWrapper(name))
+#define TF_GULP_REGISTER_OP_WITH_ATTRS_IMPL(ctr, name, Attrs)                    \
+  TF_ATTRIBUTE_ANNOTATE("tf:op")                                                 \
+  static ::tensorflow::InitOnStartupMarker const tf_gulp_register_op##ctr       \
+      TF_ATTRIBUTE_UNUSED = TF_INIT_ON_STARTUP_IF(SHOULD_REGISTER_OP(name)) << \
+                            ::tf_gulp::AttrOpBuilder(name).AddAttrs<Attrs>()
+
+// The start of a doc line (see above) for an option whose default means "off"
+// (clip_len 0: no clips): Python's keyword takes None for it.
+#define TF_GULP_NONE_IS_OFF "[None is off] "
 
 #endif  // TF_GULP_OPS_FRAMEWORK_ATTR_TABLE_H_

@@ -1,1 +1,1 @@
-"""The gulp format's ops: `GulpDataset` (registration and kernel in C++) and its Python wrapper."""
+"""The gulp format's op: `GulpDataset` (registration and kernel in C++; its Python class, tf_gulp.GulpDataset, reads its options from the registration)."""

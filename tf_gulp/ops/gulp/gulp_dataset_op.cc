@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cc/codec/jpeg_decoder.h"
 #include "cc/codec/jpeg_warp.h"
 #include "cc/gulp/element_reader.h"
@@ -86,6 +87,24 @@ constexpr int64_t kMissingBound = std::numeric_limits<int64_t>::min();
 // attrs and the core's own.
 absl::Status ParseOptions(Options* o) {
   gulp::FrameSelection& s = o->element.selection;
+  if (o->frame_mode != "clips") {
+    // SampleFrames' options (their registered defaults) mean nothing without
+    // clip_len: one given alone is a mistake, not an option to ignore.
+    std::vector<absl::string_view> given;
+    if (o->frame_interval != 1) given.push_back("frame_interval=");
+    if (o->num_clips != 1) given.push_back("num_clips=");
+    if (o->twice_sample) given.push_back("twice_sample=");
+    if (o->out_of_bound_opt != "loop") given.push_back("out_of_bound_opt=");
+    if (o->keep_tail_frames) given.push_back("keep_tail_frames=");
+    if (o->temporal_jitter) given.push_back("temporal_jitter=");
+    if (o->target_fps != 0) given.push_back("target_fps=");
+    if (o->crops != "none") given.push_back("crops=");
+    if (o->view_order != "clip_major") given.push_back("view_order=");
+    if (!given.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          absl::StrJoin(given, ", "), ": options of clip sampling, they need clip_len="));
+    }
+  }
   if (o->frame_mode == "all") {
     s.mode = gulp::FrameSelection::Mode::kAll;
   } else if (o->frame_mode == "slice") {
@@ -123,7 +142,7 @@ absl::Status ParseOptions(Options* o) {
   if (o->view_crops != tfg::warp::ViewCrops::kNone) {
     if (o->fused.output_height <= 0 || !o->fused.warp.empty()) {
       return absl::InvalidArgumentError(
-          "crops (the test views) need shape=(height, width) and no warp: each view is its "
+          "crops (the test views) needs shape=(height, width) and no warp: each view is its "
           "own crop");
     }
     s.views_per_clip = tfg::warp::NumViewCrops(o->view_crops);

@@ -1,5 +1,6 @@
 // The registration of the GulpDataset op (its kernel: gulp_dataset_op.cc;
-// its Python wrapper: gulp_ops.py). The attrs come from GulpDatasetAttrs'
+// its Python class, whose options tf_gulp/_options.py reads from this
+// registration: tf_gulp.GulpDataset). The attrs come from GulpDatasetAttrs'
 // table (gulp_ops.h).
 
 #include "tensorflow/core/framework/op.h"

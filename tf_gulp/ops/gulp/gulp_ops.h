@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cc/gulp/element_reader.h"
+#include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/source_attrs.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
 #include "tf_gulp/ops/image/image_ops.h"
@@ -18,10 +19,9 @@ namespace tf_gulp {
 
 inline constexpr char kGulpDatasetOp[] = "TfGulp>GulpDataset";
 
-// Everything GulpDataset's attrs say, as the kernel reads them. Python's
-// wrappers read the allowed values, minimums and defaults from the
-// registration this table makes (tf_gulp/ops/op_attrs.py): they are written
-// only here.
+// Everything GulpDataset's attrs say, as the kernel reads them; the attrs
+// with a doc line are tf_gulp.GulpDataset's options (Python reads them from
+// the registration: tf_gulp/_options.py; attr_table.h says how).
 struct GulpDatasetAttrs {
   std::vector<std::string> ids;
   std::string label_field;
@@ -82,26 +82,42 @@ struct GulpDatasetAttrs {
     visit("slice_stop", "int = 0", a.slice_stop);
     visit("slice_step", "int = 1", a.slice_step);
     visit("frame_indices", "list(int) = []", a.frame_indices);
-    visit("num_frames", "int = 0", a.num_frames);
-    visit("clip_len", "int >= 0 = 0", a.clip_len);
-    visit("frame_interval", "int >= 1 = 1", a.frame_interval);
-    visit("num_clips", "int >= 1 = 1", a.num_clips);
-    visit("twice_sample", "bool = false", a.twice_sample);
-    visit("out_of_bound_opt", "{'loop', 'repeat_last'} = 'loop'", a.out_of_bound_opt);
-    visit("keep_tail_frames", "bool = false", a.keep_tail_frames);
-    visit("temporal_jitter", "bool = false", a.temporal_jitter);
-    visit("target_fps", "float = 0", a.target_fps);
-    visit("crops", "{'none', 'center', 'three'} = 'none'", a.crops);
-    visit("view_order", "{'clip_major', 'crop_major'} = 'clip_major'", a.view_order);
-    visit("training", "bool = false", a.training);
-    visit("decode", "bool = true", a.decode);
+    visit("num_frames", "int = 0", a.num_frames,
+          TF_GULP_NONE_IS_OFF "sample this many frames in equal segments (TSN): a random offset in each with training, the centres without; short clips loop");
+    visit("clip_len", "int >= 0 = 0", a.clip_len,
+          TF_GULP_NONE_IS_OFF "dense clips of this many frames (mmaction2's SampleFrames clip_len; docs/video.md)");
+    visit("frame_interval", "int >= 1 = 1", a.frame_interval,
+          "frames between a clip's frames (SampleFrames)");
+    visit("num_clips", "int >= 1 = 1", a.num_clips,
+          "clips per video (SampleFrames): random offsets in equal spans with training, spread evenly without");
+    visit("twice_sample", "bool = false", a.twice_sample,
+          "training=False: sample twice the clips (SampleFrames)");
+    visit("out_of_bound_opt", "{'loop', 'repeat_last'} = 'loop'", a.out_of_bound_opt,
+          "frames past a short video's end: loop, or repeat its last frame (SampleFrames)");
+    visit("keep_tail_frames", "bool = false", a.keep_tail_frames,
+          "training=True: offsets may reach the video's tail (SampleFrames)");
+    visit("temporal_jitter", "bool = false", a.temporal_jitter,
+          "move each frame by a random 0 .. frame_interval - 1 (SampleFrames)");
+    visit("target_fps", "float = 0", a.target_fps,
+          TF_GULP_NONE_IS_OFF "resample clips to this frame rate from the fps each item's meta records (SampleFrames)");
+    visit("crops", "{'none', 'center', 'three'} = 'none'", a.crops,
+          TF_GULP_NONE_IS_OFF "with clip_len and shape: the spatial test views of each clip, 'three' (ThreeCrop) or 'center'");
+    visit("view_order", "{'clip_major', 'crop_major'} = 'clip_major'", a.view_order,
+          "the order of the views: each clip's crops together, or each crop's clips (mmaction2's)");
+    visit("training", "bool = false", a.training,
+          "random segment and clip offsets (drawn from seed, epoch, element)");
+    visit("decode", "bool = true", a.decode,
+          "decode the JPEG frames, or yield their bytes");
     JpegDecodeAttrs::ForEachAttr(a.jpeg, visit);
-    visit("scale", "int = 1", a.scale);
-    visit("shuffle", "bool = false", a.shuffle);
+    visit("scale", "int = 1", a.scale,
+          "decode at 1/scale of the size (1, 2, 4 or 8), inside libjpeg-turbo's IDCT");
+    visit("shuffle", "bool = false", a.shuffle,
+          "visit the items in a new uniform random order each epoch");
     visit("seed", "int = 0", a.seed);
-    visit("shuffle_chunk_window", "int >= 0 = 0", a.shuffle_chunk_window);
+    visit("shuffle_chunk_window", "int >= 0 = 0", a.shuffle_chunk_window,
+          TF_GULP_NONE_IS_OFF "shuffle within windows of this many chunks, for slow storage (docs/gulp_dataset.md)");
     visit("max_clip_bytes", absl::StrCat("int >= 1 = ", ::tfg::gulp::kDefaultMaxClipBytes),
-          a.max_clip_bytes);
+          a.max_clip_bytes, "the most bytes one element's frames may take, checked before reading");
     // The fused decode + warp (tf_gulp.GulpDataset's warp=, shape=, dtype=,
     // bias=, norm=, color=); off while output_height and output_width are 0.
     FusedWarpAttrs::ForEachAttr(a.fused, visit);

@@ -35,9 +35,12 @@ struct JpegDecodeAttrs {
 
   template <typename Self, typename Visit>
   static void ForEachAttr(Self& a, Visit&& visit) {
-    visit("colorspace", "{'rgb', 'gray'} = 'rgb'", a.colorspace);
-    visit("dct_method", "{'fast', 'accurate'} = 'fast'", a.dct_method);
-    visit("dct_scaling", "bool = true", a.dct_scaling);
+    visit("colorspace", "{'rgb', 'gray'} = 'rgb'", a.colorspace,
+          "the decoded channels (3 or 1), whatever the JPEGs hold");
+    visit("dct_method", "{'fast', 'accurate'} = 'fast'", a.dct_method,
+          "libjpeg-turbo's fast integer IDCT, or its accurate one");
+    visit("dct_scaling", "bool = true", a.dct_scaling,
+          "with shape: let the decoder scale by 1/2, 1/4, 1/8 where the output keeps its resolution");
   }
 
   // The core's decode options these attrs say (the scale is the caller's).
