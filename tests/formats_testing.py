@@ -42,7 +42,6 @@ CODE_PLACES = (
     "fuzz_seeds",      # its seeds in tools/fuzz.py's write_seeds
     "op_registration",  # tf_gulp/ops/<pkg>/<pkg>_ops.{h,cc}: the op's name and attr table
     "op_kernel",       # tf_gulp/ops/<pkg>/<pkg>_dataset_op.cc
-    "op_wrapper",      # tf_gulp/ops/<pkg>/<pkg>_ops.py
     "api",             # tf_gulp/<pkg>/dataset.py
     "exports",         # tf_gulp/__init__.py: the lazy table and __all__
     "tests",           # tests/test_<pkg>_dataset.py
@@ -105,7 +104,6 @@ class Format:
             "fuzz_seeds": f'tools/fuzz.py: dirs["{self.fuzz_target}"]',
             "op_registration": f"{ops}/{pkg}_ops.cc",
             "op_kernel": None if lacks_op else f"{ops}/{pkg}_dataset_op.cc",
-            "op_wrapper": f"{ops}/{pkg}_ops.py",
             "api": f"tf_gulp/{pkg}/dataset.py",
             "exports": f'tf_gulp/__init__.py: "{self.dataset}"',
             "tests": f"tests/test_{pkg}_dataset.py",

@@ -152,7 +152,7 @@ def test_fused_options_are_checked_by_name(gulp):
         tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), norm=0.5)
     with pytest.raises(TypeError, match="warp must be None or a tf_gulp.transforms"):
         tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), warp=lambda hw, out, key: None)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="scale cannot be combined"):
+    with pytest.raises(ValueError, match="GulpDataset: scale cannot be combined"):
         tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), scale=2)
     with pytest.raises(tf.errors.InvalidArgumentError, match="norm must be one value or one per"):
         tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), dtype="float32", norm=(1.0, 2.0))

@@ -2,8 +2,8 @@
 
 Each attr of a source op's table (``ForEachAttr`` in ``tf_gulp/ops/<format>/<format>_ops.h``) that
 carries a doc line is a user's option (tf_gulp/ops/framework/attr_table.h): the registration keeps
-the line as the attr's description, and this module reads the registration back
-(``op_def_registry``) to make of it
+the line as the attr's description, and this module reads the registration back (the C API's op
+list; ``op_def_registry`` drops descriptions) to make of it
 
 - a keyword argument of the source's class: same name, the attr's default, a type hint
   (:func:`parameters`, for the class's ``__signature__``);
@@ -32,8 +32,8 @@ from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
 from tf_gulp import _args as A
 
-__all__ = ["NONE_IS_OFF", "TABLE", "Option", "markdown_table", "op_options", "options_of",
-           "parameters", "python_error"]
+__all__ = ["NONE_IS_OFF", "OPTION_BLOCK", "TABLE", "Option", "keyword_docs", "markdown_table",
+           "op_options", "options_of", "parameters", "python_error", "render_option_block"]
 
 #: The start of a doc line marking an option whose default means "off" (TF_GULP_NONE_IS_OFF).
 NONE_IS_OFF = "[None is off] "

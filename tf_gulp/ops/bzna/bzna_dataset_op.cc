@@ -62,8 +62,8 @@ class EntryReader : public PositionalSourceDataset<BznaEntry>::Reader {
   // allocates its sample's string at its size, on the consumer's thread
   // (the thread that frees it: see cc/util/ordered_read_ahead.h).
   BznaEntry PrepareOnConsumerThread(int64_t epoch, int64_t first, int64_t count) override {
-    const tfg::RecordOrder order(options_.stop - options_.start, options_.shuffle,
-                                 static_cast<uint64_t>(options_.seed), epoch);
+    const tfg::RecordOrder order(options_.stop - options_.start, options_.source.shuffle,
+                                 static_cast<uint64_t>(options_.source.seed), epoch);
     BznaEntry unit;
     unit.epoch = epoch;
     unit.entry = options_.start + order[shard_.Global(first)];

@@ -30,8 +30,6 @@ struct BznaDatasetAttrs {
   // Dataset.shard's and the epoch counter's (source_attrs.h): the iterator's
   // element e is the epoch's element shard.Global(e).
   SourceAttrs source;
-  bool shuffle = false;
-  int64_t seed = 0;
   // Each element also carries "what": "FILE: sample I (byte offset O)", the
   // name the decoders give the sample in their errors.
   bool names = false;
@@ -41,10 +39,6 @@ struct BznaDatasetAttrs {
     SourceAttrs::ForEachAttr(a.source, visit);
     visit("start", "int >= 0", a.start);
     visit("stop", "int >= 0", a.stop);
-    visit("shuffle", "bool = false", a.shuffle,
-          "visit the split's entries in a new random order each epoch, a function of (seed, "
-          "epoch)");
-    visit("seed", "int = 0", a.seed);
     visit("names", "bool = false", a.names);
   }
 };

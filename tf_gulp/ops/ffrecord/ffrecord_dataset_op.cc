@@ -240,7 +240,7 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
           group.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING, TensorShape({}));
         }
       }
-      const tfg::RecordOrder order(d.num_records_, o.shuffle, static_cast<uint64_t>(o.seed),
+      const tfg::RecordOrder order(d.num_records_, o.source.shuffle, static_cast<uint64_t>(o.source.seed),
                                    epoch);
       const size_t n = static_cast<size_t>(o.batched() ? end - begin : count);
       std::vector<ffr::RecordLocation>& locations = group.locations;
@@ -372,7 +372,7 @@ void FFRecordDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) 
   reader_options.check_data = options_.check_data;
   reader_options.direct_io = options_.direct_io;
   reader_options.access =
-      options_.shuffle ? ffr::AccessPattern::kRandom : ffr::AccessPattern::kSequential;
+      options_.source.shuffle ? ffr::AccessPattern::kRandom : ffr::AccessPattern::kSequential;
   std::unique_ptr<ffr::FFRecordReader> reader;
   OP_REQUIRES_OK(ctx, ToTfStatus(ffr::FFRecordReader::Open(files, reader_options, &reader)));
   for (const std::string& warning : reader->warnings()) LOG(WARNING) << warning;

@@ -32,8 +32,6 @@ inline std::string IoEngineAttrType() {
 struct FFRecordDatasetAttrs {
   int64_t batch_size = 0;  // 0: one record per element
   bool drop_remainder = false;
-  bool shuffle = false;
-  int64_t seed = 0;
   bool check_data = true;
   int64_t queue_depth = 0;  // 0: the batch size (or the unbatched group)
   std::string io_engine;
@@ -52,9 +50,6 @@ struct FFRecordDatasetAttrs {
           TF_GULP_NONE_IS_OFF "each element a vector of this many records, read in one submission");
     visit("drop_remainder", "bool = false", a.drop_remainder,
           "drop a short last batch; the batch dimension becomes static");
-    visit("shuffle", "bool = false", a.shuffle,
-          "visit the records in a new random order each epoch, a function of (seed, epoch)");
-    visit("seed", "int = 0", a.seed);
     visit("check_data", "bool = true", a.check_data,
           "verify each file's metadata checksum when made and each record's CRC-32 when read");
     // 0: the batch size; at most tfg::kMaxQueueDepth (checked by the kernel).

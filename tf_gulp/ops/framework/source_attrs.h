@@ -1,5 +1,6 @@
 // The attrs every positional source dataset has besides its own options
-// (positional_source_dataset.h): Dataset.shard's and the epoch counter's.
+// (positional_source_dataset.h): Dataset.shard's, the epoch counter's and the
+// shuffle's.
 // One table, visited by each source's own (see attr_table.h), so they are
 // registered, read and serialized the same way by every source; Python finds
 // the sources by them (tf_gulp/ops/op_attrs.py: source_ops).
@@ -22,6 +23,10 @@ struct SourceAttrs {
   // first_epoch + p, so a dataset made at epoch e starts where one made at 0
   // is after e passes, reading nothing of the epochs before (epoch_cursor.h).
   int64_t first_epoch = 0;
+  // The order of each epoch's elements: shuffled, a function of (seed, epoch)
+  // (cc/util/record_order.h), or storage order.
+  bool shuffle = false;
+  int64_t seed = 0;
 
   template <typename Self, typename Visit>
   static void ForEachAttr(Self& a, Visit&& visit) {
@@ -32,6 +37,10 @@ struct SourceAttrs {
     // dataset (epoch_counter.h); "" for a counter private to the dataset.
     visit(kEpochCounterAttr, "string = ''", a.epoch_counter);
     visit("first_epoch", "int >= 0 = 0", a.first_epoch);
+    visit("shuffle", "bool = false", a.shuffle,
+          "visit the elements in a new random order each epoch, a function of (seed, epoch)");
+    // Python's seed= (None: a random one) is the class's keyword, not this attr.
+    visit("seed", "int = 0", a.seed);
   }
 
   // What an attr cannot check: the index within the shards.

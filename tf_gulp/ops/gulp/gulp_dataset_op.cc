@@ -319,8 +319,8 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
       if (d.options_.shuffle_chunk_window > 0) {
         window_order_ = d.WindowOrder(epoch);
       } else {
-        uniform_order_.emplace(static_cast<int64_t>(d.elements_.size()), d.options_.shuffle,
-                               static_cast<uint64_t>(d.options_.seed), epoch);
+        uniform_order_.emplace(static_cast<int64_t>(d.elements_.size()), d.options_.source.shuffle,
+                               static_cast<uint64_t>(d.options_.source.seed), epoch);
       }
     }
 
@@ -366,7 +366,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     // transform): on the element, not the position, so it does not depend
     // on the sharding.
     uint64_t ElementKey(int64_t epoch, int64_t element) const {
-      return tfg::HashKey({static_cast<uint64_t>(dataset_->options_.seed),
+      return tfg::HashKey({static_cast<uint64_t>(dataset_->options_.source.seed),
                            static_cast<uint64_t>(epoch), static_cast<uint64_t>(element)});
     }
 
@@ -546,7 +546,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
   // epoch are disjoint and cover it.
   std::vector<int64_t> WindowOrder(int64_t epoch) const {
     std::vector<int64_t> order = gulp::EpochOrder(
-        elements_, options_.shuffle, static_cast<uint64_t>(options_.seed), epoch,
+        elements_, options_.source.shuffle, static_cast<uint64_t>(options_.source.seed), epoch,
         options_.shuffle_chunk_window);
     const tfg::Shard& s = shard();
     if (!s.sharded()) return order;

@@ -50,8 +50,6 @@ struct GulpDatasetAttrs {
   // colorspace, dct_method, dct_scaling: DecodeJpegWarped's too (image_ops.h).
   JpegDecodeAttrs jpeg;
   int64_t scale = 1;
-  bool shuffle = false;
-  int64_t seed = 0;
   // 0: shuffle is a uniform permutation of all items (cc/util/record_order.h);
   // n > 0: the chunk order is permuted and the items of n consecutive chunks
   // are permuted together (cc/gulp/element_order.h: reads stay within a few
@@ -65,7 +63,7 @@ struct GulpDatasetAttrs {
   // the colour transforms after it, one draw per clip (color_transform.h); the
   // attrs DecodeJpegWarped and DecodeHevcWarped have (fused_warp_args.h).
   FusedWarpAttrs fused;
-  // Dataset.shard's and the epoch counter's (source_attrs.h).
+  // Dataset.shard's, the epoch counter's, shuffle and seed (source_attrs.h).
   SourceAttrs source;
 
   template <typename Self, typename Visit>
@@ -111,9 +109,6 @@ struct GulpDatasetAttrs {
     JpegDecodeAttrs::ForEachAttr(a.jpeg, visit);
     visit("scale", "int = 1", a.scale,
           "decode at 1/scale of the size (1, 2, 4 or 8), inside libjpeg-turbo's IDCT");
-    visit("shuffle", "bool = false", a.shuffle,
-          "visit the items in a new uniform random order each epoch");
-    visit("seed", "int = 0", a.seed);
     visit("shuffle_chunk_window", "int >= 0 = 0", a.shuffle_chunk_window,
           TF_GULP_NONE_IS_OFF "shuffle within windows of this many chunks, for slow storage (docs/gulp_dataset.md)");
     visit("max_clip_bytes", absl::StrCat("int >= 1 = ", ::tfg::gulp::kDefaultMaxClipBytes),
