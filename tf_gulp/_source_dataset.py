@@ -14,6 +14,8 @@ What the three did each in their own words, written once:
   ``first_epoch`` attr with the shard;
 - the seed: an int64 checked by :func:`tf_gulp._args.seed`, or a random one when none is given
   (:func:`source_seed`);
+- the options of the op's attr table as the class's keywords, checked, and the kernel's refusals
+  naming one as ValueError: :class:`OptionSourceDataset` (tf_gulp/_options.py);
 - the path the graph holds: absolute, so that a tf.data service worker with another working
   directory resolves it the same way; a string tensor (e.g. inside ``interleave``) as it is
   (:func:`graph_path`).
@@ -44,8 +46,8 @@ from tf_gulp import _args as A
 from tf_gulp import _options
 from tf_gulp._files import absolute
 
-__all__ = ["OptionSourceDataset", "ShardsItself", "ShardedSourceDataset", "as_int", "check_shard", "compose_shard",
-           "first_epoch", "graph_path", "install_auto_shard_warning", "require_shared_seed",
+__all__ = ["OptionSourceDataset", "ShardsItself", "ShardedSourceDataset", "as_int", "check_shard",
+           "compose_shard", "first_epoch", "graph_path", "install_auto_shard_warning", "require_shared_seed",
            "source_made", "source_ops", "source_seed"]
 
 

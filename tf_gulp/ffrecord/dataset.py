@@ -7,7 +7,6 @@ from typing import Optional, Sequence, Tuple, Union
 
 import tensorflow as tf
 
-from tf_gulp import _args as A
 from tf_gulp._options import TABLE
 from tf_gulp._source_dataset import OptionSourceDataset, first_epoch, graph_path, source_seed
 from tf_gulp.class_folders import ClassTable, names_by_index, read_label_table
