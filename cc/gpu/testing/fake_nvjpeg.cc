@@ -483,25 +483,37 @@ int FakeNvjpeg::DecodeInto(const unsigned char* data, size_t size, int format,
     strides[c] = static_cast<int>(image.pitch[c]);
   }
   tjhandle tj = tjInitDecompress();
-  // Accurate integer IDCT: the GPU engines compute theirs in their own way;
-  // the comparisons allow for it (2 levels).
-  int r = 0;
-  if (planes == 3) {
-    r = tjDecompressToYUVPlanes(tj, data, static_cast<unsigned long>(size), dst, h.width,
-                                strides, h.height, TJFLAG_ACCURATEDCT);
-  } else {
-    // A gray picture: TurboJPEG writes its one plane; a colour one asked
-    // for Y only would need a luma extraction the project never asks for.
-    r = h.components == 1 ? tjDecompressToYUVPlanes(tj, data, static_cast<unsigned long>(size),
-                                                    dst, h.width, strides, h.height,
-                                                    TJFLAG_ACCURATEDCT)
-                          : -1;
+  // TurboJPEG writes planes padded to whole chroma samples (a 157-wide 4:2:0
+  // luma plane is 158 wide), nvJPEG exactly the planes' sizes: decode into
+  // padded buffers, copy the planes out. Accurate integer IDCT: the engines
+  // compute theirs their own way; comparisons allow for it (2 levels).
+  int width = 0, height = 0, subsamp = 0, colorspace = 0;
+  int r = tjDecompressHeader3(tj, data, static_cast<unsigned long>(size), &width, &height,
+                              &subsamp, &colorspace);
+  std::vector<std::vector<unsigned char>> padded(3);
+  unsigned char* tmp[3] = {nullptr, nullptr, nullptr};
+  int tmp_strides[3] = {0, 0, 0};
+  if (r == 0) {
+    for (int c = 0; c < (subsamp == TJSAMP_GRAY ? 1 : 3); ++c) {
+      tmp_strides[c] = tjPlaneWidth(c, width, subsamp);
+      padded[c].resize(static_cast<size_t>(tmp_strides[c]) * tjPlaneHeight(c, height, subsamp));
+      tmp[c] = padded[c].data();
+    }
+    r = tjDecompressToYUVPlanes(tj, data, static_cast<unsigned long>(size), tmp, width,
+                                tmp_strides, height, TJFLAG_ACCURATEDCT);
   }
   // TurboJPEG's warnings (e.g. premature end of data) are errors here, as nvJPEG
   // reports a truncated stream.
-  const bool failed = r != 0;
   tjDestroy(tj);
-  if (failed) return NVJPEG_STATUS_BAD_JPEG;
+  if (r != 0 || (planes == 3) != (subsamp != TJSAMP_GRAY)) return NVJPEG_STATUS_BAD_JPEG;
+  for (int c = 0; c < planes; ++c) {
+    unsigned w = 0, hh = 0;
+    PlaneSize(h, c, &w, &hh);
+    for (unsigned y = 0; y < hh; ++y) {
+      std::copy_n(padded[c].data() + static_cast<size_t>(y) * tmp_strides[c], w,
+                  dst[c] + static_cast<size_t>(y) * strides[c]);
+    }
+  }
   std::lock_guard<std::recursive_mutex> lock(mutex);
   decoded[dst[0]].stream = stream;
   return NVJPEG_STATUS_SUCCESS;
