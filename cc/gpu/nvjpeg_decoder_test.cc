@@ -146,6 +146,8 @@ TEST(NvjpegDecoderTest, AFailedHardwareBatchIsRetriedPerPictureAndNamesTheDamage
   EXPECT_THAT(run.statuses[1].message(), HasSubstr("item 1 frame 0"));
   EXPECT_TRUE(run.statuses[2].ok()) << run.statuses[2].message();
   EXPECT_EQ(run.fake.Count("nvjpegDecode("), 3);
+  ASSERT_EQ(run.logged.size(), 1u);
+  EXPECT_THAT(run.logged[0], HasSubstr("a hardware batch failed (NVJPEG_STATUS_BAD_JPEG)"));
   // The same batch size again: the failed batch reset the state, so the
   // decoder must initialize it again (the fake notes it otherwise).
   run.Decode({EncodeJpeg(64, 48, JpegKind::k420), EncodeJpeg(64, 48, JpegKind::k420, 1),
