@@ -135,7 +135,8 @@ def test_the_jpeg_path_is_checked_on_the_fake_nvjpeg(dry_run):
     assert nv["within_2_levels"] is True and nv["max_abs_diff_levels"] <= 2
     assert {c["kind"] for c in nv["correctness"]} == {"420", "422", "444", "gray", "progressive420"}
     assert all(c["status"] == "ok" for c in nv["correctness"]), nv["correctness"]
-    assert {(r["set"], r["clip"]) for r in nv["rates"]} == {("gulp_320x240", 8), ("imagenet_like", 1)}
+    assert {(r["set"], r["clip"]) for r in nv["rates"]} == {("gulp_320x240", 8),
+                                                            ("imagenet_like", 1)}
     for r in nv["rates"]:
         assert r["calls"] >= 1 and r["frames_per_s"] > 0 and r["frame_errors"] == [], r
     assert any("progressive" in r for r in nv["reasons_logged"]), nv["reasons_logged"]

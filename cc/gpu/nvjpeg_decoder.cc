@@ -117,7 +117,9 @@ Status NvjpegDecoder::Inspect(const JpegInput& in, DecodedJpeg* out,
   s = api_.nvjpegJpegStreamGetComponentsNum(parsed_, &components);
   if (s == NVJPEG_STATUS_SUCCESS) s = api_.nvjpegJpegStreamGetSamplePrecision(parsed_, &precision);
   if (s == NVJPEG_STATUS_SUCCESS) s = api_.nvjpegJpegStreamGetJpegEncoding(parsed_, &encoding);
-  if (s == NVJPEG_STATUS_SUCCESS) s = api_.nvjpegJpegStreamGetFrameDimensions(parsed_, &width, &height);
+  if (s == NVJPEG_STATUS_SUCCESS) {
+    s = api_.nvjpegJpegStreamGetFrameDimensions(parsed_, &width, &height);
+  }
   if (s != NVJPEG_STATUS_SUCCESS) {
     return InternalError(in.what, ": ", CallError("reading nvJPEG's parsed header", s));
   }

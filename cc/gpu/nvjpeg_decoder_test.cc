@@ -195,7 +195,8 @@ TEST(NvjpegDecoderTest, EveryFailingCallIsAStatusAndLeaksNothing) {
     run.fake.FailCall(call, 1, NVJPEG_STATUS_INTERNAL_ERROR);
     const Status init = run.decoder->Init();
     if (init.ok()) {
-      run.Decode({EncodeJpeg(64, 48, JpegKind::k420), EncodeJpeg(64, 48, JpegKind::kProgressive420)});
+      run.Decode({EncodeJpeg(64, 48, JpegKind::k420),
+                  EncodeJpeg(64, 48, JpegKind::kProgressive420)});
       ASSERT_EQ(run.statuses.size(), 2u);
     } else {
       EXPECT_EQ(init.code(), StatusCode::kUnavailable);
