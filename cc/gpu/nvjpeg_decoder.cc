@@ -30,6 +30,20 @@ int ShiftOf(unsigned full, unsigned plane) {
   return -1;
 }
 
+// nvJPEG's description of the planes a picture is decoded into (Y alone for gray).
+NvjpegImage ImageOf(const codec::YcbcrPicture& p) {
+  NvjpegImage image = {};
+  image.channel[0] = const_cast<unsigned char*>(p.y);
+  image.pitch[0] = static_cast<size_t>(p.y_stride);
+  if (p.cb != nullptr) {
+    image.channel[1] = const_cast<unsigned char*>(p.cb);
+    image.pitch[1] = static_cast<size_t>(p.cb_stride);
+    image.channel[2] = const_cast<unsigned char*>(p.cr);
+    image.pitch[2] = static_cast<size_t>(p.cr_stride);
+  }
+  return image;
+}
+
 }  // namespace
 
 NvjpegDecoder::NvjpegDecoder(const NvjpegApi& api, std::function<void(const std::string&)> log)
@@ -179,16 +193,8 @@ Status NvjpegDecoder::Inspect(const JpegInput& in, DecodedJpeg* out,
 }
 
 Status NvjpegDecoder::DecodeOnCuda(const JpegInput& in, DecodedJpeg* out, CUstream stream) {
-  NvjpegImage image = {};
   const codec::YcbcrPicture& p = out->planes;
-  image.channel[0] = const_cast<unsigned char*>(p.y);
-  image.pitch[0] = static_cast<size_t>(p.y_stride);
-  if (p.cb != nullptr) {
-    image.channel[1] = const_cast<unsigned char*>(p.cb);
-    image.pitch[1] = static_cast<size_t>(p.cb_stride);
-    image.channel[2] = const_cast<unsigned char*>(p.cr);
-    image.pitch[2] = static_cast<size_t>(p.cr_stride);
-  }
+  NvjpegImage image = ImageOf(p);
   const int format = p.cb != nullptr ? NVJPEG_OUTPUT_YUV : NVJPEG_OUTPUT_Y;
   const int s = api_.nvjpegDecode(cuda_handle_, cuda_state_, in.data, in.size, format, &image,
                                   stream);
@@ -248,16 +254,7 @@ void NvjpegDecoder::DecodeBatch(const std::vector<JpegInput>& inputs, CUstream s
   std::vector<size_t> lengths;
   std::vector<NvjpegImage> images;
   for (size_t i : hardware) {
-    const codec::YcbcrPicture& p = (*out)[i].planes;
-    NvjpegImage image = {};
-    image.channel[0] = const_cast<unsigned char*>(p.y);
-    image.pitch[0] = static_cast<size_t>(p.y_stride);
-    if (p.cb != nullptr) {
-      image.channel[1] = const_cast<unsigned char*>(p.cb);
-      image.pitch[1] = static_cast<size_t>(p.cb_stride);
-      image.channel[2] = const_cast<unsigned char*>(p.cr);
-      image.pitch[2] = static_cast<size_t>(p.cr_stride);
-    }
+    NvjpegImage image = ImageOf((*out)[i].planes);
     data.push_back(inputs[i].data);
     lengths.push_back(inputs[i].size);
     images.push_back(image);
