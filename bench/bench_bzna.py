@@ -239,8 +239,8 @@ def main(argv=None) -> int:
     for name in names:  # warm-up (graph building, page cache, decoders), not timed
         run(name, 0)
     # TensorFlow's import leaves a large heap; full collections of it, set off by the consumer
-    # loop's allocations, took about 6% of the CPU in a profile of this benchmark. Frozen, the
-    # loop in Python costs what a training step's input handling costs, nothing more.
+    # loop's allocations, would be charged to the readers. Frozen, the loop in Python costs what a
+    # training step's input handling costs, nothing more.
     gc.collect()
     gc.freeze()
     for r in range(args.rounds):

@@ -109,8 +109,8 @@ def in_runtime(ds, items: Callable[[Any], Any]) -> Callable[[], int]:
     """Reads `ds` once inside the TensorFlow runtime per call, counting the leading dimension of
     `items(element)`: a `ds.reduce` in a `tf.function` traced at the first (untimed) call, as a
     training loop traces its step once. (A bare `ds.reduce(..., lambda ...)` traces its function
-    again at every call: about 3% of a 0.6 s round's CPU, Python's garbage collector included,
-    that no training step pays.)"""
+    again at every call, a cost, Python's garbage collector included, that no training step
+    pays.)"""
     import tensorflow as tf
 
     @tf.function

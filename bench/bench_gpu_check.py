@@ -7,7 +7,7 @@ Run on a GPU machine (no TensorFlow needed; the device tool's machines have none
 
 Round 1 is the device check itself: every phase (build, runtime, the warp kernels against the CPU
 path, NVDEC against the CPU path, throughput with nvidia-smi dmon beside it, compute-sanitizer, and
-the profile, situations and jpeg phases its extra.json holds), its exit status and summary. Rounds 2..N run the two timed phases again (`device_check warp` and
+the profile, situations, jpeg and nvjpeg phases its extra.json holds), its exit status and summary. Rounds 2..N run the two timed phases again (`device_check warp` and
 `device_check throughput` on the same build), so the figures are medians over N rounds, each
 round kept. `--commit` and `--clean-tree` say which tree ran: the device tool copies the working
 tree beside a git that need not be at its commit (git's own answer is kept too). `--dry-run`
@@ -32,7 +32,7 @@ REPO = run_info.REPO_ROOT
 SCRIPT = os.path.join(REPO, "tools", "gpu_device_check.sh")
 DATA = os.path.join(REPO, "cc", "gpu", "testing", "data")
 PHASES = ("env", "runtime", "warp", "nvdec", "throughput", "memcheck")
-EXTRA_PHASES = ("profile", "situations", "jpeg")  # the device check's extra.json, one key each
+EXTRA_PHASES = ("profile", "situations", "jpeg", "nvjpeg")  # the device check's extra.json, one key each
 WARP_RATES = ("rgb_warp_512_to_224_images_per_s", "fused_nv12_warp_512_to_224_images_per_s")
 RATES = ("decode_images_per_s", "decode_and_warp_images_per_s", "decode_second_half_images_per_s",
          "decode_and_warp_second_half_images_per_s")

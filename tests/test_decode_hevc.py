@@ -60,6 +60,30 @@ def test_sample_size_without_decoding_is_the_decoded_size():
 
 
 @pytest.mark.skipif(not have_ffmpeg(), reason="Debian's ffmpeg/ffprobe not installed")
+def test_sample_size_coded_is_the_size_the_picture_is_coded_at():
+    """crop="coded": the SPS's size (what NVDEC's decoders are created for), as ffprobe reports
+    the stream's coded size; decode_hevc's max_size takes the batch's largest."""
+    from tf_gulp.ops.bzna.hevc_ops import hevc_sample_size
+
+    for name in NAMES:
+        stream = ffprobe(HEVC_DIR / f"{name}.mp4")["streams"][0]
+        coded = hevc_sample_size(read(name), crop="coded").numpy()
+        assert list(coded) == [stream["coded_height"], stream["coded_width"]], name
+    with pytest.raises(tf.errors.DataLossError, match="sample 9"):
+        hevc_sample_size(read(NAMES[0])[:100], crop="coded", what="sample 9")
+
+
+def test_max_size_is_checked_and_leaves_the_cpu_decode_as_it_is():
+    plain = tf_gulp.ops.decode_hevc(read("square512")).numpy()
+    sized = tf_gulp.ops.decode_hevc(read("square512"), max_size=[1024, 2048]).numpy()
+    np.testing.assert_array_equal(sized, plain)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"max_size must be \[height, width\]"):
+        tf_gulp.ops.decode_hevc(read("square512"), max_size=[1, 2, 3])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="max_size must be >= 0"):
+        tf_gulp.ops.decode_hevc(read("square512"), max_size=[-1, 5])
+
+
+@pytest.mark.skipif(not have_ffmpeg(), reason="Debian's ffmpeg/ffprobe not installed")
 def test_debian_ffmpeg_agrees():
     for name in NAMES:
         info = ffprobe(HEVC_DIR / f"{name}.mp4")

@@ -27,8 +27,8 @@ DATA = REPO_ROOT / "cc" / "gpu" / "testing" / "data"
 PHASE_FILES = ["env.json", "logs.txt", "runtime.json", "warp.json", "nvdec.json",
                "throughput.json", "memcheck.json", "extra.json"]
 PHASES = ("env", "build", "runtime", "warp", "nvdec", "throughput", "profile", "situations",
-          "memcheck", "jpeg")
-EXTRA = ("profile", "situations", "jpeg")  # extra.json's keys
+          "memcheck", "jpeg", "nvjpeg")
+EXTRA = ("profile", "situations", "jpeg", "nvjpeg")  # extra.json's keys
 NINE_MINUTES = 540
 MIB = 1 << 20
 
@@ -125,6 +125,23 @@ def test_the_warp_kernels_are_checked_without_nvdec(dry_run):
     assert warp["fused_nv12_warp_512_to_224_images_per_s"] > 0
 
 
+def test_the_jpeg_path_is_checked_on_the_fake_nvjpeg(dry_run):
+    """The nvjpeg phase on the dry run: the fake nvJPEG (real JPEG bytes decoded by TurboJPEG) and
+    the fused kernel's source on the host stand-in; every picture kind of data/jpeg_ref within 2
+    levels of the CPU fused path's stored outputs; each rate cell ran without a frame error."""
+    _, out = dry_run
+    nv = extra_of(out)["nvjpeg"]
+    assert nv["gpu"] is False and nv["library"] == "fake nvJPEG (dry run)", nv
+    assert nv["within_2_levels"] is True and nv["max_abs_diff_levels"] <= 2
+    assert {c["kind"] for c in nv["correctness"]} == {"420", "422", "444", "gray", "progressive420"}
+    assert all(c["status"] == "ok" for c in nv["correctness"]), nv["correctness"]
+    assert {(r["set"], r["clip"]) for r in nv["rates"]} == {("gulp_320x240", 8),
+                                                            ("imagenet_like", 1)}
+    for r in nv["rates"]:
+        assert r["calls"] >= 1 and r["frames_per_s"] > 0 and r["frame_errors"] == [], r
+    assert any("progressive" in r for r in nv["reasons_logged"]), nv["reasons_logged"]
+
+
 def test_outputs_fit_what_the_device_tool_returns(dry_run):
     _, out = dry_run
     files = [p for p in out.rglob("*") if p.is_file()]
@@ -165,6 +182,7 @@ def test_a_failed_phase_is_named_by_the_exit_status_and_loses_nothing(tmp_path):
         strict_json((out / f"{phase}.json").read_text())
     extra = strict_json((out / "extra.json").read_text())
     assert extra["profile"]["error"] == extra["situations"]["error"] == "not built"
+    assert extra["nvjpeg"]["error"] == "not built"
     assert extra["jpeg"]["phase"] == "jpeg"  # needs no build
 
 

@@ -50,9 +50,9 @@ def test_similarity_warp_has_cpu_and_gpu_kernels():
 def test_decode_hevc_has_cpu_and_gpu_kernels():
     found = registrations("TfGulp>DecodeHevc")
     assert set(found) == {"CPU", "GPU"}
-    # The compressed sample and its name are parsed on the host; the picture is decoded (NVDEC) and
-    # converted on the GPU straight into the output in GPU memory.
-    assert found["GPU"] == {"contents", "what"}
+    # The compressed sample, its name and the batch's largest coded size are read on the host; the
+    # picture is decoded (NVDEC) and converted on the GPU straight into the output in GPU memory.
+    assert found["GPU"] == {"contents", "what", "max_size"}
     assert found["CPU"] == set()
 
 
@@ -259,6 +259,32 @@ def test_fused_device_path_runs_decode_hevc_warped_on_the_device_in_the_step_gra
     assert not {"TfGulp>DecodeHevc", "TfGulp>SimilarityWarp"} & types  # one op, not two
 
 
+def test_two_stage_device_path_sizes_the_decoders_for_the_whole_batch_first():
+    """Issue 44 item 3: decode_hevc (one picture per call) is told the batch's largest coded size
+    (the samples' SPSs, read on the host before the loop), so no NVDEC decoder is created again
+    for a larger picture later in the batch."""
+    spec = {"sample": tf.TensorSpec([None], tf.string), "what": tf.TensorSpec([None], tf.string),
+            "size": tf.TensorSpec([None, 2], tf.int32),
+            "matrix": tf.TensorSpec([None, 3, 3], tf.float32),
+            "bias": tf.TensorSpec([None, 3], tf.float32),
+            "norm": tf.TensorSpec([None, 3], tf.float32)}
+    graph = tf.function(lambda x: warp_on_device(x, (24, 32), "/GPU:0")
+                        ).get_concrete_function(spec).graph
+
+    library = graph.as_graph_def().library.function
+    sizes = [n for f in library for n in f.node_def if n.op == "TfGulp>HevcSampleSize"]
+    assert sizes and all(n.attr["crop"].s == b"coded" for n in sizes)
+    decodes = [(f, n) for f in library for n in f.node_def if n.op == "TfGulp>DecodeHevc"]
+    assert decodes, "the two-stage path decodes with decode_hevc"
+    for f, n in decodes:
+        # max_size comes into the decode loop from outside it (an argument of the loop's body),
+        # not from a constant made per picture.
+        producer = n.input[2].split(":")[0]
+        consts = {m.name for m in f.node_def if m.op == "Const"}
+        assert producer not in consts, f"decode_hevc told no batch size: {n.input[2]}"
+        assert producer in {a.name for a in f.signature.input_arg}, n.input[2]
+
+
 def test_decoding_on_the_device_is_opt_in(bzna):
     # The NVDEC path has not yet run under TensorFlow on a GPU: by default the pictures are decoded
     # in tf.data, even where NVDEC is usable; decode="device" or "auto" asks for it.
@@ -306,11 +332,18 @@ def test_device_decode_runs_decode_and_warp_on_the_device_in_the_step_graph():
             "norm": tf.TensorSpec([None, 3], tf.float32)}
     graph = tf.function(lambda x: warp_on_device(x, (24, 32), "/GPU:0")).get_concrete_function(
         spec).graph
-    loops = [op for op in graph.get_operations() if op.type in ("While", "StatelessWhile")]
-    assert loops and all(op.device.endswith("GPU:0") for op in loops)
-    body = graph._functions[loops[0].get_attr("body").name]  # pylint: disable=protected-access
-    types = {node.op for node in body.definition.node_def}
-    assert {"TfGulp>DecodeHevc", "TfGulp>SimilarityWarp"} <= types
+    loops = []  # (device, the op types of its body)
+    for op in graph.get_operations():
+        if op.type in ("While", "StatelessWhile"):
+            body = graph._functions[op.get_attr("body").name]  # pylint: disable=protected-access
+            loops.append((op.device, {node.op for node in body.definition.node_def}))
+    on_gpu = [types for device, types in loops if device.endswith("GPU:0")]
+    assert len(on_gpu) == 1 and {"TfGulp>DecodeHevc", "TfGulp>SimilarityWarp"} <= on_gpu[0]
+    # The other loop reads the batch's coded sizes on the host (the MP4s are there), before any
+    # picture is decoded.
+    on_host = [types for device, types in loops if not device.endswith("GPU:0")]
+    assert len(on_host) == 1 and "TfGulp>HevcSampleSize" in on_host[0]
+    assert "TfGulp>DecodeHevc" not in on_host[0]
 
 
 @pytest.mark.parametrize("decode", ["host", "device", "fused"])

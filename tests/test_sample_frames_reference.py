@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import itertools
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 import pytest

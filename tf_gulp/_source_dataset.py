@@ -27,6 +27,8 @@ What the three did each in their own words, written once:
   reads and decodes everything. :func:`install_auto_shard_warning` makes that visible with a
   one-time warning that says what to write instead; it is installed when the first source is made
   (:func:`source_made`), not when this module is imported, so importing tf_gulp patches nothing.
+  TensorFlow's rewrite falls back without a word and has no callback (docs/design.md,
+  tests/test_tensorflow_hooks.py).
 """
 
 from __future__ import annotations

@@ -25,10 +25,14 @@
 #                                with another context current (tf_situations.cc)
 #   jpeg        extra.json       torchvision's decode_jpeg on the GPU's JPEG engines, gulp-like
 #                                frames and ImageNet-like JPEGs, batches 64 and 256
+#   nvjpeg      extra.json       the GPU JPEG path (nvJPEG + the fused warp, cc/gpu/nvjpeg_*) vs the
+#                                CPU fused path on every picture kind (data/jpeg_ref), then
+#                                frames/s on data/jpeg's gulp-like clips and ImageNet-like JPEGs
 #   memcheck    memcheck.json    compute-sanitizer --tool memcheck on a small batch
-# extra.json holds the last three under their names, rewritten as each ends. The output ends with a
+# extra.json holds profile, situations, jpeg and nvjpeg under their names, rewritten as each ends. The output ends with a
 # summary. Exit status: 0 when every phase passed, else 10 + the first failed phase's number (env 0,
-# build 1, runtime 2, warp 3, nvdec 4, throughput 5, memcheck 6, profile 7, situations 8, jpeg 9).
+# build 1, runtime 2, warp 3, nvdec 4, throughput 5, memcheck 6, profile 7, situations 8, jpeg 9,
+# nvjpeg 10).
 #
 # --dry-run: the same phases on a machine without a GPU, against the host stand-in of the driver
 # (cc/gpu/testing/check_driver_host.cc: the kernels' source runs on the CPU, no NVDEC, no nvcc
@@ -49,12 +53,12 @@ OUTDIR=$(cd "$OUTDIR" && pwd)
 
 # Seconds per phase; they add up to at most 540 (9 minutes), the device tool's 10 less a margin.
 # (The first GPU run built in 11 s and ran each of warp and nvdec in a few.)
-T_ENV=15 T_BUILD=120 T_RUNTIME=20 T_WARP=40 T_NVDEC=40 T_THROUGHPUT=120 T_PROFILE=50 T_SITUATIONS=20 T_JPEG=45 T_MEMCHECK=55
+T_ENV=15 T_BUILD=120 T_RUNTIME=20 T_WARP=40 T_NVDEC=40 T_THROUGHPUT=105 T_PROFILE=40 T_SITUATIONS=20 T_JPEG=45 T_NVJPEG=40 T_MEMCHECK=55
 # The dry run builds on CI machines, often slower than the GPU machine (16 cores) and not held to
 # the device tool's limit: its build gets longer.
 BUILD_LIMIT=$T_BUILD
 [ $DRY = 1 ] && BUILD_LIMIT=600
-TOTAL=$((T_ENV + T_BUILD + T_RUNTIME + T_WARP + T_NVDEC + T_THROUGHPUT + T_PROFILE + T_SITUATIONS + T_JPEG + T_MEMCHECK))
+TOTAL=$((T_ENV + T_BUILD + T_RUNTIME + T_WARP + T_NVDEC + T_THROUGHPUT + T_PROFILE + T_SITUATIONS + T_JPEG + T_NVJPEG + T_MEMCHECK))
 
 if [ $DRY = 1 ]; then
   BUILD=${GPU_CHECK_BUILD:-build/gpu_dry}
@@ -68,8 +72,8 @@ fi
 mkdir -p "$BUILD" || exit 2
 BUILD=$(cd "$BUILD" && pwd)
 DATA="$REPO/cc/gpu/testing/data"
-PHASES="env build runtime warp nvdec throughput memcheck profile situations jpeg"
-EXTRA="profile situations jpeg"
+PHASES="env build runtime warp nvdec throughput memcheck profile situations jpeg nvjpeg"
+EXTRA="profile situations jpeg nvjpeg"
 rm -f "$BUILD"/*.json.done
 FIRST_FAILED=""
 SUMMARY=""
@@ -148,7 +152,7 @@ lib_found() {
 CMAKE_VERSION=$(cmake --version 2>/dev/null | head -n 1)
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 NVCC_VERSION=$("$NVCC" --version 2>/dev/null | tail -n 1)
-printf '{"phase": "env", "dry_run": %s, "nvidia_smi": %s, "nvidia_driver_capabilities": %s, "libcuda_found": %s, "libnvcuvid_found": %s, "cmake": %s, "ninja": %s, "make": %s, "nvcc": %s, "python3": %s, "cores": %s, "phase_timeouts_s": {"env": %s, "build": %s, "runtime": %s, "warp": %s, "nvdec": %s, "throughput": %s, "profile": %s, "situations": %s, "jpeg": %s, "memcheck": %s}, "total_timeout_s": %s}\n' \
+printf '{"phase": "env", "dry_run": %s, "nvidia_smi": %s, "nvidia_driver_capabilities": %s, "libcuda_found": %s, "libnvcuvid_found": %s, "cmake": %s, "ninja": %s, "make": %s, "nvcc": %s, "python3": %s, "cores": %s, "phase_timeouts_s": {"env": %s, "build": %s, "runtime": %s, "warp": %s, "nvdec": %s, "throughput": %s, "profile": %s, "situations": %s, "jpeg": %s, "nvjpeg": %s, "memcheck": %s}, "total_timeout_s": %s}\n' \
   "$([ $DRY = 1 ] && echo true || echo false)" "$(json "$GPU_FACTS")" \
   "$(json "${NVIDIA_DRIVER_CAPABILITIES:-unset}")" "$(lib_found libcuda.so.1)" \
   "$(lib_found libnvcuvid.so.1)" "$(json "$CMAKE_VERSION")" \
@@ -156,7 +160,7 @@ printf '{"phase": "env", "dry_run": %s, "nvidia_smi": %s, "nvidia_driver_capabil
   "$(command -v make >/dev/null && echo true || echo false)" "$(json "${NVCC_VERSION:-not found}")" \
   "$(json "$(python3 --version 2>&1 || echo 'not found')")" \
   "$(nproc 2>/dev/null || echo 0)" $T_ENV $T_BUILD $T_RUNTIME $T_WARP $T_NVDEC $T_THROUGHPUT \
-  $T_PROFILE $T_SITUATIONS $T_JPEG $T_MEMCHECK $TOTAL >"$OUTDIR/env.json"
+  $T_PROFILE $T_SITUATIONS $T_JPEG $T_NVJPEG $T_MEMCHECK $TOTAL >"$OUTDIR/env.json"
 note env ok "$(printf '%s' "$GPU_FACTS" | head -n 1); libnvcuvid $(field "$OUTDIR/env.json" libnvcuvid_found)"
 
 # ---- build
@@ -190,11 +194,12 @@ else
 fi
 EXE="$BUILD/$BIN"
 if [ ! -x "$EXE" ]; then
-  for p in runtime warp nvdec throughput memcheck profile situations; do
+  for p in runtime warp nvdec throughput memcheck profile situations nvjpeg; do
     printf '{"phase": "%s", "error": "not built"}\n' "$p" >"$OUTDIR/$p.json"
   done
   extra_phase profile
   extra_phase situations
+  extra_phase nvjpeg
   echo "==== nvidia-smi dmon: not run (not built)" >>"$OUTDIR/logs.txt"
   note runtime FAIL "not built"
 else
@@ -261,6 +266,17 @@ else
     note situations FAIL "$(grep -o '"situation": "[a-z_]*", "expected": "[^"]*", "ok": false, "detail": "[^"]*"' "$OUTDIR/situations.json" | head -n 1 | cut -c 1-200) $(field "$OUTDIR/situations.json" error)"
   fi
   extra_phase situations
+  # ---- nvjpeg: the GPU JPEG path (the fake nvJPEG on the dry run)
+  if run_phase nvjpeg $T_NVJPEG "$EXE" nvjpeg --data "$DATA" --budget-s $((T_NVJPEG - 16)) $SMALL; then
+    if grep -q '"nvjpeg": "unavailable' "$OUTDIR/nvjpeg.json"; then
+      note nvjpeg ok "a result, not a failure: $(field "$OUTDIR/nvjpeg.json" nvjpeg | cut -c 1-140)"
+    else
+      note nvjpeg ok "max diff $(field "$OUTDIR/nvjpeg.json" max_abs_diff_levels) levels, hardware backend $(field "$OUTDIR/nvjpeg.json" hardware_backend), $(field "$OUTDIR/nvjpeg.json" library | cut -c 1-60)"
+    fi
+  elif grep -q '"phase": "nvjpeg", "gpu"' "$OUTDIR/nvjpeg.json"; then
+    note nvjpeg FAIL "within 2 levels $(field "$OUTDIR/nvjpeg.json" within_2_levels) $(field "$OUTDIR/nvjpeg.json" error | cut -c 1-120)"
+  fi
+  extra_phase nvjpeg
   # ---- memcheck: the NVDEC path when there is one, else the warp kernels, on a small batch
   SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
   WHAT="warp --small"

@@ -1,5 +1,6 @@
 #include "cc/gpu/decode_hevc_body.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "cc/codec/hevc_coded_size.h"
@@ -12,7 +13,10 @@ void DecodeHevcRgb(NvdecRgbDecoder* decoder, TaskThreads* threads,
   int width = 0, height = 0;
   Status sized = codec::HevcCodedSize(picture->data, picture->size, picture->what, &width,
                                       &height);
-  if (sized.ok()) decoder->RaiseMaxSize(width, height);
+  if (sized.ok()) {
+    decoder->RaiseMaxSize(std::max(width, picture->max_width),
+                          std::max(height, picture->max_height));
+  }
   threads->Schedule([decoder, picture, sized, done = std::move(done)] {
     if (!sized.ok()) {
       done(sized);

@@ -7,10 +7,11 @@
 // and `done`; the device check and the fake-driver tests drive this function.
 //
 // The order it keeps: the picture's coded size read from its SPS and the
-// decoders sized for it (NvdecRgbDecoder::RaiseMaxSize: every decoder created
-// later is at least as large as any picture seen, so a session that meets a
-// larger picture later reconfigures rather than re-creates) on the calling
-// thread; then the decode on the GPU bodies' own threads (TaskThreads), never
+// decoders sized for it and for the caller's `max_width` x `max_height` (the
+// largest coded size of the batch the picture belongs to: a caller that knows
+// it sizes every decoder for the batch before its first picture, so no
+// decoder is destroyed and created again for a larger one) on the calling
+// thread (NvdecRgbDecoder::RaiseMaxSize); then the decode on the GPU bodies' own threads (TaskThreads), never
 // the caller's; `done` once, on one of those threads.
 #ifndef TF_GULP_CC_GPU_DECODE_HEVC_BODY_H_
 #define TF_GULP_CC_GPU_DECODE_HEVC_BODY_H_
@@ -34,6 +35,9 @@ struct RgbPicture {
   std::string what;  // names the picture in errors
   bool bilinear_chroma = true;
   CUstream stream = nullptr;
+  // The largest coded size of the pictures decoded with this one (0: only
+  // this picture's own size is known).
+  int max_width = 0, max_height = 0;
   // Called once decoded (NvdecRgbDecoder::Decode's allocator): the region to
   // convert and its destination on the stream's device.
   RgbAllocator allocate;

@@ -93,6 +93,26 @@ TEST(DecodeHevcBodyTest, DecodersCreatedLaterAreSizedForTheLargestPictureSeen) {
   body.ExpectCleanEnd();
 }
 
+// Issue 44 item 3: a caller that knows its batch's largest coded size sizes
+// every decoder for it before the first picture: a larger picture later in
+// the batch neither re-creates nor reconfigures a decoder.
+TEST(DecodeHevcBodyTest, DecodersAreSizedForTheCallersBatchBeforeItsFirstPicture) {
+  Body body(/*sessions=*/1);
+  TaskThreads threads(1);
+  for (const auto& [w, h] : {std::pair{64, 48}, {200, 150}}) {
+    auto picture = body.Picture(w, h);
+    picture->max_width = 208;  // the batch's largest coded size (200x150 coded 208x160)
+    picture->max_height = 160;
+    const Status s = body.RunAndWait(&threads, picture);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  EXPECT_EQ(body.fake.Count("cuvidCreateDecoder"), 1);
+  EXPECT_GE(body.fake.Find("cuvidCreateDecoder(size=64x48, max=208x160"), 0)
+      << "the decoder created for the batch's largest picture";
+  EXPECT_EQ(body.fake.Count("cuvidDestroyDecoder"), 0) << "no decoder re-created";
+  body.ExpectCleanEnd();
+}
+
 // Issue 44 item 4: the decode waits on the body's threads, never the caller's.
 TEST(DecodeHevcBodyTest, TheDecodeWaitsOnTheBodysThreadsNeverTheCallers) {
   Body body(/*sessions=*/1, /*surfaces=*/1);

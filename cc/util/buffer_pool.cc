@@ -33,9 +33,8 @@ void* BufferPool::Acquire(size_t bytes) {
   // advised for transparent huge pages (the kernel's default mode, "madvise",
   // gives them only to regions that ask): a decoder writing a 3.7 MB clip
   // then walks two TLB entries instead of 900. Pooled, the cost of getting
-  // the huge pages is paid once per buffer. (GulpDataset, 320x240 clips of
-  // 16 frames, builds alternated: about 1% less CPU per frame.) Where the
-  // kernel has no huge page to give, the advice is ignored.
+  // the huge pages is paid once per buffer. Where the kernel has no huge
+  // page to give, the advice is ignored.
   constexpr size_t kHugePage = size_t{2} << 20;
   if (bytes >= kHugePage) {
     const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;

@@ -5,11 +5,11 @@
 // glibc serves blocks that large with fresh mmap()s, or trims them back to
 // the kernel when they are freed, so every new output buffer page-faults
 // (and is zero-filled by the kernel) once per 4 KiB page as the decoder first
-// writes it: about 900 faults per clip, about 10% of the CPU time of a
-// GulpDataset epoch. Recycling buffers of the same size keeps the pages
-// mapped. The cache is bounded (`max_cached` buffers) and is freed with the
-// pool; a buffer handed out stays valid after the pool is gone only if the
-// caller keeps the pool alive (tf_gulp's tensors hold a shared_ptr to it).
+// writes it, hundreds of faults per clip, for every clip of every epoch.
+// Recycling buffers of the same size keeps the pages mapped. The cache is
+// bounded (`max_cached` buffers) and is freed with the pool; a buffer handed
+// out stays valid after the pool is gone only if the caller keeps the pool
+// alive (tf_gulp's tensors hold a shared_ptr to it).
 #ifndef TF_GULP_CC_UTIL_BUFFER_POOL_H_
 #define TF_GULP_CC_UTIL_BUFFER_POOL_H_
 

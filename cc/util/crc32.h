@@ -3,9 +3,9 @@
 // format that stores zlib CRCs (FFRecord among them).
 //
 // The work is done by libdeflate, which uses the CPU's carry-less multiply
-// instructions (PCLMULQDQ / VPCLMULQDQ on x86, PMULL on ARM) when present:
-// about 3x zlib's table-driven loop on the development machines, fast enough
-// that checking every byte read costs less than reading it.
+// instructions (PCLMULQDQ / VPCLMULQDQ on x86, PMULL on ARM) when present,
+// unlike zlib's table-driven loop, so that checking every byte read costs
+// less than reading it.
 #ifndef TF_GULP_CC_UTIL_CRC32_H_
 #define TF_GULP_CC_UTIL_CRC32_H_
 

@@ -51,8 +51,7 @@ class OrderedReadAhead {
   // the scheduler's threads or inline. What belongs to the consumer is made
   // in `prepare`: output buffers above all. malloc keeps an arena per thread,
   // and large blocks that a reader thread allocates and the consumer frees go
-  // back to the system and are faulted in again for every result (FFRecord's
-  // 256 KiB records read 20-25% slower that way).
+  // back to the system and are faulted in again for every result.
   using Preparer = std::function<Result(int64_t position)>;
   using Filler = std::function<void(int64_t position, Result* result)>;
 

@@ -4,9 +4,9 @@
 // [-0.5, w - 0.5] x [-0.5, h - 0.5], edge pixels repeated, outside ->
 // oob_color, output (v - bias) * norm or v), within one level of
 // WarpRows (the weights are rounded to 1/2048; similarity_warp_test... see
-// fixed_point_warp_test.cc). About 5x faster than WarpRows, whose general
-// loop (projective matrices, NCHW, any channel count) costs as much as
-// decoding the crop.
+// fixed_point_warp_test.cc). Kept apart from WarpRows because that general
+// loop (projective matrices, NCHW, any channel count) would cost as much as
+// the decoding it follows.
 #ifndef TF_GULP_CC_WARP_FIXED_POINT_WARP_H_
 #define TF_GULP_CC_WARP_FIXED_POINT_WARP_H_
 

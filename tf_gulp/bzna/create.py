@@ -253,9 +253,9 @@ def create_dataset(source: str, output: str, *, crf: int = DEFAULT_CRF, preset: 
     """Converts an image folder or list file (see the module doc) into `output` (.bzna).
 
     `crf`: x265's constant rate factor, or ``"reference"`` for the reference toolchain's 10
-    (:data:`REFERENCE_CRF`: about 3.7x the bytes of the default for 2.3 dB more PSNR, measured in
-    docs/benchmarks.md). `workers`: parallel single-threaded encoders (default: every usable core).
-    The free space is checked before anything is encoded.
+    (:data:`REFERENCE_CRF`: several times the bytes of the default for a little more PSNR; see
+    docs/benzina.md, "Size and quality"). `workers`: parallel single-threaded encoders (default:
+    every usable core). The free space is checked before anything is encoded.
 
     Returns a summary: entries, splits, classes, bytes, ignored ({extension: count} of the files
     an image folder's scan left out). Re-running after an interruption reuses the
@@ -359,7 +359,7 @@ def usable_cores() -> int:
 
 # Upper estimates of a per-image MP4's bytes per pixel of its picture (thumbnail, headers, label
 # and name included), by crf: the most of any photo in bench/bench_bzna_size.py's run
-# (bench/results/bzna_size.json: 1.30 at crf 10, 0.84 at 18, 0.37 at 28) plus a quarter. A crf
+# (bench/results/bzna_size.json) plus a quarter, so the space check errs on the safe side. A crf
 # between two rows takes the smaller crf's row (fewer bytes at a larger crf); below 10, unmeasured,
 # a generous bound.
 _BYTES_PER_PIXEL = ((0, 4.0), (10, 1.6), (14, 1.35), (18, 1.05), (22, 0.8), (24, 0.7), (26, 0.6),

@@ -33,7 +33,7 @@ import tensorflow as tf
 from tensorflow.python.framework import ops as tf_ops
 from tensorflow.python.ops import control_flow_util
 
-from tf_gulp.ops.bzna.hevc_ops import decode_hevc, decode_hevc_warped
+from tf_gulp.ops.bzna.hevc_ops import decode_hevc, decode_hevc_warped, hevc_sample_size
 from tf_gulp.ops.image.warp_ops import similarity_transform_matrices, similarity_warp
 
 INPUT_KEYS = ("image", "size", "matrix", "bias", "norm")
@@ -234,12 +234,23 @@ def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
         with tf.device(device):
             return _fused_decode_warp(inputs, height, width, warp_transform)
 
-    def picture_of(args: Tuple[tf.Tensor, ...]) -> tf.Tensor:
+    def batch_coded_size() -> Optional[tf.Tensor]:
+        # The batch's largest coded size (the samples' SPSs, read on the host): NVDEC's decoders
+        # are created that large before the first picture, never again for a larger one.
+        if keys is INPUT_KEYS:
+            return None
+        with tf.device("/CPU:0"):
+            sizes = tf.map_fn(lambda a: hevc_sample_size(a[0], crop="coded", what=a[1]),
+                              (inputs["sample"], inputs["what"]),
+                              fn_output_signature=tf.TensorSpec([2], tf.int32))
+            return tf.maximum(tf.reduce_max(sizes, axis=0), 0)  # an empty batch: [0, 0]
+
+    def picture_of(args: Tuple[tf.Tensor, ...], max_size: Optional[tf.Tensor]) -> tf.Tensor:
         if keys is INPUT_KEYS:
             image, size = args[0], args[1]
             return image[:size[0], :size[1], :]
         sample, what, size = args[0], args[1], args[2]
-        picture = decode_hevc(sample, what=what)
+        picture = decode_hevc(sample, what=what, max_size=max_size)
         # The matrix was made for the size the MP4 header declares: a picture of another size
         # would be warped wrongly, so it is an error naming the sample.
         decoded = tf.shape(picture)[:2]
@@ -252,9 +263,12 @@ def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
             return tf.identity(picture)
 
     def warp_all() -> tf.Tensor:
+        max_size = batch_coded_size()
+
         def one(args: Tuple[tf.Tensor, ...]) -> tf.Tensor:
             matrix, bias, norm = args[-3:]
-            return similarity_warp(picture_of(args), matrix, (height, width), bias, norm)
+            return similarity_warp(picture_of(args, max_size), matrix, (height, width), bias,
+                                   norm)
 
         return tf.map_fn(
             one,

@@ -22,7 +22,9 @@ TensorFlow just to register ops (seconds, and hundreds of MB per process). So:
 - TensorFlow already imported: the library is loaded now (tens of milliseconds);
 - not yet: a finder on ``sys.meta_path`` waits for ``import tensorflow`` and loads the library
   right after TensorFlow's own ``__init__`` has run, then removes itself. Until then it costs one
-  string comparison per import.
+  string comparison per import. (TensorFlow's ``tensorflow-plugins`` folder would register the
+  ops too, but a library in it that cannot load breaks ``import tensorflow`` itself: docs/design.md,
+  tests/test_tensorflow_hooks.py.)
 
 A library that cannot be loaded (not built, built for another TensorFlow) does not make the import
 fail: the package's TensorFlow-free parts still work, a warning names the reason, and the first

@@ -938,5 +938,6 @@ int main(int argc, char** argv) {
   if (args.phase == "nvdec") return NvdecPhase(driver, args);
   if (args.phase == "profile") return ProfilePhase(driver, args);
   if (args.phase == "situations") return SituationsPhase(driver, args);
+  if (args.phase == "nvjpeg") return NvjpegPhase(driver, args);
   return ThroughputPhase(driver, args);
 }

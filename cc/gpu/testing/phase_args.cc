@@ -9,15 +9,15 @@ namespace gpu {
 namespace testing {
 
 const char* const kPhaseUsage =
-    "runtime|warp|nvdec|throughput|profile|situations [--data DIR] [--batch N] "
+    "runtime|warp|nvdec|throughput|profile|situations|nvjpeg [--data DIR] [--batch N] "
     "[--iterations N] [--images N] [--sessions 1,2,4,7,14] [--dmon FILE] [--budget-s S] "
     "[--small]";
 
 bool ParsePhaseArgs(int argc, char** argv, PhaseArgs* a) {
   if (argc < 2) return false;
   a->phase = argv[1];
-  const char* const kPhases[] = {"runtime", "warp", "nvdec", "throughput", "profile",
-                                 "situations"};
+  const char* const kPhases[] = {"runtime", "warp",       "nvdec", "throughput",
+                                 "profile", "situations", "nvjpeg"};
   if (std::find(std::begin(kPhases), std::end(kPhases), a->phase) == std::end(kPhases)) {
     return false;
   }

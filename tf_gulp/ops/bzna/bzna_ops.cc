@@ -78,22 +78,31 @@ REGISTER_OP(kBznaIndexCacheStatsOp)
 TF_GULP_REGISTER_OP_WITH_ATTRS(kDecodeHevcOp, HevcDecodeAttrs)
     .Input("contents: string")
     .Input("what: string")
+    .Input("max_size: int32")
     .Output("image: uint8")
-    .SetShapeFn(ScalarInputsShape(2, {{kAny, kAny, 3}}))
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      ShapeHandle unused;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &unused));
+      return ScalarInputsShape(2, {{kAny, kAny, 3}})(c);
+    })
     .Doc(R"doc(
 Decodes the HEVC picture of a single-picture MP4 (a Benzina per-image sample)
 to RGB [H, W, 3]: the clean aperture by default, or the full coded frame.
-`what` names the sample in error messages (empty: its size).
+`what` names the sample in error messages (empty: its size). `max_size`:
+[height, width], the largest coded size of the pictures decoded with this one
+(HevcSampleSize with crop 'coded'; [0, 0]: unknown): the GPU kernel creates its
+NVDEC decoders that large, so a larger picture later needs no new decoder.
 )doc");
 
-TF_GULP_REGISTER_OP_WITH_ATTRS(kHevcSampleSizeOp, HevcCropAttrs)
+TF_GULP_REGISTER_OP_WITH_ATTRS(kHevcSampleSizeOp, HevcSizeAttrs)
     .Input("contents: string")
     .Input("what: string")
     .Output("size: int32")
     .SetShapeFn(ScalarInputsShape(2, {{2}}))
     .Doc(R"doc(
 [height, width] of what DecodeHevc outputs for this sample, read from the MP4
-(the sample entry's picture size and the crop) without decoding.
+(the sample entry's picture size and the crop) without decoding; crop 'coded':
+the size the picture is coded at (its SPS), which DecodeHevc's max_size takes.
 )doc");
 
 TF_GULP_REGISTER_FUSED_WARP_OP(kDecodeHevcWarpedOp, DecodeHevcWarpedAttrs)

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cc/codec/hevc_decoder.h"
+#include "tensorflow/core/framework/tensor.h"
 #include "tf_gulp/ops/framework/core_status.h"
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/source_attrs.h"
@@ -63,6 +64,37 @@ struct HevcCropAttrs {
 
   bool clean() const { return crop == "clean"; }
 };
+
+// HevcSampleSize's: the crop's sizes, and 'coded': the size the picture is
+// coded at (its SPS), which a hardware decoder must be created for.
+struct HevcSizeAttrs {
+  std::string track;
+  std::string crop;  // 'clean', 'full' or 'coded'
+
+  template <typename Self, typename Visit>
+  static void ForEachAttr(Self& a, Visit&& visit) {
+    visit("track", "string = 'bzna_input'", a.track);
+    visit("crop", "{'clean', 'full', 'coded'} = 'clean'", a.crop);
+  }
+
+  bool clean() const { return crop == "clean"; }
+  bool coded() const { return crop == "coded"; }
+};
+
+// DecodeHevc's `max_size` input: [height, width] >= 0, both kernels' rule.
+inline absl::Status CheckMaxSize(const ::tensorflow::Tensor& t, int* height, int* width) {
+  if (t.dims() != 1 || t.NumElements() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "decode_hevc: max_size must be [height, width], got shape ", t.shape().DebugString()));
+  }
+  *height = t.vec<int32_t>()(0);
+  *width = t.vec<int32_t>()(1);
+  if (*height < 0 || *width < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("decode_hevc: max_size must be >= 0, got [",
+                                                   *height, ", ", *width, "]"));
+  }
+  return absl::OkStatus();
+}
 
 // How it is decoded, besides: chroma upsampling and libavcodec's threads
 // (DecodeHevc, DecodeHevcWarped).

@@ -9,7 +9,7 @@
 //
 // Asynchronous: the executor thread only parses the sample; the decode is
 // the TensorFlow-free body's (cc/gpu/decode_hevc_body.h: decoders sized from
-// the SPS, the NVDEC calls on the body's own threads, never TensorFlow's), the
+// the SPS and the batch's `max_size`, the NVDEC calls on the body's own threads, never TensorFlow's), the
 // fallback's CPU decode runs on TensorFlow's CPU worker threads or the body's,
 // and `done` runs once the conversion (or the fallback's copy) is queued.
 //
@@ -80,6 +80,8 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
     OP_REQUIRES_ASYNC(ctx, what_input.dims() == 0,
                       absl::InvalidArgumentError("decode_hevc: what must be a scalar string"),
                       done);
+    int max_height = 0, max_width = 0;
+    OP_REQUIRES_OK_ASYNC(ctx, CheckMaxSize(ctx->input(2), &max_height, &max_width), done);
     CUstream cu_stream = nullptr;
     OP_REQUIRES_OK_ASYNC(ctx, ComputeStream(ctx, "decode_hevc", &cu_stream), done);
     const tstring& bytes = input.scalar<tstring>()();
@@ -103,14 +105,16 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
       return;
     }
     // The rest is the TensorFlow-free body (cc/gpu/decode_hevc_body.h): the
-    // decoders sized from the SPS, the decode on the body's own threads
-    // (NVDEC may wait for a free surface there, never on TensorFlow's).
+    // decoders sized from the SPS and max_size, the decode on the body's own
+    // threads (NVDEC may wait for a free surface there, never on TensorFlow's).
     auto picture = std::make_shared<tfg::gpu::RgbPicture>();
     picture->data = reinterpret_cast<const uint8_t*>(sample->parsed.annex_b.data());
     picture->size = sample->parsed.annex_b.size();
     picture->what = sample->what;
     picture->bilinear_chroma = attrs_.chroma == tfg::codec::ChromaUpsampling::kBilinear;
     picture->stream = cu_stream;
+    picture->max_width = max_width;
+    picture->max_height = max_height;
     auto allocated = std::make_shared<absl::Status>();  // TensorFlow's own, if allocate_output failed
     picture->allocate = [this, ctx, sample, allocated](int width, int height,
                                                        tfg::gpu::RgbRegion* region,
@@ -217,7 +221,11 @@ REGISTER_KERNEL_BUILDER(Name(kStatusOpName).Device(::tensorflow::DEVICE_CPU), Nv
 
 // The compressed sample and its name are read on the host (MP4 parsing, the
 // crop); the picture is decoded and converted on the GPU, into GPU memory.
-REGISTER_KERNEL_BUILDER(Name(kDecodeHevcOp).Device(tensorflow::DEVICE_GPU).HostMemory("contents").HostMemory("what"),
+REGISTER_KERNEL_BUILDER(Name(kDecodeHevcOp)
+                            .Device(tensorflow::DEVICE_GPU)
+                            .HostMemory("contents")
+                            .HostMemory("what")
+                            .HostMemory("max_size"),
                         DecodeHevcGpuOp);
 
 }  // namespace tf_gulp

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cc/codec/hevc_coded_size.h"
 #include "cc/codec/hevc_decoder.h"
 #include "cc/codec/hevc_sample.h"
 #include "tensorflow/core/framework/op_kernel.h"
@@ -38,6 +39,8 @@ class DecodeHevcOp : public OpKernel {
                     "decode_hevc: contents must be a scalar string (one MP4), got shape ",
                     input.shape().DebugString())));
     OP_REQUIRES_OK(ctx, CheckScalarInputs(ctx, {1}, "decode_hevc: what must be a scalar string"));
+    int max_height = 0, max_width = 0;  // only NVDEC's decoders need sizing ahead
+    OP_REQUIRES_OK(ctx, CheckMaxSize(ctx->input(2), &max_height, &max_width));
     const Tensor& what_input = ctx->input(1);
     const tstring& bytes = input.scalar<tstring>()();
     const std::string what = tfg::codec::HevcSampleName(
@@ -85,6 +88,17 @@ class HevcSampleSizeOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::ParseHevcSample(
                             reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
                             attrs_.track, what, &sample)));
+    Tensor* output = nullptr;
+    if (attrs_.coded()) {
+      int w = 0, h = 0;
+      OP_REQUIRES_OK(ctx, ToTfStatus(tfg::codec::HevcCodedSize(
+                              reinterpret_cast<const uint8_t*>(sample.annex_b.data()),
+                              sample.annex_b.size(), what, &w, &h)));
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({2}), &output));
+      output->vec<int32_t>()(0) = h;
+      output->vec<int32_t>()(1) = w;
+      return;
+    }
     const auto& track = sample.picture_track();
     OP_REQUIRES(ctx, track.coded_width >= 1 && track.coded_height >= 1,
                 absl::DataLossError(absl::StrCat(what, ": track '", track.name,
@@ -95,14 +109,13 @@ class HevcSampleSizeOp : public OpKernel {
                                                                 track.coded_width,
                                                                 track.coded_height, what, &r)));
     const int w = r.width, h = r.height;
-    Tensor* output = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({2}), &output));
     output->vec<int32_t>()(0) = h;
     output->vec<int32_t>()(1) = w;
   }
 
  private:
-  HevcCropAttrs attrs_;
+  HevcSizeAttrs attrs_;
 };
 
 REGISTER_KERNEL_BUILDER(Name(kHevcSampleSizeOp).Device(tensorflow::DEVICE_CPU),

@@ -18,7 +18,7 @@ tf.no_gradient("TfGulp>HevcSampleSize")
 
 def decode_hevc(contents, track: str = "bzna_input", crop: str = "clean",
                 chroma_upsampling: str = "bilinear", threads: int = 1, what="",
-                name: str = None) -> tf.Tensor:
+                max_size=None, name: str = None) -> tf.Tensor:
     """Decodes the H.265 picture of a single-picture MP4 to uint8 RGB ``[H, W, 3]``.
 
     On a CPU device libavcodec decodes it. On a GPU device (``tf.device("/GPU:0")``) the GPU kernel
@@ -45,6 +45,10 @@ def decode_hevc(contents, track: str = "bzna_input", crop: str = "clean",
       threads: libavcodec threads for one picture; 1 (default) suits ``Dataset.map`` with
         ``num_parallel_calls``, which decodes many pictures at once; 0 lets libavcodec choose.
       what: scalar string naming the sample in error messages.
+      max_size: int32 ``[height, width]``, the largest coded size of the pictures decoded with
+        this one (``hevc_sample_size(..., crop="coded")`` over a batch, reduced with
+        ``tf.reduce_max``); on a GPU the NVDEC decoders are created that large before this
+        picture, so a larger picture later needs no new decoder. None: this picture's own size.
 
     Colour: the frame's signalled range (full for Benzina's ``yuvj420p``) and matrix (BT.601
     unless BT.709 or BT.2020 is signalled).
@@ -58,6 +62,7 @@ def decode_hevc(contents, track: str = "bzna_input", crop: str = "clean",
         return load_ops().tf_gulp_decode_hevc(
             contents=tf.convert_to_tensor(contents, tf.string),
             what=tf.convert_to_tensor(what, tf.string),
+            max_size=tf.zeros([2], tf.int32) if max_size is None else tf.cast(max_size, tf.int32),
             track=str(track), crop=str(crop), chroma_upsampling=str(chroma_upsampling),
             threads=int(threads))
 

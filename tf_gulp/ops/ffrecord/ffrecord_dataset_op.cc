@@ -61,10 +61,10 @@ constexpr uint64_t kReadAheadBytes = uint64_t{256} << 20;
 // consumer takes, and one the first thread to finish starts at once.
 constexpr int kExtraGroups = 2;
 // A batch of at most this many bytes is read into one block that its strings
-// share (counted views), rather than one allocation per record: per-record
-// malloc and free were ~3% of the CPU of 4 KiB records. Larger batches keep
-// one allocation per record, so a record kept alone after its batch is freed
-// holds at most this much memory.
+// share (counted views), rather than one allocation per record: for small
+// records, a malloc and free each are a visible share of the CPU. Larger
+// batches keep one allocation per record, so a record kept alone after its
+// batch is freed holds at most this much memory.
 constexpr uint64_t kSharedBatchBytes = uint64_t{1} << 20;
 
 // Everything the op's attrs say (ffrecord_ops.h), read once in the kernel
@@ -192,10 +192,8 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
     // more that the first thread to finish starts at once, and the one the
     // consumer takes, so every core reads or copies while the consumer hands
     // a group over, and the device queue does not drain between batches.
-    // (2 cores, warm cache, builds alternated: 4 KiB records in batches of 64
-    // read about 0.88x with one thread and a window of 2, 1.05x with a window
-    // of 4 and 0.96x with 5, against two threads and a window of 3; 256 KiB
-    // records in batches of 16, about 1.15x with a window of 4.)
+    // Fewer threads left a core idle, and a deeper window did not read
+    // faster.
     int64_t read_ahead_units() const override { return threads_ + kExtraGroups; }
     // The groups ahead of the one being returned are read on threads of the
     // iterator's own, one per core (the consumer reads a group no thread has

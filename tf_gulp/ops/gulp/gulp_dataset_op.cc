@@ -306,12 +306,9 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     // Elements are read and decoded ahead, one per runner thread, a window
     // of 2 per thread: every core decodes while the consumer takes earlier
     // elements. On tf.data's runner, not a pool of the iterator's own
-    // (read_ahead_threads(), as FFRecordDataset reads): with 2 threads that
-    // sleep when idle, the in-runtime reduce spent a little less CPU per
-    // frame (median 380 against 387 µs, 12 builds alternated; 2 cores, 600
-    // clips of 16 frames 320x240), but iterated from Python it delivered a
-    // median 0.88x the frames per second (13 pairs), and still about 0.97x
-    // with a window of 4 per thread.
+    // (read_ahead_threads(), as FFRecordDataset reads): a pool that sleeps
+    // when idle saves a little CPU inside the runtime, but iterated from
+    // Python, as model.fit reads, it delivered fewer frames per second.
     int64_t read_ahead_units() const override { return 2 * threads_; }
 
     void SetEpoch(int64_t epoch) override {
