@@ -203,10 +203,11 @@ def run_case(label: str, videos: int, frames: int, height: int, width: int, clip
     jpegs = [v[2][k] for v in gr.load_jpegs(gulp_dir) for k in chosen]
     expected = len(jpegs)
     cores = os.cpu_count() or 1
+    closers: List[Callable[[], None]] = []  # the bound's thread pool, shut down after the rounds
     readers = {
         "fused": fused_reader(gulp_dir, clip_frames, out),
         "tf.image": tf_image_reader(gulp_dir, clip_frames, out),
-        "full-decode bound": gr.bound_reader(jpegs, cores),
+        "full-decode bound": gr.bound_reader([[j] for j in jpegs], cores, closers),
         "fused, no DCT scaling": fused_reader(gulp_dir, clip_frames, out, dct_scaling=False),
         "fused + colour": fused_reader(gulp_dir, clip_frames, out, color=color_transforms()),
     }
@@ -216,7 +217,11 @@ def run_case(label: str, videos: int, frames: int, height: int, width: int, clip
         readers = {name: r for name, r in readers.items() if name in only or name == "fused"}
     print(f"{label}: {videos} clips x {clip_frames} of {frames} frames, {width}x{height} -> "
           f"{out}x{out}; {rounds} rounds", flush=True)
-    results = measure(readers, expected, rounds)
+    try:
+        results = measure(readers, expected, rounds)
+    finally:
+        for close in closers:
+            close()
     fused = results["fused"]["frames_per_s"]
     ratios = {f"fused_vs_{name}": round(fused / r["frames_per_s"], 3)
               for name, r in results.items() if name != "fused"}
