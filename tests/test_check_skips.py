@@ -130,6 +130,8 @@ def test_the_allowlist_is_short_and_explained():
     for entry in check_skips.ALLOWLIST:
         assert len(entry.why) > 40, entry.name
     assert check_skips.allowed_by("no io_uring").name == "io_uring blocked by the container"
+    assert (check_skips.allowed_by("this CPU has no AVX2: only the portable path runs").name
+            == "CPU without AVX2")  # color_transform_test's bit-exact comparison
     assert check_skips.allowed_by("Debian's ffmpeg/ffprobe not installed") is None
     assert check_skips.allowed_by("gulpio2 is the reference implementation") is None
 
