@@ -36,12 +36,34 @@ struct SimilarityParams {
   bool random_crop = false;
 };
 
+// torchvision.transforms.v2's geometry, as tf_gulp.transforms compiles an
+// augment list's crop, resize and flips into one transform. Crops are whole
+// pixels drawn as torchvision draws them, and the matrix maps output pixel
+// centres to input ones as torchvision's crop, resize (half-pixel centres) and
+// flip of the output do, so that the same crop gives the same sampling grid.
+struct CropResizeParams {
+  enum class Mode {
+    kRandomResizedCrop = 0,  // RandomResizedCrop(size, scale, ratio)
+    kResizeCenterCrop = 1,   // Resize(resize) [+ CenterCrop(output)]
+    kCenterCrop = 2,         // CenterCrop(output): pixels 1:1
+  };
+  Mode mode = Mode::kRandomResizedCrop;
+  // kResizeCenterCrop: the size the picture is resized to; resize_w == 0:
+  // its shorter side to resize_h, keeping the aspect ratio.
+  double resize_h = 0, resize_w = 0;
+  double scale_lo = 0.08, scale_hi = 1.0;      // area fractions, uniform
+  double ratio_lo = 3.0 / 4, ratio_hi = 4.0 / 3;  // width / height, log-uniform
+  double flip_h = 0.0, flip_v = 0.0;           // probabilities
+};
+
 // The transform of an element: none (the whole input resized to the output),
-// a random similarity, or a constant matrix.
+// a random similarity (Benzina's), a constant matrix, or torchvision's
+// crop / resize / flips.
 struct TransformSpec {
-  enum class Kind { kResize = 0, kSimilarity = 1, kConstant = 2 };
+  enum class Kind { kResize = 0, kSimilarity = 1, kConstant = 2, kCropResize = 3 };
   Kind kind = Kind::kResize;
   SimilarityParams similarity;
+  CropResizeParams crop_resize;
   double matrix[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
 };
 
@@ -52,6 +74,8 @@ struct TransformSpec {
 //    degrees_hi, translate_y, translate_x, flip_h, flip_v, resize,
 //    keep_ratio, random_crop]             kSimilarity (14 values)
 //   [2, m00, m01, ..., m22]               kConstant (10 values)
+//   [3, mode, resize_h, resize_w, scale_lo, scale_hi, ratio_lo, ratio_hi,
+//    flip_h, flip_v]                      kCropResize (10 values)
 // Refuses any other length, kind or an out-of-range value, naming it.
 Status ParseTransformSpec(const std::vector<float>& values, TransformSpec* spec);
 

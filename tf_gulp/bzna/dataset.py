@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops
@@ -28,10 +28,11 @@ from tf_gulp._source_dataset import (OptionSourceDataset, ShardsItself, as_int, 
 from tf_gulp.class_folders import ClassTable
 from tf_gulp.bzna import container
 from tf_gulp import transforms as T
+from tf_gulp.bzna.transforms import loader_augment
 from tf_gulp.ops.bzna.hevc_ops import (decode_hevc, decode_hevc_warped, hevc_sample_size,
                                   nvdec_unavailable_reason)
 from tf_gulp.ops.op_attrs import check_attr
-from tf_gulp.ops.image.warp_ops import similarity_transform_matrices, similarity_warp
+from tf_gulp.ops.image.warp_ops import similarity_transform_matrices
 
 _core = import_core()  # tf_gulp._core, through its one accessor
 
@@ -67,34 +68,6 @@ def _check_common(what: str, split, track: str, shuffle, seed, splits, *,
     return shuffle, seed, seed_given
 
 
-def _transform(value, name: str, what: str):
-    T._check_transform_instance(value, name, what)  # pylint: disable=protected-access
-    return A.optional_callable(value, name, what=what,
-                               example=f"tf_gulp.transforms.{_TRANSFORM_EXAMPLES[name]}")
-
-
-_TRANSFORM_EXAMPLES = {"warp_transform": "RandomResizedCrop()",
-                       "bias_transform": "ConstantBiasTransform()",
-                       "norm_transform": "ConstantNormTransform()"}
-
-
-def split_range(path: str, split: Optional[str],
-                splits: Optional[Mapping[str, Sequence[int]]] = None) -> Tuple[int, int]:
-    """[start, stop) of `split` in the file: from `splits` when given, else the file's split table
-    (files written by tf_gulp), else the reference ImageNet ranges (files of 150000 entries or more
-    without a table, like Benzina's ilsvrc2012.bzna).
-
-    The container is read and judged by cc/mp4 first: a file the
-    dataset would refuse raises the tf.errors exception the dataset would raise."""
-    return _container(path).split_range(split, splits)
-
-
-# The records' element spec (the op's outputs, a dict's keys in sorted order); "what" (the
-# sample's name in errors) only where it is asked for.
-_RECORD_SPEC = {"epoch": tf.TensorSpec([], tf.int64), "index": tf.TensorSpec([], tf.int64),
-                "label": tf.TensorSpec([], tf.int64), "sample": tf.TensorSpec([], tf.string)}
-
-
 class BenzinaDataset(ClassTable, OptionSourceDataset):
     """A Benzina-style file as a ``tf.data.Dataset`` of ``{"image", "label", "index"}``.
 
@@ -123,6 +96,9 @@ class BenzinaDataset(ClassTable, OptionSourceDataset):
         three before; its next passes are epochs 4, 5, ... Iterator checkpoints restore it.
       crop: "clean" (the image without Benzina's padding) or "full" (the coded frame).
       decode: False yields the per-image MP4 bytes as "sample" instead of "image".
+      augment: a :mod:`tf_gulp.transforms` list: "image" is then each picture decoded fused with
+        it (``tf_gulp.ops.decode_hevc_warped``; only the pixels the crop samples are converted
+        to RGB), drawn from (seed, epoch, index); without a ``seed`` a random one is drawn.
       splits: ``{name: (start, stop)}`` entry ranges, for files without a split table (Benzina's
         own toolchain writes none) or to override the file's table.
 
@@ -156,31 +132,35 @@ class BenzinaDataset(ClassTable, OptionSourceDataset):
                  track: str = "bzna_input", *,
                  seed: Optional[int] = None, epoch: int = 0, crop: str = "clean",
                  decode: bool = True, splits: Optional[Mapping[str, Sequence[int]]] = None,
-                 _shard: Tuple[int, int] = (1, 0), _names: bool = False,
+                 augment=None, _shard: Tuple[int, int] = (1, 0), _names: bool = False,
                  _opened: Optional[Tuple[int, int, Optional[Tuple[str, ...]]]] = None,
                  **options) -> None:
         what = "BenzinaDataset: "
         path = A.path(path, "path", what=what)
         attrs = self._attrs = self._check_options(options, what)
         _, seed, seed_given = _check_common(what, split, track, attrs["shuffle"], seed, splits,
-                                            draw=False)
+                                            draw=augment is not None)
         epoch = first_epoch(epoch, what)
         check_attr("TfGulp>DecodeHevc", "crop", crop, what=what)
         decode = A.boolean(decode, "decode", what=what)
+        if augment is not None:
+            if not decode:
+                raise ValueError(f"{what}augment= (fused into decoding) needs decode=True")
+            augment = T.compile_augment(augment, what)
         path = absolute(path)
         # The split's range and class names, read once (re-creations by shard() are handed them).
         start, stop, self._class_names = _opened or _open(path, split, splits)
         args = dict(options, path=path, split=split, track=track, seed=seed, epoch=epoch,
-                    crop=crop, decode=decode, splits=splits, _names=_names,
+                    crop=crop, decode=decode, splits=splits, augment=augment, _names=_names,
                     _opened=(start, stop, self._class_names))
         shard_attrs = self._keep_arguments(args, seed_given, _shard)
         if decode:
             # The records (named for decode_hevc's errors), decoded by a map; skip, take and
             # shard act on the records (see skip / take), so what they drop is not decoded.
-            self._records = BenzinaDataset(**dict(args, decode=False, _names=True),
+            self._records = BenzinaDataset(**dict(args, decode=False, augment=None, _names=True),
                                            _shard=_shard)
             self._records._seed_given = seed_given
-            self._decoded = _decode(self._records, track, crop)
+            self._decoded = _decode(self._records, args)
             self._element_spec = self._decoded.element_spec
             super().__init__(self._decoded._variant_tensor)  # pylint: disable=protected-access
             return
@@ -215,8 +195,7 @@ class _Decoded(ClassTable, ShardsItself, dataset_ops.DatasetV2):
     def __init__(self, records: tf.data.Dataset, source: BenzinaDataset) -> None:
         self._records, self._source = records, source
         self._class_names = source._class_names  # pylint: disable=protected-access
-        args = source._args  # pylint: disable=protected-access
-        self._decoded = _decode(records, args["track"], args["crop"])
+        self._decoded = _decode(records, source._args)  # pylint: disable=protected-access
         super().__init__(self._decoded._variant_tensor)  # pylint: disable=protected-access
 
     def _inputs(self):
@@ -243,13 +222,20 @@ class _Decoded(ClassTable, ShardsItself, dataset_ops.DatasetV2):
         return _Decoded(self._records.shard(num_shards, index), self._source)
 
 
-def _decode(records: tf.data.Dataset, track: str, crop: str) -> tf.data.Dataset:
-    """Named records (with "what") decoded by ``decode_hevc``: {"image", "label", "index"}."""
+def _decode(records: tf.data.Dataset, args: Mapping[str, Any]) -> tf.data.Dataset:
+    """Named records (with "what") decoded by ``decode_hevc``, or with ``augment`` by
+    ``decode_hevc_warped`` drawing from (seed, epoch, index): {"image", "label", "index"}."""
+    track, crop, augment = args["track"], args["crop"], args["augment"]
 
     @tf.autograph.experimental.do_not_convert
     def decode(x):
-        return {"image": decode_hevc(x["sample"], track=track, crop=crop, what=x["what"]),
-                "index": x["index"], "label": x["label"]}
+        if augment is None:
+            image = decode_hevc(x["sample"], track=track, crop=crop, what=x["what"])
+        else:
+            image = decode_hevc_warped(x["sample"], augment, seed=args["seed"], epoch=x["epoch"],
+                                       elements=x["index"], what=x["what"], track=track,
+                                       crop=crop)
+        return {"image": image, "index": x["index"], "label": x["label"]}
 
     return records.map(decode, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
@@ -295,92 +281,80 @@ def ImageNet(root: Union[str, os.PathLike], split: str = "train", **kwargs) -> t
     return ClassificationDataset(root, split, **kwargs)
 
 
-def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
+def DataLoader(path: Union[str, os.PathLike], shape: Optional[Sequence[int]] = None,
                batch_size: int = 256, *, split: Optional[str] = None, shuffle: bool = False,
                seed: Optional[int] = None, epochs: Optional[int] = 1, start_epoch: int = 0,
-               warp_transform=None, bias_transform=None, norm_transform=None,
-               track: str = "bzna_input", drop_remainder: bool = False,
+               augment=None, warp_transform=None, bias_transform=None, norm_transform=None,
+               color_transform=None, track: str = "bzna_input", drop_remainder: bool = False,
                splits: Optional[Mapping[str, Sequence[int]]] = None,
-               device: Optional[str] = None, decode: str = "host",
-               color_transform=None) -> tf.data.Dataset:
-    """Batches ready for ``model.fit``: ``(float32 [B, H, W, 3], int64 [B])``.
+               device: Optional[str] = None, decode: str = "host") -> tf.data.Dataset:
+    """Batches ready for ``model.fit``: ``(images [B, H, W, 3], int64 [B])``.
 
-    Each image is decoded (``decode_hevc``) and warped to `shape` = (height, width) by
-    ``similarity_warp`` with the matrix of ``warp_transform(in_hw, shape, key)``, then
-    ``(v - bias) * norm`` with ``bias_transform(key)`` / ``norm_transform(key)``. ``key`` is
-    ``element_key(seed, epoch, index)``: results do not depend on thread timing, and epoch e is the
-    same whether it is reached by one run or after a restart with ``start_epoch=e``.
+    Each image is decoded and augmented by ``augment`` (a :mod:`tf_gulp.transforms` list), every
+    draw made in C++ from ``(seed, epoch, index)``: results do not depend on thread timing, and
+    epoch e is the same whether it is reached by one run or after a restart with
+    ``start_epoch=e``, on the CPU or on a device.
 
-    Defaults: the whole image resized to `shape` (no crop), and ``ConstantBiasTransform()`` /
-    ``ConstantNormTransform()``: the one default of bias and norm, documented in
-    :mod:`tf_gulp.transforms` (ImageNet's normalization). For ImageNet training:
-    ``warp_transform=RandomResizedCrop()``; for evaluation ``CenterResizedCrop()``; for float
-    pixels on the 0-255 scale, ``ConstantBiasTransform(0.0)`` and ``ConstantNormTransform(1.0)``.
+    The reference loader's arguments are the compatibility surface: ``shape`` (default
+    (224, 224)), ``warp_transform`` (a :mod:`tf_gulp.bzna.transforms` transform; default the
+    whole image resized), ``bias_transform`` / ``norm_transform`` (default ImageNet's, on the
+    0-255 scale: float32 ``(v - bias) * norm``) and ``color_transform``
+    (``tf_gulp.transforms.ColorJitter`` / ``RandomGrayscale``, or a list), compiled by
+    :func:`tf_gulp.bzna.transforms.loader_augment` into the same kernels' attrs. Give either
+    ``augment`` or those.
 
-    On the CPU, when `warp_transform` is a :mod:`tf_gulp.transforms` SimilarityTransform family
-    member or ConstantWarpTransform and bias / norm are constants (the defaults), decoding and
-    warping are one op, ``decode_hevc_warped``, which draws the transform in C++ from
-    ``(seed, epoch, index)`` (another random stream than the Python transforms': the same seed gives
-    other random crops than ``tf_gulp`` versions before it; docs/benzina.md) and converts to RGB only
-    the rectangle the crop samples. Other callables run as above.
+    On the CPU (``device=None``) decoding and augmenting are one op, ``decode_hevc_warped``,
+    which converts to RGB only the rectangle the crop samples. `split` and `splits` as in
+    :func:`BenzinaDataset`; labels are -1 for entries without a target. Every batch is a new
+    tensor (the reference loader overwrites a batch with the next one).
 
-    `color_transform` (a :class:`tf_gulp.transforms.ColorJitter` / ``RandomGrayscale``, or a list
-    of them) colours each image after the warp and before bias and norm, drawn in C++ from
-    ``(seed, epoch, index)``; it needs the fused CPU path (``device=None`` and transforms the
-    kernel can draw), else it is a ValueError.
-
-    `split` and `splits` as in :func:`BenzinaDataset`; labels are -1 for entries without a
-    target. Unlike the reference loader, every batch is a new tensor (a batch is never overwritten
-    by the next one).
-
-    `device` (e.g. "/GPU:0") moves the warp out of tf.data into the training step, on that device
-    (docs/gpu.md), and the model's first layer is ``tf_gulp.bzna.WarpOnDevice(shape)``, which
-    gives the float batch above in the device's memory. `decode` says where pictures are decoded
-    then: "host" (default) on the CPU in tf.data; "device" in the step on `device` (a GPU's kernel
-    falls back to the CPU decoder by itself where NVDEC cannot be used); "auto" on the device when
-    it is a GPU on which ``decode_hevc`` can use NVDEC
-    (``tf_gulp.ops.bzna.hevc_ops.nvdec_unavailable_reason()`` is empty), else on the CPU in tf.data.
-    Decoding on the device is opt-in: the NVDEC path has run on a GPU only without TensorFlow
-    (docs/gpu.md). Decoding on a GPU, it logs a ``tf_gulp`` warning when TensorFlow was given
-    neither memory growth nor a memory limit for that GPU: NVDEC's surfaces need memory outside
-    TensorFlow's (docs/gpu.md, "GPU memory").
-    On every path, transforms the kernels can draw are drawn in C++ from ``(seed, epoch,
-    index)`` (``similarity_transform_matrices``), so the crops are the CPU path's. Decoded on the CPU, batches are
+    `device` (e.g. "/GPU:0") moves the warp out of tf.data into the training step, on that
+    device (docs/gpu.md): the model's first layer is ``tf_gulp.bzna.WarpOnDevice(augment)`` with
+    the loader's list (or its ``loader_augment``). `decode` says where pictures are decoded
+    then: "host" (default) on the CPU in tf.data; "device" in the step on `device` (a GPU's
+    kernel falls back to the CPU decoder by itself where NVDEC cannot be used); "auto" on the
+    device when it is a GPU on which ``decode_hevc`` can use NVDEC
+    (``tf_gulp.ops.bzna.hevc_ops.nvdec_unavailable_reason()`` is empty), else on the CPU.
+    Decoding on a GPU, it logs a ``tf_gulp`` warning when TensorFlow was given neither memory
+    growth nor a memory limit for that GPU (docs/gpu.md, "GPU memory"). The crops are the CPU
+    path's on every path (``similarity_transform_matrices``). Decoded on the CPU, batches are
     ``({"image": uint8 [B, H, W, 3] padded to the batch's largest picture, "size": int32 [B, 2],
     "matrix": [B, 3, 3], "bias": [B, 3], "norm": [B, 3]}, labels)``; decoded on the device,
-    ``({"sample": string [B] (the compressed samples), "what": string [B], "size", "matrix",
-    "bias", "norm"}, labels)``, the sizes read from the samples' MP4 headers (the step checks the
-    decoded sizes against them). The GPU kernels have not yet run under TensorFlow on a GPU.
+    ``({"sample": string [B], "what": string [B], "key": string [B, 3], "size", "matrix",
+    "bias", "norm"}, labels)``. Colour transforms need the fused op: on a device, decode="device".
+    The GPU kernels have not yet run under TensorFlow on a GPU.
 
     ``cardinality()`` is known: ``epochs`` times the split's entries, in batches (rounded up, or
     down with ``drop_remainder``); infinite with ``epochs=None``.
 
     Raises:
       TypeError: an argument of the wrong type (``shape=96`` instead of ``(96, 96)``,
-        ``batch_size=32.0``, ``shuffle="yes"``, a transform that is not callable), naming it (the
+        ``batch_size=32.0``, ``shuffle="yes"``, a transform tf_gulp cannot draw), naming it (the
         exception is also a ``ValueError``).
-      ValueError: an argument outside its range (a size, ``batch_size`` or ``epochs`` under 1,
-        a ``seed`` outside [-2**63, 2**63 - 1], a ``track`` other than "bzna_input" /
-        "bzna_thumb"), an unknown split, a `device` TensorFlow does not have (e.g. "/GPU:0"
-        with tensorflow-cpu), or a `decode` other than "auto" / "device" / "host" ("device"
-        needs a `device`).
+      ValueError: an argument outside its range, ``augment`` together with the reference's
+        transform arguments, an unknown split, a `device` TensorFlow does not have, or a `decode`
+        other than "auto" / "device" / "host" ("device" needs a `device`).
     """
     what = "DataLoader: "
     path = absolute(A.path(path, "path", what=what))
-    shape = A.output_shape(shape, what)
     batch_size = A.integer(batch_size, "batch_size", minimum=1, what=what)
     # The warps are random even without a shuffle: a seed of None is drawn.
     shuffle, seed, _ = _check_common(what, split, track, shuffle, seed, splits, draw=True)
     epochs = A.optional_integer(epochs, "epochs", minimum=1, what=what)
     start_epoch = A.integer(start_epoch, "start_epoch", minimum=0, what=what)
     drop_remainder = A.boolean(drop_remainder, "drop_remainder", what=what)
-    warp_transform = (_transform(warp_transform, "warp_transform", what)
-                      or T.SimilarityTransform(resize=True))
-    # The one default of bias and norm: the Constant*Transforms' (tf_gulp.transforms).
-    bias_transform = (_transform(bias_transform, "bias_transform", what)
-                      or T.ConstantBiasTransform())
-    norm_transform = (_transform(norm_transform, "norm_transform", what)
-                      or T.ConstantNormTransform())
+    reference = {name: value for name, value in (
+        ("shape", shape), ("warp_transform", warp_transform), ("bias_transform", bias_transform),
+        ("norm_transform", norm_transform), ("color_transform", color_transform))
+        if value is not None}
+    if augment is not None and reference:
+        raise ValueError(f"{what}give augment= or the reference loader's {', '.join(reference)}"
+                         f", not both (augment's first transform sets the output size)")
+    if augment is not None:
+        augment = T.compile_augment(augment, what)
+    else:
+        augment = loader_augment((224, 224) if shape is None else shape, warp_transform,
+                                 bias_transform, norm_transform, color_transform, what)
     if decode not in ("auto", "device", "host"):
         raise ValueError(f"{what}decode={decode!r}: expected 'auto', 'device' or 'host'")
     if decode == "device" and device is None:
@@ -398,15 +372,13 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
             # A warning, not an error: TensorFlow leaves some memory beside its own, which is
             # often room enough; where it is not, the step's ResourceExhaustedError says the same.
             logging.getLogger("tf_gulp").warning("%sdecode=%r: %s", what, decode, unsettled)
-    plan = _LoaderPlan(path=path, shape=shape, track=track, shuffle=shuffle, seed=seed,
-                       warp=warp_transform, bias=bias_transform, norm=norm_transform,
-                       color=color_transform, device=device, on_device=on_device)
-    T.kernel_color(color_transform, what)  # checked here, before any graph is built
-    if color_transform is not None and not plan.fused:
-        raise ValueError(f"{what}color_transform runs in decode_hevc_warped's CPU kernel only: "
-                         f"it needs device=None and a warp / bias / norm the kernel can draw "
-                         f"(tf_gulp.transforms' SimilarityTransform family, constant bias and "
-                         f"norm)")
+        if augment.color and not on_device:
+            raise ValueError(f"{what}colour transforms run in decode_hevc_warped (the CPU "
+                             f"kernel, or on a device with decode='device'); the warp of host-"
+                             f"decoded pictures in the step (similarity_warp) has no colour "
+                             f"stage")
+    plan = _LoaderPlan(track=track, seed=seed, augment=augment, device=device,
+                       on_device=on_device)
     # The source: each pass over it (each repeat() pass) is its next epoch, from a counter
     # shared by every re-creation, so pass p over the loader covers epochs
     # start_epoch + p * epochs, ..., and a checkpoint of the loader's iterator restores them.
@@ -426,111 +398,51 @@ def DataLoader(path: Union[str, os.PathLike], shape: Sequence[int] = (224, 224),
 
 
 class _LoaderPlan:
-    """What DataLoader does with each entry of an epoch, by where each step runs:
+    """What DataLoader does with each entry of an epoch, by where each step runs: ``fused`` (no
+    device: ``decode_hevc_warped``, decode and augment in one op), or ``for the device`` (the
+    warp, and with ``on_device`` the decoding, run in the step by ``WarpOnDevice``; tf.data gives
+    the inputs and each picture's matrix, drawn by ``similarity_transform_matrices``: the fused
+    op's crops)."""
 
-    - **source**: the entries of every epoch (a :class:`BenzinaDataset` of undecoded records,
-      each with its epoch), decoded in tf.data unless decoding is fused with the warp
-      (``fused``) or moved to the device (``on_device``);
-    - **decode + warp placement**, one of three: ``fused`` (no device: ``decode_hevc_warped``,
-      decode and warp in one op, the transform drawn in C++), ``in tf.data`` (no device,
-      transforms only Python can draw: ``decode_hevc`` then ``similarity_warp``), or ``for the
-      device`` (a device: the warp, and with ``on_device`` the decoding, run in the step by
-      ``WarpOnDevice``; tf.data gives the inputs and each picture's matrix, bias and norm).
-
-    A colour transform (``color``) runs only in the fused kernel; DataLoader refuses it on the
-    other placements.
-
-    Transforms the kernels can draw (``drawn_in_cpp``) are drawn in C++ on every path
-    (``similarity_transform_matrices`` where the warp is not fused), so one seed gives one set of
-    crops wherever the loader warps."""
-
-    def __init__(self, *, path, shape, track, shuffle, seed, warp, bias, norm, color, device,
-                 on_device) -> None:
-        self.path, self.shape, self.track = path, shape, track
-        self.shuffle, self.seed = shuffle, seed
-        self.warp, self.bias, self.norm = warp, bias, norm
-        self.color = color  # ColorJitter / RandomGrayscale: the fused path's kernel only
+    def __init__(self, *, track, seed, augment, device, on_device) -> None:
+        self.track, self.seed, self.augment = track, seed, augment
         self.device, self.on_device = device, on_device
-        self.drawn_in_cpp = _fusable(warp, bias, norm)
-        self.fused = device is None and self.drawn_in_cpp
         # Decoded on the host and warped on a device: pictures of different sizes in a batch.
         self.padded = device is not None and not on_device
 
     def entries(self, records: tf.data.Dataset) -> tf.data.Dataset:
         """The source's entries (``BenzinaDataset(decode=False)`` records, named, each with its
         epoch), each mapped by the placement's step."""
-        if self.fused:
-            step = self._decode_and_warp
-        elif self.device is not None:
-            step = self._inputs_for_device
-        else:
-            step = self._warp_in_tf_data
+        step = self._decode_and_warp if self.device is None else self._inputs_for_device
         return records.map(tf.autograph.experimental.do_not_convert(step),
                            num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
-    def _image(self, x) -> tf.Tensor:
-        """The entry's picture decoded on the host (the clean aperture)."""
-        return decode_hevc(x["sample"], track=self.track, crop="clean", what=x["what"])
-
     def _decode_and_warp(self, x):
-        """Fused, on the CPU: decode + warp in one op, the transform drawn in C++ from (seed,
-        epoch, index); only what the crop samples is converted to RGB."""
-        image = decode_hevc_warped(
-            x["sample"], self.shape, self.warp, seed=self.seed, epoch=x["epoch"],
-            elements=x["index"], dtype="float32", bias=self.bias, norm=self.norm,
-            what=x["what"], track=self.track, color=self.color)
-        return image, x["label"]
-
-    def _matrix(self, x, size):
-        if self.drawn_in_cpp:  # the matrix the CPU path's fused kernel draws: the same crops
-            return similarity_transform_matrices(size, self.shape, self.warp, seed=self.seed,
-                                                 epoch=x["epoch"], elements=x["index"])
-        return self.warp(size, self.shape, T.element_key(self.seed, x["epoch"], x["index"]))
-
-    def _warp_in_tf_data(self, x):
-        """Decoded in tf.data, warped there by ``similarity_warp``."""
-        key = T.element_key(self.seed, x["epoch"], x["index"])
-        image = self._image(x)
-        size = tf.shape(image, out_type=tf.int32)[:2]
-        image = similarity_warp(image, self._matrix(x, size), self.shape, self.bias(key),
-                                self.norm(key))
+        image = decode_hevc_warped(x["sample"], self.augment, seed=self.seed, epoch=x["epoch"],
+                                   elements=x["index"], what=x["what"], track=self.track)
         return image, x["label"]
 
     def _inputs_for_device(self, x):
         """What ``WarpOnDevice`` takes in the step: the picture (or, decoded there, its sample),
         its size, matrix, bias and norm."""
-        key = T.element_key(self.seed, x["epoch"], x["index"])
         if self.on_device:  # decoded in the step: the size from the MP4 header
             size = hevc_sample_size(x["sample"], track=self.track, crop="clean", what=x["what"])
         else:
-            image = self._image(x)
+            image = decode_hevc(x["sample"], track=self.track, crop="clean", what=x["what"])
             size = tf.shape(image, out_type=tf.int32)[:2]
         params = {"size": size,
-                  "matrix": tf.convert_to_tensor(self._matrix(x, size), tf.float32),
-                  "bias": _per_channel(self.bias(key)), "norm": _per_channel(self.norm(key))}
+                  "matrix": similarity_transform_matrices(size, self.augment, seed=self.seed,
+                                                          epoch=x["epoch"], elements=x["index"]),
+                  "bias": _per_channel(self.augment.bias, 0.0),
+                  "norm": _per_channel(self.augment.norm, 1.0)}
         if not self.on_device:
             return {"image": image, **params}, x["label"]
-        if self.drawn_in_cpp:  # the key decode_hevc_warped draws from (WarpOnDevice)
-            params["key"] = tf.strings.as_string(tf.stack(
-                [tf.constant(self.seed, tf.int64), x["epoch"], x["index"]]))
+        # The key decode_hevc_warped draws from (WarpOnDevice).
+        params["key"] = tf.strings.as_string(tf.stack(
+            [tf.constant(self.seed, tf.int64), x["epoch"], x["index"]]))
         return {"sample": x["sample"], "what": x["what"], **params}, x["label"]
 
 
-def _fusable(warp_transform, bias_transform, norm_transform) -> bool:
-    """Whether decode_hevc_warped can draw these transforms in C++ (tf_gulp.transforms'
-    SimilarityTransform family / ConstantWarpTransform, constant bias and norm); other callables
-    run in a map after decode_hevc, as before."""
-    try:
-        T.kernel_transform(warp_transform)
-        for value, name in ((bias_transform, "bias"), (norm_transform, "norm")):
-            if len(T.kernel_vector(value, name)) not in (0, 1, 3):
-                return False
-    except TypeError:
-        return False
-    return True
-
-
-def _per_channel(value) -> tf.Tensor:
-    """A bias or norm as float32 [3] (transforms may give a scalar)."""
-    value = tf.convert_to_tensor(value, tf.float32)
-    return tf.broadcast_to(value, [3])
+def _per_channel(values: Sequence[float], default: float) -> tf.Tensor:
+    """A compiled bias or norm (none, one value, or one per channel) as float32 [3]."""
+    return tf.broadcast_to(tf.constant(list(values) or [default], tf.float32), [3])

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Mapping, Optional, Sequence, Tuple
+from typing import Mapping, Optional, Tuple
 
 import tensorflow as tf
 from tensorflow.python.framework import ops as tf_ops
@@ -35,13 +35,14 @@ from tensorflow.python.ops import control_flow_util
 
 from tf_gulp.ops.bzna.hevc_ops import decode_hevc, decode_hevc_warped, hevc_sample_size
 from tf_gulp.ops.image.warp_ops import similarity_transform_matrices, similarity_warp
+from tf_gulp.transforms import Augment, compile_augment
 
 INPUT_KEYS = ("image", "size", "matrix", "bias", "norm")
 # The batch of DataLoader(..., device=..., decode="device"): compressed samples instead of pictures.
 SAMPLE_INPUT_KEYS = ("sample", "what", "size", "matrix", "bias", "norm")
-# With them, when the loader's transforms are drawn in C++: each element's random key, (seed, epoch,
-# element) as decimal strings [B, 3] (strings: Keras casts untyped numeric inputs to float32 under
-# tf.distribute, which would round 64-bit seeds), for the fused decode_hevc_warped.
+# With them: each element's random key, (seed, epoch, element) as decimal strings [B, 3] (strings:
+# Keras casts untyped numeric inputs to float32 under tf.distribute, which would round 64-bit
+# seeds), for the fused decode_hevc_warped.
 KEY_INPUT = "key"
 
 
@@ -117,43 +118,38 @@ def gpu_memory_unsettled(device: str) -> Optional[str]:
             "\"GPU memory\", gives the amount)")
 
 
-def _fused_decode_warp(inputs: Mapping[str, tf.Tensor], height: int, width: int,
-                       warp_transform) -> tf.Tensor:
+def _fused_decode_warp(inputs: Mapping[str, tf.Tensor], augment: Augment) -> tf.Tensor:
     """One ``decode_hevc_warped`` per epoch the batch spans (usually one): the GPU kernel decodes
-    with NVDEC and warps with one fused kernel per picture. Its uint8 levels are normalized with
-    the batch's bias and norm, as the CPU kernel's float output is: ``(v - bias) * norm``."""
+    with NVDEC and warps with one fused kernel per picture, as the CPU kernel does."""
     key = tf.strings.to_number(inputs[KEY_INPUT], tf.int64)
     seeds, epochs, elements = key[:, 0], key[:, 1], key[:, 2]
     samples, whats = inputs["sample"], inputs["what"]
     unique_epochs, group = tf.unique(epochs)
     count = tf.shape(samples)[0]
+    channels = 3
+    out_type = tf.float32 if augment.dtype == "float32" else tf.uint8
 
-    def one_epoch(k, levels):
+    def one_epoch(k, pictures):
         chosen = tf.where(tf.equal(group, k))[:, 0]
         seed, epoch = seeds[chosen[0]], unique_epochs[k]
         picked = tf.gather(elements, chosen)
-        # The layer's transform must be the loader's: the matrices the kernel will draw are
-        # compared with the ones tf.data drew for the batch (cheap, on the host).
-        drawn = similarity_transform_matrices(tf.gather(inputs["size"], chosen), (height, width),
-                                              warp_transform, seed=seed, epoch=epoch,
-                                              elements=picked)
+        # The layer's list must be the loader's: the matrices the kernel will draw are compared
+        # with the ones tf.data drew for the batch (cheap, on the host).
+        drawn = similarity_transform_matrices(tf.gather(inputs["size"], chosen), augment,
+                                              seed=seed, epoch=epoch, elements=picked)
         same = tf.debugging.assert_near(
             drawn, tf.gather(tf.cast(inputs["matrix"], tf.float32), chosen), rtol=1e-5,
-            atol=1e-3, message="warp_on_device: warp_transform is not the DataLoader's "
-            "warp_transform (its matrices differ from the batch's); give WarpOnDevice the "
-            "loader's transform, or none")
+            atol=1e-3, message="warp_on_device: the layer's augment is not the DataLoader's "
+            "(its crops differ from the batch's); give WarpOnDevice the loader's list")
         with tf.control_dependencies([same]):
-            pictures = decode_hevc_warped(tf.gather(samples, chosen), (height, width),
-                                          warp_transform, seed=seed, epoch=epoch,
-                                          elements=picked, what=tf.gather(whats, chosen))
-        return k + 1, tf.tensor_scatter_nd_update(levels, chosen[:, None], pictures)
+            out = decode_hevc_warped(tf.gather(samples, chosen), augment, seed=seed, epoch=epoch,
+                                     elements=picked, what=tf.gather(whats, chosen))
+        return k + 1, tf.tensor_scatter_nd_update(pictures, chosen[:, None], out)
 
-    _, levels = tf.while_loop(
+    _, pictures = tf.while_loop(
         lambda k, _: k < tf.size(unique_epochs), one_epoch,
-        [tf.constant(0), tf.zeros([count, height, width, 3], tf.uint8)])
-    bias = tf.cast(inputs["bias"], tf.float32)[:, None, None, :]
-    norm = tf.cast(inputs["norm"], tf.float32)[:, None, None, :]
-    return (tf.cast(levels, tf.float32) - bias) * norm
+        [tf.constant(0), tf.zeros([count, augment.height, augment.width, channels], out_type)])
+    return pictures
 
 
 _log = logging.getLogger("tf_gulp")
@@ -194,27 +190,25 @@ def _refuse_xla() -> None:
                          f"compile. Fix: {_XLA_FIX}")
 
 
-def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
-                   device: Optional[str] = None, warp_transform=None) -> tf.Tensor:
-    """Warps a batch of ``DataLoader(..., device=...)`` to float32 ``[B, height, width, 3]``.
+def warp_on_device(inputs: Mapping[str, tf.Tensor], augment,
+                   device: Optional[str] = None) -> tf.Tensor:
+    """Augments a batch of ``DataLoader(..., device=...)`` to ``[B, height, width, 3]``.
 
     Args:
       inputs: the batch's first element: ``{"image", "size", "matrix", "bias", "norm"}``, or
-        ``{"sample", "what", "size", "matrix", "bias", "norm"}`` (compressed samples, decoded here).
-      shape: (height, width) of the output: the DataLoader's `shape`.
+        ``{"sample", "what", "key", "size", "matrix", "bias", "norm"}`` (compressed samples).
+      augment: the DataLoader's ``augment`` list (or its ``loader_augment``): the output size,
+        dtype and, for compressed samples, the kernels' attrs.
       device: where to decode and warp; None (default) is the device the caller runs on (under
         ``tf.distribute`` each replica's own GPU; in Keras' step the GPU when there is one).
-      warp_transform: the DataLoader's `warp_transform` (a ``tf_gulp.transforms`` transform the
-        kernels draw in C++), for batches of compressed samples: then each batch is decoded and
-        warped by one op, ``tf_gulp.ops.decode_hevc_warped`` (its GPU kernel: NVDEC and one fused
-        kernel per picture reading the decoded surface), instead of ``decode_hevc`` +
-        ``similarity_warp`` per picture. The same crops (checked: a transform other than the
-        loader's is an error). None: the two ops.
 
-    Each picture is cut to its own size (so the warp sees its true borders, as on the CPU path),
-    or decoded by ``tf_gulp.ops.decode_hevc`` (its decoded size checked against "size", which
-    made the matrix), and warped with its matrix, bias and norm by ``tf_gulp.ops.similarity_warp``.
+    Compressed samples are decoded and augmented by one op, ``tf_gulp.ops.decode_hevc_warped``
+    (its GPU kernel: NVDEC and one fused kernel per picture), drawing what the CPU path draws
+    (checked against the batch's matrices: another list is an error). Host-decoded pictures are
+    cut to their own size and warped with their matrix, bias and norm by
+    ``tf_gulp.ops.similarity_warp``.
     """
+    augment = compile_augment(augment, "warp_on_device: ")
     keys = SAMPLE_INPUT_KEYS if "sample" in inputs else INPUT_KEYS
     missing = [k for k in keys if k not in inputs]
     if missing:
@@ -222,17 +216,20 @@ def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
                          f"DataLoader(..., device=...) batch (keys {list(INPUT_KEYS)}, or "
                          f"{list(SAMPLE_INPUT_KEYS)} when it decodes on the device)")
     _refuse_xla()
-    height, width = int(shape[0]), int(shape[1])
+    height, width = augment.height, augment.width
     _say_once_if_no_gpu_ran(device)
-    if warp_transform is not None and keys is SAMPLE_INPUT_KEYS:
+    if keys is SAMPLE_INPUT_KEYS:
         if KEY_INPUT not in inputs:
-            raise ValueError("warp_on_device: warp_transform needs the batch's random keys "
-                             f"({KEY_INPUT!r}): a DataLoader(..., device=..., decode='device') "
-                             "whose transforms the kernels draw (tf_gulp.transforms ones)")
+            raise ValueError(f"warp_on_device: a batch of compressed samples needs its random "
+                             f"keys ({KEY_INPUT!r}): pass a DataLoader(..., device=..., "
+                             f"decode='device') batch")
         if device is None:
-            return _fused_decode_warp(inputs, height, width, warp_transform)
+            return _fused_decode_warp(inputs, augment)
         with tf.device(device):
-            return _fused_decode_warp(inputs, height, width, warp_transform)
+            return _fused_decode_warp(inputs, augment)
+    if augment.color:
+        raise ValueError("warp_on_device: colour transforms need decode='device' (the fused "
+                         "decode_hevc_warped); similarity_warp has no colour stage")
 
     def batch_coded_size() -> Optional[tf.Tensor]:
         # The batch's largest coded size (the samples' SPSs, read on the host): NVDEC's decoders
@@ -270,11 +267,13 @@ def warp_on_device(inputs: Mapping[str, tf.Tensor], shape: Sequence[int],
             return similarity_warp(picture_of(args, max_size), matrix, (height, width), bias,
                                    norm)
 
-        return tf.map_fn(
+        out = tf.map_fn(
             one,
             tuple(inputs[k] for k in keys),
             fn_output_signature=tf.TensorSpec([height, width, 3], tf.float32),
         )
+        # similarity_warp rounds levels before bias and norm: a uint8 list's levels are exact.
+        return out if augment.dtype == "float32" else tf.cast(out, tf.uint8)
 
     if device is None:
         return warp_all()
@@ -288,20 +287,21 @@ class WarpOnDevice(tf.keras.layers.Layer):
     compressed samples, decodes) on the GPU.
 
     Args:
-      shape: (height, width) of the output: the DataLoader's `shape`.
+      augment: the DataLoader's ``augment`` list (a :mod:`tf_gulp.transforms` list, or
+        ``tf_gulp.bzna.transforms.loader_augment(...)`` of the reference loader's arguments).
       device: None (default): the device the step runs on (each replica's GPU under
         ``tf.distribute``); or a device name to pin it.
-      warp_transform: the DataLoader's `warp_transform`, so that batches of compressed samples
-        (``decode="device"``) are decoded and warped by one fused op (:func:`warp_on_device`).
     """
 
-    def __init__(self, shape: Sequence[int], device: Optional[str] = None, warp_transform=None,
-                 **kwargs) -> None:
+    def __init__(self, augment, device: Optional[str] = None, **kwargs) -> None:
         kwargs.setdefault("trainable", False)  # nothing to train; from_config passes it back
         super().__init__(**kwargs)
-        self.shape_hw = (int(shape[0]), int(shape[1]))
+        if isinstance(augment, Mapping):  # from get_config
+            augment = Augment(**{k: tuple(v) if isinstance(v, list) else v
+                                 for k, v in augment.items()})
+        self.augment = compile_augment(augment, "WarpOnDevice: ")
+        self.shape_hw = self.augment.shape
         self.device_name = device
-        self.warp_transform = warp_transform
 
     @property
     def supports_jit(self) -> bool:
@@ -329,7 +329,7 @@ class WarpOnDevice(tf.keras.layers.Layer):
         for key, dtype in (("image", tf.uint8), ("size", tf.int32)):
             if key in inputs and inputs[key].dtype != dtype:
                 inputs[key] = tf.cast(inputs[key], dtype)
-        return warp_on_device(inputs, self.shape_hw, self.device_name, self.warp_transform)
+        return warp_on_device(inputs, self.augment, self.device_name)
 
     def compute_output_shape(self, input_shape):
         batch = None
@@ -339,5 +339,9 @@ class WarpOnDevice(tf.keras.layers.Layer):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        config.update(shape=self.shape_hw, device=self.device_name)
+        a = self.augment
+        # The compiled list: what the kernels take, enough to rebuild the layer (from_config).
+        config.update(augment=dict(height=a.height, width=a.width, warp=list(a.warp),
+                                   color=list(a.color), dtype=a.dtype, bias=list(a.bias),
+                                   norm=list(a.norm)), device=self.device_name)
         return config

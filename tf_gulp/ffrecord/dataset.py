@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Optional, Sequence, Tuple, Union
+from typing import Optional, Tuple, Union
 
 import tensorflow as tf
 
@@ -120,36 +120,40 @@ class FFRecordDataset(ClassTable, OptionSourceDataset):
                                   "record": self._element_spec}
         super().__init__(variant)
 
-    def decode_jpeg_warped(self, shape: Sequence[int], warp=None, *, dtype: str = "uint8",
-                           bias=None, norm=None, dct_scaling: bool = True,
-                           colorspace: str = "rgb", dct_method: str = "fast", color=None,
+    def decode_jpeg_warped(self, augment, *, dct_scaling: bool = True, colorspace: str = "rgb",
+                           dct_method: str = "fast",
                            num_parallel_calls: Optional[int] = tf.data.AUTOTUNE,
                            deterministic: Optional[bool] = None) -> tf.data.Dataset:
-        """These records, JPEG pictures, decoded fused with an augmentation by
-        :func:`tf_gulp.ops.decode_jpeg_warped`: each picture's transform is drawn from (this
-        dataset's seed, the epoch, the record's index), so it changes every epoch, shuffled or not,
-        and does not depend on the batching, the sharding or a resumption. The epoch comes from
-        this dataset's own passes (``epoch=`` included): nothing to wire.
+        """These records, JPEG pictures, decoded fused with the ``augment`` list by
+        :func:`tf_gulp.ops.decode_jpeg_warped`: each picture's draws come from (this dataset's
+        seed, the epoch, the record's index), so they change every epoch, shuffled or not, and
+        do not depend on the batching, the sharding or a resumption. The epoch comes from this
+        dataset's own passes (``epoch=`` included): nothing to wire.
 
         Example::
 
+            from tf_gulp.transforms import (IMAGENET_MEAN, IMAGENET_STD, Normalize,
+                                            RandomHorizontalFlip, RandomResizedCrop, ToDtype)
             ds = tf_gulp.FFRecordDataset("/data/images_ffr", batch_size=32, shuffle=True, seed=0)
-            ds = ds.decode_jpeg_warped((224, 224), RandomResizedCrop(), dtype="float32",
-                                       bias=IMAGENET_MEAN, norm=IMAGENET_NORM)
+            ds = ds.decode_jpeg_warped([RandomResizedCrop(224), RandomHorizontalFlip(),
+                                        ToDtype(tf.float32, scale=True),
+                                        Normalize(IMAGENET_MEAN, IMAGENET_STD)])
 
         Args:
-          shape, warp, dtype, bias, norm, dct_scaling, colorspace, dct_method, color: as
-            :func:`tf_gulp.ops.decode_jpeg_warped`'s (``color``: one draw per record).
+          augment: a :mod:`tf_gulp.transforms` list (one draw per record).
+          dct_scaling, colorspace, dct_method: as :func:`tf_gulp.ops.decode_jpeg_warped`'s.
           num_parallel_calls, deterministic: the ``map``'s.
 
         Returns:
           a dataset of ``[B, height, width, C]`` (batches) or ``[height, width, C]`` (single
-          records) of ``dtype``. For records that are not bare JPEGs (``tf.train.Example``), make
-          the dataset with ``keys=True`` and pass ``epoch=e["epoch"], elements=e["index"]`` to
+          records). For records that are not bare JPEGs (``tf.train.Example``), make the
+          dataset with ``keys=True`` and pass ``epoch=e["epoch"], elements=e["index"]`` to
           ``decode_jpeg_warped`` after parsing ``e["record"]``.
         """
         from tf_gulp.ops.image.jpeg_ops import decode_jpeg_warped
+        from tf_gulp.transforms import compile_augment
 
+        plan = compile_augment(augment, "FFRecordDataset.decode_jpeg_warped: ")
         keyed = self
         if not self._attrs["keys"]:
             keyed = type(self)(**dict(self._args, keys=True), _shard=self._shard)
@@ -164,10 +168,9 @@ class FFRecordDataset(ClassTable, OptionSourceDataset):
 
         def decode(e):
             names = tf.strings.join([where + " record ", tf.strings.as_string(e["index"])])
-            return decode_jpeg_warped(e["record"], shape, warp, seed=seed, epoch=e["epoch"],
-                                      elements=e["index"], dtype=dtype, bias=bias, norm=norm,
-                                      dct_scaling=dct_scaling, colorspace=colorspace,
-                                      dct_method=dct_method, names=names, color=color)
+            return decode_jpeg_warped(e["record"], plan, seed=seed, epoch=e["epoch"],
+                                      elements=e["index"], dct_scaling=dct_scaling,
+                                      colorspace=colorspace, dct_method=dct_method, names=names)
 
         return keyed.map(decode, num_parallel_calls=num_parallel_calls,
                          deterministic=deterministic)

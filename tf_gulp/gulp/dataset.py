@@ -12,7 +12,7 @@ from tf_gulp._source_dataset import OptionSourceDataset, first_epoch, graph_path
 from tf_gulp.class_folders import ClassTable, names_by_index, read_label_table
 from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.ingest_record import warn_if_unfinished
-from tf_gulp.transforms import kernel_warp_attrs
+from tf_gulp.transforms import compile_augment
 
 # Channels of each colorspace. The allowed colorspaces are the op's attr (image_ops.h), checked
 # before this is looked up.
@@ -83,8 +83,8 @@ class GulpDataset(ClassTable, OptionSourceDataset):
 
     - ``id``: string scalar, the item's id;
     - ``frames``: uint8 ``[T, H, W, C]`` (C = 3 for ``colorspace="rgb"``, 1 for ``"gray"``), or the
-      JPEG bytes as a string ``[T]`` with ``decode=False``; with ``shape=(h, w)``, the warped clip
-      ``[T, h, w, C]`` (uint8, or float32 with ``dtype="float32"``);
+      JPEG bytes as a string ``[T]`` with ``decode=False``; with ``augment``, the augmented clip
+      ``[T, h, w, C]`` (uint8, or float32 after ``ToDtype(tf.float32)``);
     - ``label``: int64 scalar: the meta's ``label_field`` value, mapped through ``label2idx`` (or the
       directory's ``label2idx.json``) when it is a string, as is when it is an integer, -1 when absent;
     - ``meta``: string scalar, the JSON text of the item's ``meta_data[0]``.
@@ -95,12 +95,13 @@ class GulpDataset(ClassTable, OptionSourceDataset):
     workers.
 
     Example (training clips: a random resized crop and flip per clip, decoded only as far as the
-    crop needs, normalized, in the kernel)::
+    crop needs, scaled to [0, 1], in the kernel)::
 
-        from tf_gulp.transforms import RandomResizedCrop
+        from tf_gulp.transforms import RandomHorizontalFlip, RandomResizedCrop, ToDtype
         ds = tf_gulp.GulpDataset("/data/kinetics_gulp", num_frames=8, training=True,
-                                 shuffle=True, seed=1, warp=RandomResizedCrop(),
-                                 shape=(112, 112), dtype="float32", norm=1 / 255)
+                                 shuffle=True, seed=1, augment=[
+                                     RandomResizedCrop(112), RandomHorizontalFlip(),
+                                     ToDtype(tf.float32, scale=True)])
         ds = ds.map(lambda e: (e["frames"], e["label"]))
         model.fit(ds.batch(16).prefetch(tf.data.AUTOTUNE), epochs=10)
 
@@ -124,17 +125,11 @@ class GulpDataset(ClassTable, OptionSourceDataset):
       label_field: the meta key that holds the label; ``None`` for no labels (all -1). Items
         without it are labeled -1; a field other than the default ``"label"`` that no item of the
         directory has is an ``InvalidArgumentError`` naming the fields the items do have.
-      shape: ``(height, width)``: decode fused with a warp into clips of this size, each frame
-        decoded only as far as the warp samples it. Default None: frames at their size.
-      warp: with ``shape``: a :mod:`tf_gulp.transforms` transform (``RandomResizedCrop()``,
-        ``CenterResizedCrop()``, ``SimilarityTransform(...)``, ``ConstantWarpTransform(m)``), one
-        per clip, drawn in the kernel from (seed, epoch, element); None: the whole frame.
-      dtype: with ``shape``: ``"uint8"`` (default; ``bias``/``norm`` not applied) or
-        ``"float32"``: ``(v - bias) * norm``.
-      bias, norm: with ``dtype="float32"``: a number, one per channel, or a
-        ``ConstantBiasTransform`` / ``ConstantNormTransform``. Default 0 and 1.
-      color: with ``shape``: :class:`tf_gulp.transforms.ColorJitter` / ``RandomGrayscale`` (or a
-        list of them) after the warp and before ``bias``/``norm``; one draw per clip.
+      augment: a :mod:`tf_gulp.transforms` list in torchvision's vocabulary
+        (``[RandomResizedCrop(112), RandomHorizontalFlip(), ColorJitter(0.4, 0.4, 0.4),
+        ToDtype(tf.float32, scale=True), Normalize(mean, std)]``), fused into decoding: each
+        frame is decoded only as far as the crop samples it; one draw per clip, made in the
+        kernel from (seed, epoch, element). Default None: frames at their size.
       epoch: the epoch of the first pass (default 0): a dataset made with ``epoch=3`` gives on its
         first pass exactly the 4th pass of one made with ``epoch=0`` (docs/checkpoint.md).
       **options: the options of the op's attr table, listed below (and in docs/gulp_dataset.md).
@@ -167,12 +162,7 @@ class GulpDataset(ClassTable, OptionSourceDataset):
         ids: Optional[Sequence[Union[str, int]]] = None,
         label2idx: Optional[Mapping[str, int]] = None,
         label_field: Optional[str] = "label",
-        shape: Optional[Tuple[int, int]] = None,
-        warp=None,
-        dtype: str = "uint8",
-        bias=None,
-        norm=None,
-        color=None,
+        augment=None,
         epoch: int = 0,
         _shard: Tuple[int, int] = (1, 0),
         **options,
@@ -193,12 +183,11 @@ class GulpDataset(ClassTable, OptionSourceDataset):
         ids = _ids(ids)
         label2idx = _label_map(label2idx)
         label_field = A.string(label_field, "label_field", what=what, none=True)
-        fused = _fused_args(shape, warp, dtype, bias, norm, attrs["decode"], color)
+        fused = _fused_args(augment, attrs["decode"], what)
         epoch = first_epoch(epoch, what)
         shard_attrs = self._keep_arguments(dict(
             directory=directory, frames=frames, seed=seed, ids=ids, label2idx=label2idx,
-            label_field=label_field, shape=shape, warp=warp, dtype=dtype, bias=bias, norm=norm,
-            color=color, epoch=epoch, **options), seed_given, _shard)
+            label_field=label_field, augment=augment, epoch=epoch, **options), seed_given, _shard)
         path = graph_path(directory)  # a string tensor, e.g. inside interleave() over directories
         if not isinstance(path, tf.Tensor) and os.path.isdir(path):
             # Read while its ingest runs (or after it stopped): say how much is missing.
@@ -224,7 +213,7 @@ class GulpDataset(ClassTable, OptionSourceDataset):
             **shard_attrs,
             **fused,
         )
-        self._element_spec = _element_spec(attrs, frames, shape, fused, dtype)
+        self._element_spec = _element_spec(attrs, frames, fused)
         super().__init__(variant)
 
 
@@ -246,7 +235,7 @@ def _frame_attrs(frames: FrameSpec, attrs: dict) -> dict:
     return dict(attrs, frame_mode="all")
 
 
-def _element_spec(attrs: dict, frames: FrameSpec, shape, fused: dict, dtype: str) -> dict:
+def _element_spec(attrs: dict, frames: FrameSpec, fused: dict) -> dict:
     """The elements' spec: ``frames`` is [T, ...], or [V, T, ...] for several clip views (the
     kernel's views: gulp_dataset_op.cc, NumClips x view crops)."""
     num_selected: Optional[int] = None
@@ -261,10 +250,10 @@ def _element_spec(attrs: dict, frames: FrameSpec, shape, fused: dict, dtype: str
     elif frames is not None and not isinstance(frames, slice):
         num_selected = len(list(frames))
     channels = _CHANNELS[attrs["colorspace"]]
-    if shape is not None:
+    if fused:
         frame_spec = tf.TensorSpec(
             views + [num_selected, fused["output_height"], fused["output_width"], channels],
-            tf.float32 if dtype == "float32" else tf.uint8)
+            fused["output_type"])
     elif attrs["decode"]:
         frame_spec = tf.TensorSpec(views + [num_selected, None, None, channels], tf.uint8)
     else:
@@ -277,15 +266,10 @@ def _element_spec(attrs: dict, frames: FrameSpec, shape, fused: dict, dtype: str
     }
 
 
-def _fused_args(shape, warp, dtype, bias, norm, decode, color=None) -> dict:
-    """The op's attrs of the fused decode + warp, checked by name."""
-    if shape is None:
-        for name, value in (("warp", warp), ("bias", bias), ("norm", norm), ("color", color)):
-            if value is not None:
-                raise ValueError(f"{name}= needs shape=(height, width), the output size")
-        if dtype != "uint8":
-            raise ValueError(f"dtype={dtype!r} needs shape=(height, width), the output size")
+def _fused_args(augment, decode: bool, what: str) -> dict:
+    """The op's attrs of the fused decode + augment (none without ``augment``)."""
+    if augment is None:
         return {}
     if not decode:
-        raise ValueError("shape= (the fused decode + warp) needs decode=True")
-    return kernel_warp_attrs(shape, warp, dtype, bias, norm, what="GulpDataset: ", color=color)
+        raise ValueError(f"{what}augment= (fused into decoding) needs decode=True")
+    return compile_augment(augment, what).attrs()

@@ -98,51 +98,41 @@ def nvdec_unavailable_reason() -> str:
 tf.no_gradient("TfGulp>DecodeHevcWarped")
 
 
-def decode_hevc_warped(contents, shape, warp=None, *, seed=0, epoch=0, elements=None,
-                       dtype: str = "uint8", bias=None, norm=None, what=None,
+def decode_hevc_warped(contents, augment, *, seed=0, epoch=0, elements=None, what=None,
                        track: str = "bzna_input", crop: str = "clean",
                        chroma_upsampling: str = "bilinear", threads: int = 1,
-                       color=None, name: str = None) -> tf.Tensor:
+                       name: str = None) -> tf.Tensor:
     """Decodes single-picture HEVC MP4s fused with a warp: what ``decode_hevc`` followed by
     ``similarity_warp`` gives (within one level), without an RGB picture in memory: only the
     rectangle of the decoder's Y'CbCr picture that the warp samples is converted to RGB, and it is
     warped straight into the output with the fused decoders' fixed-point warp.
 
-    The transform is drawn in C++ from ``(seed, epoch, element)``, as in
+    The ``augment`` list's draws are made in C++ from ``(seed, epoch, element)``, as in
     :func:`tf_gulp.ops.decode_jpeg_warped`, with the picture's size (the clean aperture, or the
-    full frame with ``crop="full"``) as the input size. Its random stream is the C++ one
-    (cc/warp/similarity_transform.h), not the Philox stream of calling a transform in Python: the
-    same distributions, other draws.
+    full frame with ``crop="full"``) as the input size.
 
     Example::
 
-        images = decode_hevc_warped(samples, (224, 224), RandomResizedCrop(), seed=1,
-                                    elements=indices, dtype="float32")
+        images = decode_hevc_warped(samples, [RandomResizedCrop(224), ToDtype(tf.float32)],
+                                    seed=1, elements=indices)
 
     Args:
       contents: string ``[B]`` MP4s (or one scalar string: one picture).
-      shape: ``(height, width)`` of the output.
-      warp: a :mod:`tf_gulp.transforms` transform (``SimilarityTransform``,
-        ``RandomResizedCrop``, ``CenterResizedCrop``, ``ConstantWarpTransform``) or None (the whole
-        picture resized).
-      seed, epoch: int64 scalars keying the random transforms.
+      augment: a :mod:`tf_gulp.transforms` list (or a ``tf_gulp.bzna.loader_augment``).
+      seed, epoch: int64 scalars keying the random draws.
       elements: int64 ``[B]``, each picture's element number (default ``0..B-1``).
-      dtype: ``"uint8"`` or ``"float32"`` (``(v - bias) * norm``).
-      bias, norm: for float32: a number, one per channel, or Constant{Bias,Norm}Transform.
       what: string ``[B]`` (or scalar) naming each sample in error messages (default: its size).
       track, crop, chroma_upsampling, threads: as for :func:`decode_hevc`.
-      color: :class:`tf_gulp.transforms.ColorJitter` / ``RandomGrayscale`` (or a list of them),
-        drawn from ``(seed, epoch, element)`` and applied after the warp, before bias and norm.
-        The CPU kernel only: the GPU kernel refuses it (UnimplementedError).
 
     Returns:
-      ``[B, height, width, 3]`` (or ``[height, width, 3]`` for one picture) of ``dtype``.
+      ``[B, height, width, 3]`` (or ``[height, width, 3]`` for one picture), uint8 or float32 as
+      the list says.
 
     Raises:
       tf.errors.DataLossError: a damaged container or bitstream, naming the picture's index in
       the batch, its element and its ``what``.
     """
-    from tf_gulp.transforms import kernel_warp_attrs  # pylint: disable=import-outside-toplevel
+    from tf_gulp.transforms import compile_augment  # pylint: disable=import-outside-toplevel
 
     prefix = "decode_hevc_warped: "
     op = "TfGulp>DecodeHevcWarped"
@@ -150,7 +140,7 @@ def decode_hevc_warped(contents, shape, warp=None, *, seed=0, epoch=0, elements=
     for attr, value in (("crop", crop), ("chroma_upsampling", chroma_upsampling)):
         check_attr(op, attr, value, what=prefix)
     threads = A.integer(threads, "threads", minimum=0, what=prefix)
-    warp_attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what=prefix, color=color)
+    warp_attrs = compile_augment(augment, what=prefix).attrs()
     with tf.name_scope(name or "decode_hevc_warped"):
         contents = tf.convert_to_tensor(contents, tf.string)
         single = contents.shape.rank == 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
 
 import tensorflow as tf
 
@@ -16,20 +16,15 @@ tf.no_gradient(OP_NAME)
 
 def decode_jpeg_warped(
     contents,
-    shape: Sequence[int],
-    warp=None,
+    augment,
     *,
     seed: Union[int, tf.Tensor] = 0,
     epoch: Union[int, tf.Tensor] = 0,
     elements=None,
-    dtype: str = "uint8",
-    bias=None,
-    norm=None,
     dct_scaling: bool = True,
     colorspace: str = "rgb",
     dct_method: str = "fast",
     names=None,
-    color=None,
     name: Optional[str] = None,
 ) -> tf.Tensor:
     """Decodes JPEG (and PNG) strings fused with a warp: each JPEG is decoded only as far as its
@@ -45,50 +40,44 @@ def decode_jpeg_warped(
     logical screen, as PIL sizes it; docs/images.md). TIFF and WebP are refused by name
     (``InvalidArgumentError``), other bytes as a damaged JPEG.
 
-    What ``tf.io.decode_and_crop_jpeg`` + ``tf.image.resize`` + a flip + a normalization do, in one
-    pass, with the transforms of :mod:`tf_gulp.transforms` drawn in C++ from
-    ``(seed, epoch, element)``: the same element gets the same crop whatever the batching,
-    parallelism or resumption.
+    What ``tf.io.decode_and_crop_jpeg`` + ``tf.image.resize`` + a flip + colour + a normalization
+    do, in one pass, with the ``augment`` list's draws made in C++ from ``(seed, epoch, element)``:
+    the same element gets the same crop whatever the batching, parallelism or resumption.
 
-    Example (FFRecord records holding JPEG bytes, read a batch per submission)::
+    Example (a TFRecord of ``tf.train.Example`` JPEGs; FFRecord has
+    ``FFRecordDataset.decode_jpeg_warped``)::
 
-        ds = tf_gulp.FFRecordDataset("train.ffr", batch_size=64, shuffle=True, seed=1)
-        ds = ds.enumerate().map(lambda i, jpegs: decode_jpeg_warped(
-            jpegs, (224, 224), RandomResizedCrop(), seed=1, elements=i * 64 + tf.range(
-                tf.size(jpegs, out_type=tf.int64)), dtype="float32", bias=IMAGENET_MEAN,
-            norm=IMAGENET_NORM))
+        from tf_gulp.transforms import RandomResizedCrop, RandomHorizontalFlip, ToDtype
+        augment = [RandomResizedCrop(224), RandomHorizontalFlip(), ToDtype(tf.float32, scale=True)]
+        ds = tf.data.TFRecordDataset(files).enumerate().map(lambda i, r: decode_jpeg_warped(
+            tf.io.parse_single_example(r, spec)["image/encoded"], augment, seed=1, elements=i))
 
     Args:
       contents: string ``[B]`` JPEGs (or one scalar string: one picture).
-      shape: ``(height, width)`` of the output.
-      warp: a :mod:`tf_gulp.transforms` transform, or None (the whole picture resized).
-      seed, epoch: int64 scalars keying the random transforms.
-      elements: int64 ``[B]``, each picture's element number (default ``0..B-1``): its transform
-        is drawn from ``(seed, epoch, element)``.
-      dtype: ``"uint8"`` or ``"float32"`` (``(v - bias) * norm``).
-      bias, norm: for float32: a number, one per channel, or Constant{Bias,Norm}Transform.
+      augment: a :mod:`tf_gulp.transforms` list (torchvision's vocabulary), compiled into the
+        kernel; it fixes the output size.
+      seed, epoch: int64 scalars keying the random draws.
+      elements: int64 ``[B]``, each picture's element number (default ``0..B-1``): its draws
+        come from ``(seed, epoch, element)``.
       dct_scaling: allow decoding at 1/2, 1/4, 1/8 where the output keeps its resolution.
       colorspace: ``"rgb"`` or ``"gray"``.
       dct_method: ``"fast"`` or ``"accurate"`` IDCT.
       names: string ``[B]`` (or one string), what each picture is called in errors, e.g. the
         file name a ``tf.train.Example`` record carries; default: its place in the batch only.
-      color: :class:`tf_gulp.transforms.ColorJitter` / ``RandomGrayscale`` (or a list of them),
-        drawn per picture from ``(seed, epoch, element)`` and applied after the warp, before bias
-        and norm (:func:`tf_gulp.transforms.color_draws` gives the draws).
 
     Returns:
-      ``[B, height, width, C]`` (or ``[height, width, C]`` for one picture) of ``dtype``.
+      ``[B, height, width, C]`` (or ``[height, width, C]`` for one picture), uint8 or float32 as
+      the list's ``ToDtype`` says.
 
     Raises:
       tf.errors.DataLossError / InvalidArgumentError: a damaged or oversized picture, naming
       its index in the batch, its element and its ``names`` entry.
     """
-    from tf_gulp.transforms import kernel_warp_attrs
+    from tf_gulp.transforms import compile_augment
 
     check_attr(OP_NAME, "colorspace", colorspace, what="decode_jpeg_warped: ")
     check_attr(OP_NAME, "dct_method", dct_method, what="decode_jpeg_warped: ")
-    warp_attrs = kernel_warp_attrs(shape, warp, dtype, bias, norm, what="decode_jpeg_warped: ",
-                                   color=color)
+    warp_attrs = compile_augment(augment, what="decode_jpeg_warped: ").attrs()
     with tf.name_scope(name or "decode_jpeg_warped"):
         contents = tf.convert_to_tensor(contents, tf.string)
         single = contents.shape.rank == 0

@@ -98,32 +98,29 @@ def similarity_warp(
 tf.no_gradient("TfGulp>SimilarityTransformMatrices")
 
 
-def similarity_transform_matrices(input_sizes, output_shape: Sequence[int], warp=None, *,
-                                  seed=0, epoch=0, elements=None, name: str = None) -> tf.Tensor:
+def similarity_transform_matrices(input_sizes, augment, *, seed=0, epoch=0, elements=None,
+                                  name: str = None) -> tf.Tensor:
     """The matrices the fused decode + warp kernels draw, as a float32 ``[..., 3, 3]`` tensor.
 
-    ``decode_hevc_warped``, ``decode_jpeg_warped`` and ``GulpDataset(shape=..., warp=...)`` draw
-    each element's transform in C++ from ``(seed, epoch, element)``. A pipeline that decodes in
-    one place and warps in another (``tf_gulp.bzna.DataLoader(device=...)`` warps in the training
-    step) takes its matrices from here, so the same seed gives the same crops on either path.
+    ``decode_hevc_warped``, ``decode_jpeg_warped`` and ``GulpDataset(augment=...)`` draw each
+    element's crop in C++ from ``(seed, epoch, element)``. A pipeline that decodes in one place
+    and warps in another (``tf_gulp.bzna.DataLoader(device=...)`` warps in the training step)
+    takes its matrices from here, so the same seed gives the same crops on either path.
 
     Args:
       input_sizes: int32 ``[..., 2]``, each picture's (height, width).
-      output_shape: (height, width) of the warped output.
-      warp: a ``tf_gulp.transforms`` transform of the SimilarityTransform family or a
-        ``ConstantWarpTransform``; None resizes the whole picture.
+      augment: a :mod:`tf_gulp.transforms` list (its geometry and output size are used).
       seed, epoch: int64 scalars keying the draws.
-      elements: int64 ``[...]``, each picture's element index (default ``0, 1, ...``).
+      elements: int64 ``[...]``, each picture's element number (default ``0, 1, ...``).
 
     Example:
-      >>> m = similarity_transform_matrices([[240, 320]], (112, 112),
-      ...                                   tf_gulp.transforms.RandomResizedCrop(), seed=1)
+      >>> m = similarity_transform_matrices([[240, 320]], [RandomResizedCrop(112)], seed=1)
       >>> m.shape
       TensorShape([1, 3, 3])
     """
-    from tf_gulp.transforms import kernel_transform  # pylint: disable=import-outside-toplevel
+    from tf_gulp.transforms import compile_augment  # pylint: disable=import-outside-toplevel
 
-    height, width = A.output_shape(output_shape, what="similarity_transform_matrices: ")
+    plan = compile_augment(augment, what="similarity_transform_matrices: ")
     with tf.name_scope(name or "similarity_transform_matrices"):
         sizes = tf.convert_to_tensor(input_sizes)
         sizes = tf.cast(sizes, tf.int32)
@@ -132,5 +129,5 @@ def similarity_transform_matrices(input_sizes, output_shape: Sequence[int], warp
             elements = tf.reshape(tf.range(count, dtype=tf.int64), tf.shape(sizes)[:-1])
         return load_ops().tf_gulp_similarity_transform_matrices(
             input_sizes=sizes, seed=tf.cast(seed, tf.int64), epoch=tf.cast(epoch, tf.int64),
-            elements=tf.cast(elements, tf.int64), warp=kernel_transform(warp),
-            output_height=height, output_width=width)
+            elements=tf.cast(elements, tf.int64), warp=list(plan.warp),
+            output_height=plan.height, output_width=plan.width)
