@@ -204,18 +204,3 @@ def output_shape(shape: Any, what: str = "") -> Tuple[int, int]:
                              f"integers (e.g. (96, 96)), got {shape!r} ({type(shape).__name__})")
     return (integer(shape[0], "shape[0] (height)", minimum=1, what=what),
             integer(shape[1], "shape[1] (width)", minimum=1, what=what))
-
-
-#: The output types of the fused decode + warp kernels.
-WARP_DTYPES = ("uint8", "float32")
-
-
-def warp_output(shape: Any, dtype: Any, bias: Any, norm: Any, what: str = "") -> Tuple[int, int]:
-    """The output options of a decode fused with a warp (``GulpDataset(shape=...)``,
-    ``decode_jpeg_warped``, ``decode_hevc_warped``) checked: ``shape`` by :func:`output_shape`,
-    ``dtype`` one of :data:`WARP_DTYPES`, and ``bias`` / ``norm`` only with float32 (a uint8 output
-    is neither shifted nor scaled). Returns (height, width)."""
-    choice(dtype, "dtype", WARP_DTYPES, what=what)
-    if dtype == "uint8" and (bias is not None or norm is not None):
-        raise ValueError(f"{what}bias and norm apply to dtype='float32' outputs")
-    return output_shape(shape, what)

@@ -350,9 +350,12 @@ def _refuse(what: str, item: Any, why: str) -> ValueError:
     return ValueError(f"{what}augment: {item!r} {why}")
 
 
-def compile_augment(augment: Any, what: str = "") -> Augment:
+def compile_augment(augment: Any, what: str = "", *, views: bool = False) -> Augment:
     """``augment`` (a list of this module's transforms, one transform, or an :class:`Augment`)
-    checked and compiled for the kernels; messages begin with ``what`` and name the transform."""
+    checked and compiled for the kernels; messages begin with ``what`` and name the transform.
+
+    ``views``: for a reader's fixed test views (``GulpDataset(crops=...)``), whose geometry is
+    the views' own: the list's geometry must be ``Resize(s)`` alone, each view an s x s square."""
     if isinstance(augment, Augment):
         return augment
     items = list(augment) if isinstance(augment, (list, tuple)) else [augment]
@@ -413,6 +416,14 @@ def compile_augment(augment: Any, what: str = "") -> Augment:
                     if module.startswith("torchvision") else "")
             raise A.WrongTypeError(f"{what}augment: {item!r} is not a transform the kernels can "
                                    f"fuse; augment takes {_NAMES}{hint}")
+    if views:
+        if geometry != "resize" or resize[1] or any(flips.values()):
+            raise ValueError(f"{what}augment with crops= (the test views) takes Resize(s) as its "
+                             f"only geometry: each view is an s x s square of the frame's short "
+                             f"side; got {items!r}")
+        return Augment(height=resize[0], width=resize[0], warp=(),
+                       color=compile_color(colours, what), **_output(level_scale, normalize),
+                       source=tuple(items))
     if geometry is None or (geometry == "resize" and not resize[1]):
         raise ValueError(f"{what}augment needs the output size: start it with "
                          f"RandomResizedCrop(size), Resize((height, width)), Resize(s) then "
@@ -426,17 +437,19 @@ def compile_augment(augment: Any, what: str = "") -> Augment:
         mode = _MODE_RESIZE_CENTER_CROP
     warp = (_CROP_RESIZE, mode, float(resize[0]), float(resize[1]), *scale, *ratio,
             flips[RandomHorizontalFlip], flips[RandomVerticalFlip])
-    bias: Tuple[float, ...] = ()
-    norm: Tuple[float, ...] = ()
-    if level_scale is not None:
-        if normalize is None:
-            norm = (level_scale,)
-        else:  # (v * s - mean) / std == (v - mean / s) * (s / std)
-            bias = tuple(m / level_scale for m in normalize.mean)
-            norm = tuple(level_scale / s for s in normalize.std)
     return Augment(height=size[0], width=size[1], warp=warp, color=compile_color(colours, what),
-                   dtype="uint8" if level_scale is None else "float32", bias=bias, norm=norm,
-                   source=tuple(items))
+                   **_output(level_scale, normalize), source=tuple(items))
+
+
+def _output(level_scale: Optional[float], normalize: Optional[Normalize]) -> dict:
+    """dtype, bias and norm of the output stage: ``(level - bias) * norm`` for float32."""
+    if level_scale is None:
+        return dict(dtype="uint8", bias=(), norm=())
+    if normalize is None:
+        return dict(dtype="float32", bias=(), norm=(level_scale,))
+    # (v * s - mean) / std == (v - mean / s) * (s / std)
+    return dict(dtype="float32", bias=tuple(m / level_scale for m in normalize.mean),
+                norm=tuple(level_scale / s for s in normalize.std))
 
 
 def color_draws(augment: Any, seed: int, epoch: int, element: int) -> List[Tuple[str, float]]:

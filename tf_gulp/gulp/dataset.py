@@ -183,7 +183,7 @@ class GulpDataset(ClassTable, OptionSourceDataset):
         ids = _ids(ids)
         label2idx = _label_map(label2idx)
         label_field = A.string(label_field, "label_field", what=what, none=True)
-        fused = _fused_args(augment, attrs["decode"], what)
+        fused = _fused_args(augment, attrs["decode"], what, views=attrs["crops"] != "none")
         epoch = first_epoch(epoch, what)
         shard_attrs = self._keep_arguments(dict(
             directory=directory, frames=frames, seed=seed, ids=ids, label2idx=label2idx,
@@ -266,10 +266,11 @@ def _element_spec(attrs: dict, frames: FrameSpec, fused: dict) -> dict:
     }
 
 
-def _fused_args(augment, decode: bool, what: str) -> dict:
-    """The op's attrs of the fused decode + augment (none without ``augment``)."""
+def _fused_args(augment, decode: bool, what: str, views: bool) -> dict:
+    """The op's attrs of the fused decode + augment (none without ``augment``); with the test
+    views (``crops=``) the list's geometry is the views' size (``Resize(s)``)."""
     if augment is None:
         return {}
     if not decode:
         raise ValueError(f"{what}augment= (fused into decoding) needs decode=True")
-    return compile_augment(augment, what).attrs()
+    return compile_augment(augment, what, views=views).attrs()

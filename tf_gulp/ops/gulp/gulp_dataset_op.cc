@@ -142,8 +142,8 @@ absl::Status ParseOptions(Options* o) {
   if (o->view_crops != tfg::warp::ViewCrops::kNone) {
     if (o->fused.output_height <= 0 || !o->fused.warp.empty()) {
       return absl::InvalidArgumentError(
-          "crops (the test views) needs shape=(height, width) and no warp: each view is its "
-          "own crop");
+          "crops (the test views) needs augment=[Resize(s), ...]: each view is an s x s "
+          "square of the frame's short side");
     }
     s.views_per_clip = tfg::warp::NumViewCrops(o->view_crops);
   }
