@@ -98,12 +98,14 @@ def _pair(value: Any, name: str, owner: str) -> Tuple[float, float]:
     return lo, hi
 
 
-def _bilinear(interpolation: Any, owner: str) -> None:
-    """torchvision's default interpolation is the only one the kernels have."""
+def _bilinear(interpolation: Any, antialias: Optional[bool], owner: str) -> Optional[bool]:
+    """torchvision's default interpolation is the only one the kernels have; ``antialias`` is
+    kept as given (the DCT scaling is the kernels' antialiasing, docs/augment.md)."""
     name = getattr(interpolation, "value", interpolation)
     if str(name).lower() != "bilinear":
         raise ValueError(f"{owner}: interpolation={interpolation!r}: the fused kernels resize "
                          f"bilinearly only; leave interpolation at its default")
+    return antialias
 
 
 class RandomResizedCrop:
@@ -122,8 +124,7 @@ class RandomResizedCrop:
         if self.scale[0] < 0 or self.ratio[0] <= 0:
             raise ValueError(f"{owner}: scale must be >= 0 and ratio > 0, got scale="
                              f"{self.scale}, ratio={self.ratio}")
-        _bilinear(interpolation, owner)
-        self.antialias = antialias
+        self.antialias = _bilinear(interpolation, antialias, owner)
 
     def __repr__(self) -> str:
         return f"RandomResizedCrop(size={self.size}, scale={self.scale}, ratio={self.ratio})"
@@ -141,8 +142,7 @@ class Resize:
         if max_size is not None:
             raise ValueError(f"{owner}: max_size is not supported: the output of a fused decode "
                              f"has one size for every picture; use Resize((h, w)) or CenterCrop")
-        _bilinear(interpolation, owner)
-        self.antialias = antialias
+        self.antialias = _bilinear(interpolation, antialias, owner)
 
     def __repr__(self) -> str:
         return f"Resize(size={self.size[0] if not self.size[1] else self.size})"
