@@ -23,7 +23,7 @@ from bzna_reference_testing import read_moov
 from hevc_testing import ffmpeg_rgb, ffprobe, fit_small_model, have_ffmpeg, smooth_image
 from tf_gulp.bzna import container as C
 from tf_gulp.bzna import create as K
-from tf_gulp import transforms as T
+from tf_gulp.bzna import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
 from tf_gulp.cli.main import main as cli
 from tf_gulp.ops.bzna.bzna_ops import bzna_track_index
