@@ -97,7 +97,8 @@ def test_random_centre_and_translation_stay_in_their_ranges():
         base = numpy_matrix(in_hw, out_hw, crop_hw, (0, 0), 0, (0, 0), False, False, True, False)
         np.testing.assert_allclose(m[:, :2], base[:, :2], rtol=1e-6, atol=1e-4)
         cx, cy = m[0, 2] - base[0, 2], m[1, 2] - base[1, 2]
-        assert abs(cx) <= (500 - crop_hw[1]) / 2 + 1e-3 and abs(cy) <= (300 - crop_hw[0]) / 2 + 1e-3
+        assert abs(cx) <= (500 - crop_hw[1]) / 2 + 1e-3
+        assert abs(cy) <= (300 - crop_hw[0]) / 2 + 1e-3
         centres.add((round(cx, 3), round(cy, 3)))
     for m in matrices(in_hw, out_hw, shift, elements=range(30)):
         base = numpy_matrix(in_hw, out_hw, in_hw, (0, 0), 0, (0, 0), False, False, True, False)
