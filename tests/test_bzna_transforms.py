@@ -116,7 +116,8 @@ def test_non_square_shapes_are_height_then_width():
         (hi, wi), (ho, wo) = in_hw, out_hw
         for x, y, X, Y in [(-0.5, -0.5, -0.5, -0.5), (wo - 0.5, ho - 0.5, wi - 0.5, hi - 0.5)]:
             np.testing.assert_allclose(m @ [x, y, 1], [X, Y, 1], atol=1e-4)
-    # And through the warp: left half red, right half blue stays so in a wide output of a tall input.
+    # And through the warp: left half red, right half blue stays so in a wide output of a tall
+    # input.
     image = np.zeros((80, 30, 3), np.uint8)
     image[:, :15, 0] = 255
     image[:, 15:, 2] = 255
