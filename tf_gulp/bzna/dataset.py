@@ -68,6 +68,12 @@ def _check_common(what: str, split, track: str, shuffle, seed, splits, *,
     return shuffle, seed, seed_given
 
 
+# The records' element spec (the op's outputs, a dict's keys in sorted order); "what" (the
+# sample's name in errors) only where it is asked for.
+_RECORD_SPEC = {"epoch": tf.TensorSpec([], tf.int64), "index": tf.TensorSpec([], tf.int64),
+                "label": tf.TensorSpec([], tf.int64), "sample": tf.TensorSpec([], tf.string)}
+
+
 class BenzinaDataset(ClassTable, OptionSourceDataset):
     """A Benzina-style file as a ``tf.data.Dataset`` of ``{"image", "label", "index"}``.
 
