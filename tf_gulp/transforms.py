@@ -356,6 +356,12 @@ def compile_augment(augment: Any, what: str = "") -> Augment:
     if isinstance(augment, Augment):
         return augment
     items = list(augment) if isinstance(augment, (list, tuple)) else [augment]
+    if items and all(A.is_integer(item) for item in items):
+        # The old shape=(height, width) argument where the list now goes.
+        size = augment if isinstance(augment, (list, tuple)) else (augment, augment)
+        raise A.WrongTypeError(f"{what}augment: {augment!r} is an output size, not a transform "
+                               f"list: write [Resize(({size[0]}, {size[-1]}))] (or "
+                               f"[RandomResizedCrop(...)], [CenterCrop(...)])")
     geometry: Optional[str] = None  # "rrc", "resize", "resize+crop", "crop"
     size: Tuple[int, int] = (0, 0)
     resize: Tuple[int, int] = (0, 0)
