@@ -451,6 +451,10 @@ def color_draws(augment: Any, seed: int, epoch: int, element: int) -> List[Tuple
     ``"grayscale"``. Steps left out (p not drawn, a factor of 1) are absent."""
     from tf_gulp import _core  # pylint: disable=import-outside-toplevel
 
-    params = list(compile_augment(augment).color)
+    items = augment if isinstance(augment, (list, tuple)) else [augment]
+    if not isinstance(augment, Augment) and all(isinstance(i, _COLOR) for i in items):
+        params = list(compile_color(items))  # colour steps alone: no output size needed
+    else:
+        params = list(compile_augment(augment).color)
     return [(name, float(f)) for name, f in
             _core.color_draws(params, int(seed), int(epoch), int(element))]
