@@ -310,9 +310,9 @@ def test_fused_decoders_check_their_outputs_by_name(name):
     with pytest.raises(ValueError, match=r"Resize: size\[0\] must be an integer >= 1, got 0"):
         decode(b"", [T.Resize((0, 8))])
     for size in (96, (96, 96)):
-        with pytest.raises(TypeError, match=rf"{name}: augment: {re.escape(repr(size))} is an output "
-                                            r"size, not a transform list: write "
-                                            r"\[Resize\(\(96, 96\)\)\]"):
+        message = (rf"{name}: augment: {re.escape(repr(size))} is an output size, not a "
+                   r"transform list: write \[Resize\(\(96, 96\)\)\]")
+        with pytest.raises(TypeError, match=message):
             decode(b"", size)
     with pytest.raises(ValueError, match=r"ToDtype: dtype='float16': the kernels write float32 "
                                          r"or uint8"):

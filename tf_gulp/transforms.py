@@ -293,6 +293,9 @@ _GEOMETRY = (RandomResizedCrop, Resize, CenterCrop)
 _FLIPS = (RandomHorizontalFlip, RandomVerticalFlip)
 _COLOR = (ColorJitter, RandomGrayscale)
 _NAMES = ", ".join(c.__name__ for c in (*_GEOMETRY, *_FLIPS, *_COLOR, ToDtype, Normalize))
+# What compile_augment's geometry states are called in its messages.
+_GEOMETRY_NAMES = {"rrc": "RandomResizedCrop", "resize": "Resize", "crop": "CenterCrop",
+                   "resize+crop": "Resize and CenterCrop"}
 
 # The kernels' geometry encoding (cc/warp/similarity_transform.h, kCropResize).
 _CROP_RESIZE = 3.0
@@ -393,9 +396,9 @@ def compile_augment(augment: Any, what: str = "") -> Augment:
                 geometry = "crop" if geometry is None else "resize+crop"
                 size = item.size
             else:
-                raise _refuse(what, item, f"follows {geometry!r} geometry: a list holds one "
-                              f"RandomResizedCrop, or Resize and/or CenterCrop (Resize first), "
-                              f"which the decoder fuses into one sampling grid")
+                raise _refuse(what, item, f"follows {_GEOMETRY_NAMES[geometry]}: a list holds "
+                              f"one RandomResizedCrop, or Resize and/or CenterCrop (Resize "
+                              f"first), which the decoder fuses into one sampling grid")
         elif isinstance(item, _FLIPS):
             if type(item) in flipped:
                 raise _refuse(what, item, "is given twice")

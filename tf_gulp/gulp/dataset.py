@@ -286,8 +286,9 @@ def _fused_args(augment, decode: bool, what: str, crops: str = "none") -> dict:
                                      and (warp[2], warp[3]) == plan.shape
                                      and warp[8] == warp[9] == 0.0))
         if not plain_resize:
-            raise ValueError(f"{what}crops={crops!r} (the test views) takes augment=[Resize((height, "
-                             f"width)), ...] without crops or flips of its own: each view is "
-                             f"its own crop, resized to that size; got {list(plan.source)!r}")
+            raise ValueError(f"{what}crops={crops!r} (the test views) takes augment=[Resize(("
+                             f"height, width)), ...] without crops or flips of its own: each "
+                             f"view is its own crop, resized to that size; got "
+                             f"{list(plan.source)!r}")
         attrs["warp"] = []
     return attrs
