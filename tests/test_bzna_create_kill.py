@@ -22,6 +22,7 @@ import pytest
 
 from hevc_testing import make_split_images
 from ingest_testing import cli_command, cli_env
+from tf_gulp._parent_death import _running  # what the workers themselves check
 from wait_testing import wait_for
 
 pytest.importorskip("av")
