@@ -2,15 +2,15 @@
 // by NVDEC through the decoder pool of this GPU (the one decode_hevc's GPU
 // kernel uses) and warped by one fused kernel per picture that reads the
 // mapped NV12 surface directly (Y'CbCr -> RGB per tap, bilinear warp,
-// the colour steps, (v - bias) * norm) into its slot of the output
-// TensorFlow allocates on its own stream (cc/gpu/decode_hevc_warped_body.*, nvdec_warp.*: decode -> fused
+// (v - bias) * norm) into its slot of the output TensorFlow allocates on its
+// own stream (cc/gpu/decode_hevc_warped_body.*, nvdec_warp.*: decode -> fused
 // kernel -> event -> unmap, TensorFlow-free and tested against fake driver
-// tables). Same attrs, shapes,
-// dtypes and per-(seed, epoch, element) matrices as the CPU kernel
-// (decode_hevc_warped_op.cc): the matrix and the colour steps (color=) are
-// drawn in C++ from the same key with the same sizes; with colour the warp
-// writes levels and a colour kernel per picture colours and normalizes them.
-// Nothing here needs a CUDA header or library.
+// tables). Same attrs, shapes, dtypes and per-(seed, epoch, element) matrices
+// and colour steps (color=) as the CPU kernel (decode_hevc_warped_op.cc): both
+// are drawn in C++ from the same key with the same sizes; with colour the
+// fused kernel writes levels and a colour kernel per picture colours and
+// normalizes them (cc/gpu/color_plan.h). Nothing here needs a CUDA header or
+// library.
 //
 // Asynchronous: the executor thread checks the inputs, allocates the output
 // and parses the MP4s; the rest is the TensorFlow-free body

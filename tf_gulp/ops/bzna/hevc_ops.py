@@ -133,7 +133,8 @@ def decode_hevc_warped(contents, shape, warp=None, *, seed=0, epoch=0, elements=
       track, crop, chroma_upsampling, threads: as for :func:`decode_hevc`.
       color: :class:`tf_gulp.transforms.ColorJitter` / ``RandomGrayscale`` (or a list of them),
         drawn from ``(seed, epoch, element)`` and applied after the warp, before bias and norm.
-        The CPU kernel only: the GPU kernel refuses it (UnimplementedError).
+        Both kernels apply it; the GPU kernel colours each warped picture with a colour kernel
+        after the fused warp.
 
     Returns:
       ``[B, height, width, 3]`` (or ``[height, width, 3]`` for one picture) of ``dtype``.
