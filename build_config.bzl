@@ -103,6 +103,8 @@ GPU_SRCS = [
     "cc/gpu/stream_warp.cc",
 ]
 GPU_HDRS = [
+    "cc/gpu/color_pixel.h",
+    "cc/gpu/color_plan.h",
     "cc/gpu/context_scope.h",
     "cc/gpu/decode_hevc_body.h",
     "cc/gpu/decode_hevc_warped_body.h",

@@ -103,8 +103,9 @@ def test_the_library_embeds_the_gpu_kernels_when_nvcc_was_there():
         data = f.read()
     assert b"\x50\xed\x55\xba" in data
     # The three ops' kernels: the warp, decode_hevc's NV12 -> RGB conversion of NVDEC's pictures,
-    # decode_hevc_warped's fused NV12 warp.
-    for kernel in (b"tfg_similarity_warp_u8", b"tfg_ycbcr_to_rgb_u8", b"tfg_decode_warp_ycbcr"):
+    # decode_hevc_warped's fused NV12 warp and its colour steps.
+    for kernel in (b"tfg_similarity_warp_u8", b"tfg_ycbcr_to_rgb_u8", b"tfg_decode_warp_ycbcr",
+                   b"tfg_color_levels"):
         assert kernel in data, kernel
 
 

@@ -14,7 +14,8 @@
 #   warp        warp.json        the warp kernels (no NVDEC): RGB, clips, NV12 fused, uint8/float,
 #                                NHWC/NCHW vs the CPU path; images/s
 #   nvdec       nvdec.json       NVDEC decode + the fused warp on cc/gpu/testing/data vs the CPU
-#                                path's outputs ("nvdec": "unavailable: ..." where there is none)
+#                                path's outputs, the colour kernel vs the CPU's colour stage on
+#                                the warped levels ("nvdec": "unavailable: ..." where there is none)
 #   throughput  throughput.json  images/s, decode and decode + warp, 512x512, the ImageNet-like
 #                                set and the data's mix, 1, 2, 4, 7, 14 sessions, 8192 images a
 #                                run (second half apart), the pool's calls inside the clock;
@@ -26,7 +27,8 @@
 #   jpeg        extra.json       torchvision's decode_jpeg on the GPU's JPEG engines, gulp-like
 #                                frames and ImageNet-like JPEGs, batches 64 and 256
 #   nvjpeg      extra.json       the GPU JPEG path (nvJPEG + the fused warp, cc/gpu/nvjpeg_*) vs the
-#                                CPU fused path on every picture kind (data/jpeg_ref), then
+#                                CPU fused path on every picture kind (data/jpeg_ref), the colour
+#                                kernel vs the CPU's colour stage on the warped levels, then
 #                                frames/s on data/jpeg's gulp-like clips and ImageNet-like JPEGs
 #   memcheck    memcheck.json    compute-sanitizer --tool memcheck on a small batch
 # extra.json holds profile, situations, jpeg and nvjpeg under their names, rewritten as each ends. The output ends with a
@@ -223,10 +225,10 @@ else
     if grep -q '"nvdec": "unavailable' "$OUTDIR/nvdec.json"; then
       note nvdec ok "a result, not a failure: $(field "$OUTDIR/nvdec.json" nvdec | cut -c 1-140)"
     else
-      note nvdec ok "$(field "$OUTDIR/nvdec.json" samples) samples, max diff $(field "$OUTDIR/nvdec.json" decode_hevc_warped_vs_cpu_max_abs_diff_levels) levels"
+      note nvdec ok "$(field "$OUTDIR/nvdec.json" samples) samples, max diff $(field "$OUTDIR/nvdec.json" decode_hevc_warped_vs_cpu_max_abs_diff_levels) levels, colour $(field "$OUTDIR/nvdec.json" color_max_abs_diff_levels)"
     fi
   elif grep -q '"phase": "nvdec", "gpu"' "$OUTDIR/nvdec.json"; then
-    note nvdec FAIL "within 2 levels $(field "$OUTDIR/nvdec.json" within_2_levels), failed $(field "$OUTDIR/nvdec.json" decode_warp_failed) $(field "$OUTDIR/nvdec.json" error | cut -c 1-120)"
+    note nvdec FAIL "within 2 levels $(field "$OUTDIR/nvdec.json" within_2_levels), colour within 1 $(field "$OUTDIR/nvdec.json" color_within_1_level), failed $(field "$OUTDIR/nvdec.json" decode_warp_failed) $(field "$OUTDIR/nvdec.json" error | cut -c 1-120)"
   fi
   # ---- throughput, with the decoders' utilisation sampled beside it
   DMON_PID=""
@@ -271,10 +273,10 @@ else
     if grep -q '"nvjpeg": "unavailable' "$OUTDIR/nvjpeg.json"; then
       note nvjpeg ok "a result, not a failure: $(field "$OUTDIR/nvjpeg.json" nvjpeg | cut -c 1-140)"
     else
-      note nvjpeg ok "max diff $(field "$OUTDIR/nvjpeg.json" max_abs_diff_levels) levels, hardware backend $(field "$OUTDIR/nvjpeg.json" hardware_backend), $(field "$OUTDIR/nvjpeg.json" library | cut -c 1-60)"
+      note nvjpeg ok "max diff $(field "$OUTDIR/nvjpeg.json" max_abs_diff_levels) levels, colour $(field "$OUTDIR/nvjpeg.json" color_max_abs_diff_levels), hardware backend $(field "$OUTDIR/nvjpeg.json" hardware_backend), $(field "$OUTDIR/nvjpeg.json" library | cut -c 1-60)"
     fi
   elif grep -q '"phase": "nvjpeg", "gpu"' "$OUTDIR/nvjpeg.json"; then
-    note nvjpeg FAIL "within 2 levels $(field "$OUTDIR/nvjpeg.json" within_2_levels) $(field "$OUTDIR/nvjpeg.json" error | cut -c 1-120)"
+    note nvjpeg FAIL "within 2 levels $(field "$OUTDIR/nvjpeg.json" within_2_levels), colour within 1 $(field "$OUTDIR/nvjpeg.json" color_within_1_level) $(field "$OUTDIR/nvjpeg.json" error | cut -c 1-120)"
   fi
   extra_phase nvjpeg
   # ---- memcheck: the NVDEC path when there is one, else the warp kernels, on a small batch

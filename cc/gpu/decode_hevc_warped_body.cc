@@ -43,7 +43,8 @@ Status OnePicture(Run& run, int64_t i) {
       [&](int width, int height, RegionWarp* warp, CUdeviceptr* dst) {
         planned = true;
         return b.plan(i, width, height, warp, dst);
-      });
+      },
+      b.colors.empty() ? nullptr : &b.colors[i]);
   if (!planned && (decoded.code() == StatusCode::kOutOfRange ||
                    decoded.code() == StatusCode::kUnavailable)) {
     return b.on_host ? b.on_host(i, decoded) : decoded;
@@ -73,6 +74,13 @@ void DecodeWarpedBatch(NvdecRgbDecoder* decoder, TaskThreads* threads,
   run->done = std::move(done);
   int max_w = 0, max_h = 0;
   LargestCodedSize(run->batch->pictures, &run->statuses, &max_w, &max_h);
+  const size_t colors = run->batch->colors.size();
+  if (colors != 0 && colors != run->batch->pictures.size()) {
+    for (Status& s : run->statuses) {
+      s = InvalidArgumentError(colors, " colour draws for ", run->batch->pictures.size(),
+                               " pictures");
+    }
+  }
   decoder->RaiseMaxSize(max_w, max_h);
   const int64_t n = static_cast<int64_t>(run->batch->pictures.size());
   const int tasks = static_cast<int>(

@@ -51,6 +51,9 @@ struct WarpedBatch {
   // GPU whose NVDEC has no HEVC). Runs on a body thread; its status is the
   // picture's. Empty: `why` is the picture's status.
   std::function<Status(int64_t i, const Status& why)> on_host;
+  // Picture i's colour (warp::DrawColor from the key of its matrix), one per
+  // picture; empty: none (the warp alone).
+  std::vector<warp::ColorDraw> colors;
   // Pictures decoded at once: enough to keep every NVDEC engine busy.
   int in_flight = 8;
 };

@@ -9,9 +9,11 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 
+#include "cc/gpu/color_plan.h"
 #include "cc/gpu/testing/fake_kernels.h"
 #include "cc/gpu/testing/eventually.h"
 #include "cc/gpu/testing/fake_nvdec.h"
@@ -30,7 +32,15 @@ struct Body {
   testing::FakeKernels kernels{
       &fake,
       {{"tfg_ycbcr_to_rgb_u8", [](CUstream, void**, const LaunchDims&) {}},
-       {"tfg_decode_warp_ycbcr", [this](CUstream, void**, const LaunchDims&) { ++launches; }}}};
+       {"tfg_decode_warp_ycbcr", [this](CUstream, void**, const LaunchDims&) { ++launches; }},
+       {"tfg_color_levels", [this](CUstream, void** args, const LaunchDims&) {
+          // The plan's first factor, by output slot (the colour kernel itself: color_kernel_test).
+          std::lock_guard<std::mutex> lock(mu);
+          colored[*static_cast<CUdeviceptr*>(args[1])] =
+              static_cast<ColorPlan*>(args[0])->factors[0];
+        }}}};
+  std::mutex mu;
+  std::map<CUdeviceptr, float> colored;
   std::unique_ptr<NvdecRgbDecoder> decoder;
   std::vector<std::vector<uint8_t>> bytes;  // the samples, kept for the batch
 
@@ -189,6 +199,37 @@ TEST(DecodeHevcWarpedBodyTest, PicturesNvdecCannotTakeGoToTheHostAndErrorsStayPe
   EXPECT_EQ(on_host, (std::vector<int64_t>{1}));
   EXPECT_EQ(body.launches.load(), 2);
   EXPECT_EQ(calls.load(), 1);
+  body.ExpectCleanEnd();
+}
+
+// Each picture's colour draw (the op draws them from the pictures' keys)
+// reaches the colour kernel behind that picture's warp, in its slot.
+TEST(DecodeHevcWarpedBodyTest, EachPicturesColourDrawIsLaunchedOnItsSlot) {
+  Body body(/*sessions=*/2);
+  auto batch = body.Batch({{64, 48}, {60, 45}, {64, 48}});
+  for (int i = 0; i < 3; ++i) {
+    warp::ColorDraw d;
+    d.steps[d.count++] = {warp::ColorStep::Op::kBrightness, 1.f + 0.25f * i};
+    batch->colors.push_back(d);
+  }
+  TaskThreads threads(3);
+  for (const Status& s : body.RunAndWait(&threads, batch)) EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(body.launches.load(), 3);
+  EXPECT_EQ(body.colored, (std::map<CUdeviceptr, float>{
+                              {0x10000, 1.f}, {0x11000, 1.25f}, {0x12000, 1.5f}}));
+  body.ExpectCleanEnd();
+}
+
+TEST(DecodeHevcWarpedBodyTest, ColourDrawsNotOnePerPictureAreInvalidArgument) {
+  Body body;
+  auto batch = body.Batch({{64, 48}, {64, 48}});
+  batch->colors.resize(1);
+  TaskThreads threads(1);
+  for (const Status& s : body.RunAndWait(&threads, batch)) {
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("1 colour draws for 2 pictures"));
+  }
+  EXPECT_EQ(body.launches.load(), 0);
   body.ExpectCleanEnd();
 }
 

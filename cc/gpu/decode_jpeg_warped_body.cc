@@ -1,7 +1,9 @@
 #include "cc/gpu/decode_jpeg_warped_body.h"
 
+#include <string>
 #include <utility>
 
+#include "cc/gpu/color_plan.h"
 #include "cc/gpu/context_scope.h"
 #include "cc/gpu/launch_geometry.h"
 #include "cc/gpu/nvdec_pool.h"  // CudaCallError
@@ -11,20 +13,34 @@ namespace gpu {
 
 namespace {
 
-Status LaunchWarp(const JpegWarpGpu& gpu, CUcontext context, codec::YcbcrPicture picture,
-                  RegionWarp warp, CUdeviceptr dst, CUstream stream, const char* what) {
-  ContextScope scope(gpu.cuda, context);
-  if (!scope.pushed()) return CudaCallError(gpu.cuda, scope.result(), "cuCtxPushCurrent", what);
+Status Launch(const JpegWarpGpu& gpu, CUcontext context, const char* name, const LaunchDims& d,
+              void** args, CUstream stream, const char* what) {
   CUfunction kernel = nullptr;
-  TFG_RETURN_IF_ERROR(gpu.modules->Get(context, "tfg_decode_warp_ycbcr", &kernel));
-  void* args[] = {&picture, &warp, &dst};
-  const LaunchDims d = WarpLaunchDims(warp.out_height, warp.out_width, 1);
+  TFG_RETURN_IF_ERROR(gpu.modules->Get(context, name, &kernel));
   const CUresult r = gpu.cuda.cuLaunchKernel(kernel, d.grid_x, d.grid_y, d.grid_z, d.block_x,
                                              d.block_y, d.block_z, 0, stream, args, nullptr);
   if (r != CUDA_SUCCESS) {
-    return CudaCallError(gpu.cuda, r, "cuLaunchKernel(tfg_decode_warp_ycbcr)", what);
+    return CudaCallError(gpu.cuda, r, (std::string("cuLaunchKernel(") + name + ")").c_str(), what);
   }
   return Status::Ok();
+}
+
+// The fused warp of one frame; with `color` (steps drawn for its clip) the
+// warp writes levels and tfg_color_levels, behind it on the stream, colours
+// them and applies the warp's bias and norm (color_plan.h).
+Status LaunchWarp(const JpegWarpGpu& gpu, CUcontext context, codec::YcbcrPicture picture,
+                  RegionWarp warp, const warp::ColorDraw* color, CUdeviceptr dst,
+                  CUstream stream, const char* what) {
+  ContextScope scope(gpu.cuda, context);
+  if (!scope.pushed()) return CudaCallError(gpu.cuda, scope.result(), "cuCtxPushCurrent", what);
+  const LaunchDims d = WarpLaunchDims(warp.out_height, warp.out_width, 1);
+  RegionWarp levels = HasColor(color) ? LevelsWarp(warp) : warp;
+  void* args[] = {&picture, &levels, &dst};
+  TFG_RETURN_IF_ERROR(Launch(gpu, context, "tfg_decode_warp_ycbcr", d, args, stream, what));
+  if (!HasColor(color)) return Status::Ok();
+  ColorPlan plan = ColorPlanOf(*color, warp);
+  void* color_args[] = {&plan, &dst};
+  return Launch(gpu, context, "tfg_color_levels", ColorLaunchDims(), color_args, stream, what);
 }
 
 Status CheckRegion(const RegionWarp& w, int width, int height, const char* what) {
@@ -69,6 +85,12 @@ std::vector<Status> DecodeJpegWarpedNow(const JpegWarpGpu& gpu, const JpegClipBa
   if (n % t != 0) {
     for (auto& s : statuses) {
       s = InvalidArgumentError(n, " frames are not clips of ", t, " frames");
+    }
+    return statuses;
+  }
+  if (!b.colors.empty() && static_cast<int64_t>(b.colors.size()) != n / t) {
+    for (auto& s : statuses) {
+      s = InvalidArgumentError(b.colors.size(), " colour draws for ", n / t, " clips");
     }
     return statuses;
   }
@@ -118,7 +140,8 @@ std::vector<Status> DecodeJpegWarpedNow(const JpegWarpGpu& gpu, const JpegClipBa
                                            "x", clip_h);
         continue;
       }
-      statuses[i] = LaunchWarp(gpu, context, d.planes, warp, b.dst(i), b.stream,
+      statuses[i] = LaunchWarp(gpu, context, d.planes, warp,
+                               b.colors.empty() ? nullptr : &b.colors[clip], b.dst(i), b.stream,
                                in.what.c_str());
     }
   }

@@ -27,6 +27,7 @@
 #include "cc/gpu/task_threads.h"
 #include "cc/gpu/warp_pixel.h"
 #include "cc/util/status.h"
+#include "cc/warp/color_transform.h"
 #include "cc/warp/similarity_transform.h"
 
 namespace tfg {
@@ -43,6 +44,10 @@ struct JpegClipBatch {
   std::function<Status(int64_t clip, int width, int height, RegionWarp* warp)> plan;
   // Frame i's output slot: out_height * out_width * 3 values of the plan's type.
   std::function<CUdeviceptr(int64_t frame)> dst;
+  // Clip c's colour (warp::DrawColor from the key of its warp), one per clip,
+  // applied to each frame with that frame's own contrast means; empty: none
+  // (the warp alone).
+  std::vector<warp::ColorDraw> colors;
   // Frame i on the CPU, for a JPEG no GPU backend takes (`why`: OutOfRange).
   // Empty: `why` is the frame's status.
   std::function<Status(int64_t frame, const Status& why)> on_host;
@@ -51,7 +56,7 @@ struct JpegClipBatch {
 // What the body runs on; all must outlive the batches.
 struct JpegWarpGpu {
   CudaApi cuda;  // cuStreamGetCtx, cuCtxPush/PopCurrent, cuLaunchKernel, cuGetErrorName
-  KernelModules* modules = nullptr;  // holds tfg_decode_warp_ycbcr
+  KernelModules* modules = nullptr;  // holds tfg_decode_warp_ycbcr and tfg_color_levels
   NvjpegDecoder* decoder = nullptr;  // Init() done
 };
 

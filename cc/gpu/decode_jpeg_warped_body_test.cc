@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cc/codec/jpeg_warp.h"
+#include "cc/gpu/color_plan.h"
 #include "cc/gpu/testing/fake_nvjpeg.h"
 #include "cc/gpu/testing/jpeg_samples.h"
 #include "cc/util/stateless_random.h"
@@ -65,7 +66,18 @@ struct Body {
           const auto warp = *static_cast<RegionWarp*>(args[1]);
           void* dst = reinterpret_cast<void*>(*static_cast<CUdeviceptr*>(args[2]));
           testing::LaunchOnHost(d, [&] { tfg_decode_warp_ycbcr(picture, warp, dst); });
+        }},
+       {"tfg_color_levels", [this](CUstream stream, void** args, const LaunchDims& d) {
+          color_launches.push_back({launches, stream});
+          const auto plan = *static_cast<ColorPlan*>(args[0]);
+          void* dst = reinterpret_cast<void*>(*static_cast<CUdeviceptr*>(args[1]));
+          testing::LaunchOnHostSynced(d, [&] { tfg_color_levels(plan, dst); });
         }}}};
+  // Each colour launch: the warp launches before it, its stream.
+  std::vector<std::pair<int, CUstream>> color_launches;
+  std::vector<warp::ColorDraw> colors;  // per clip, handed to the batch
+  const float* bias = kZero;
+  const float* norm = kOne;
   NvjpegDecoder decoder{fake.api(), [](const std::string&) {}};
   KernelModules modules{fake.cuda(), testing::kFakeJpegFatbin,
                         sizeof(testing::kFakeJpegFatbin)};
@@ -103,13 +115,14 @@ struct Body {
     };
     batch->plan = [this](int64_t clip, int width, int height, RegionWarp* w) {
       ++plans[clip];
-      PlanClipWarp(RandomCrops(), ClipKey(clip), width, height, kOutH, kOutW, kZero, kOne,
+      PlanClipWarp(RandomCrops(), ClipKey(clip), width, height, kOutH, kOutW, bias, norm,
                    kOob, w);
       return Status::Ok();
     };
     batch->dst = [this](int64_t i) {
       return reinterpret_cast<CUdeviceptr>(outputs[i].data());
     };
+    batch->colors = colors;
     batch->on_host = [this](int64_t i, const Status& why) {
       on_host.push_back(i);
       return why.code() == StatusCode::kOutOfRange ? Status::Ok() : why;
@@ -188,6 +201,61 @@ TEST(DecodeJpegWarpedBodyTest, OneDrawPerClipEveryFrameWarpedWithIt) {
   for (int i = 0; i < 6; ++i) {
     EXPECT_LE(WorstDifference(body.outputs[i], CpuFused(frames[i], i / 3)), 2.0) << "frame " << i;
   }
+}
+
+// Clips of 3 frames with a colour draw per clip (DrawColor from the clip's
+// key, as the CPU path draws it): every frame's output is the CPU output
+// stage (warp::ColorOutput, each frame's own contrast means) on the levels the
+// same frame gets without colour, with the plan's bias and norm; the colour
+// kernel runs behind each frame's warp on the batch's stream.
+TEST(DecodeJpegWarpedBodyTest, ColourPerClipIsTheCpuOutputStageOnEachFramesLevels) {
+  std::vector<std::string> frames;
+  for (int i = 0; i < 6; ++i) frames.push_back(EncodeJpeg(96, 64, JpegKind::k420, 3 * i + 1));
+  Body colored;  // one fake nvJPEG per process at a time: both runs on it
+  for (const Status& s : colored.Run(frames, 3)) ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(colored.color_launches.empty()) << "no colour: the warp alone";
+  const std::vector<std::vector<float>> levels = colored.outputs;
+  colored.launches = 0;
+
+  warp::ColorSpec spec;
+  ASSERT_TRUE(warp::ParseColorSpec({1, 1, 0.5f, 1.5f, 0.4f, 1.6f, 0.2f, 1.8f, -0.3f, 0.3f}, &spec)
+                  .ok());
+  const float bias[3] = {124.f, 116.f, 104.f}, norm[3] = {1 / 58.f, 1 / 57.f, 1 / 57.5f};
+  colored.bias = bias;
+  colored.norm = norm;
+  for (int64_t clip = 0; clip < 2; ++clip) {
+    colored.colors.push_back(warp::DrawColor(spec, ClipKey(clip)));
+  }
+  ASSERT_NE(colored.colors[0].steps[0].factor, colored.colors[1].steps[0].factor);
+  for (const Status& s : colored.Run(frames, 3)) ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(colored.color_launches.size(), 6u);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(colored.color_launches[i].first, i + 1) << "behind frame " << i << "'s warp";
+    EXPECT_EQ(colored.color_launches[i].second, kJpegStream);
+    const warp::ColorDraw& draw = colored.colors[i / 3];
+    std::vector<float> want(kOutH * kOutW * 3);
+    warp::ColorOutput(draw, kOutH * kOutW, 3, levels[i].data(), bias, norm, want.data());
+    double worst = 0;
+    for (size_t k = 0; k < want.size(); ++k) {
+      worst = std::max(worst, std::fabs(double(colored.outputs[i][k]) - want[k]) / norm[k % 3]);
+    }
+    EXPECT_LE(worst, 0.01) << "frame " << i << ", levels";
+  }
+  EXPECT_TRUE(colored.fake.violations().empty())
+      << ::testing::PrintToString(colored.fake.violations());
+}
+
+TEST(DecodeJpegWarpedBodyTest, ColourDrawsNotOnePerClipAreInvalidArgument) {
+  Body body;
+  body.colors.resize(1);
+  body.colors[0].steps[body.colors[0].count++] = {warp::ColorStep::Op::kBrightness, 1.2f};
+  std::vector<std::string> frames;
+  for (int i = 0; i < 4; ++i) frames.push_back(EncodeJpeg(64, 48, JpegKind::k420, i));
+  for (const Status& s : body.Run(frames, 2)) {
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("1 colour draws for 2 clips"));
+  }
+  EXPECT_EQ(body.launches, 0);
 }
 
 TEST(DecodeJpegWarpedBodyTest, KernelsRunOnTheDecodesStreamAfterEveryDecode) {

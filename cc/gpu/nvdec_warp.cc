@@ -1,10 +1,13 @@
 #include "cc/gpu/nvdec_warp.h"
 
+#include "cc/gpu/color_plan.h"
+
 namespace tfg {
 namespace gpu {
 
 Status DecodeWarped(NvdecRgbDecoder* decoder, const uint8_t* data, size_t size, CUstream stream,
-                    const char* what, const WarpPlanner& plan) {
+                    const char* what, const WarpPlanner& plan,
+                    const warp::ColorDraw* color) {
   return decoder->DecodeThen(
       data, size, stream, what, [&](CUcontext context, const NvdecPicture& picture) {
         RegionWarp warp;
@@ -21,9 +24,19 @@ Status DecodeWarped(NvdecRgbDecoder* decoder, const uint8_t* data, size_t size, 
                                       warp.out_width, " pixels");
         }
         codec::YcbcrPicture ycbcr = YcbcrOf(picture);
-        void* args[] = {&ycbcr, &warp, &dst};
-        return decoder->Launch(context, "tfg_decode_warp_ycbcr", DecodeWarpLaunchDims(warp), args,
-                               stream, what);
+        if (!HasColor(color)) {
+          void* args[] = {&ycbcr, &warp, &dst};
+          return decoder->Launch(context, "tfg_decode_warp_ycbcr", DecodeWarpLaunchDims(warp),
+                                 args, stream, what);
+        }
+        RegionWarp levels = LevelsWarp(warp);
+        void* args[] = {&ycbcr, &levels, &dst};
+        TFG_RETURN_IF_ERROR(decoder->Launch(context, "tfg_decode_warp_ycbcr",
+                                            DecodeWarpLaunchDims(warp), args, stream, what));
+        ColorPlan plan_color = ColorPlanOf(*color, warp);
+        void* color_args[] = {&plan_color, &dst};
+        return decoder->Launch(context, "tfg_color_levels", ColorLaunchDims(), color_args, stream,
+                               what);
       });
 }
 

@@ -21,6 +21,7 @@
 #include "cc/gpu/nvdec_rgb.h"
 #include "cc/gpu/warp_pixel.h"
 #include "cc/util/status.h"
+#include "cc/warp/color_transform.h"
 
 namespace tfg {
 namespace gpu {
@@ -40,13 +41,17 @@ inline LaunchDims DecodeWarpLaunchDims(const RegionWarp& w) {
 }
 
 // Decodes `data` (one Annex-B picture) on `stream`, calls `plan`, then queues
-// the fused warp on `stream`; returns once it is queued. The pool's errors
+// the fused warp on `stream`; returns once it is queued. With `color` (a draw
+// with steps; null or empty: the warp alone) the warp writes levels and
+// tfg_color_levels, queued behind it on `stream`, colours them and applies
+// the plan's bias and norm (color_plan.h), as the CPU's WarpWithColor does. The pool's errors
 // pass through with their codes (OutOfRange: a picture outside this GPU's
 // NVDEC limits or not 8-bit 4:2:0; Unavailable: this GPU's NVDEC cannot decode
 // 8-bit 4:2:0 HEVC), so the op can warp those on the CPU. A region outside the
 // decoded picture or an output of no pixels is InvalidArgument naming `what`.
 Status DecodeWarped(NvdecRgbDecoder* decoder, const uint8_t* data, size_t size, CUstream stream,
-                    const char* what, const WarpPlanner& plan);
+                    const char* what, const WarpPlanner& plan,
+                    const warp::ColorDraw* color = nullptr);
 
 }  // namespace gpu
 }  // namespace tfg

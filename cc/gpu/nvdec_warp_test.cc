@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cc/codec/hevc_warp.h"
+#include "cc/gpu/color_plan.h"
 #include "cc/gpu/testing/fake_kernels.h"
 #include "cc/gpu/testing/fake_nvdec.h"
 
@@ -63,6 +64,14 @@ codec::YcbcrPicture OnHost(const codec::YcbcrPicture& mapped, unsigned seed,
 struct FusedFake {
   testing::FakeNvdec fake;
   std::vector<Launch> launches;
+  struct ColorLaunch {
+    ColorPlan plan;
+    CUdeviceptr dst;
+    LaunchDims dims;
+    CUstream stream;
+    size_t after_warps;  // warp launches before it
+  };
+  std::vector<ColorLaunch> color_launches;
   std::vector<uint8_t> surface;  // the host copy of the mapped picture
   unsigned seed = 1;
   testing::FakeKernels kernels{
@@ -77,6 +86,15 @@ struct FusedFake {
           testing::LaunchOnHost(l.dims, [&] {
             tfg_decode_warp_ycbcr(host, l.warp, reinterpret_cast<void*>(l.dst));
           });
+        }},
+       {"tfg_color_levels", [this](CUstream stream, void** args, const LaunchDims& d) {
+          ColorLaunch l{*static_cast<ColorPlan*>(args[0]), *static_cast<CUdeviceptr*>(args[1]), d,
+                        stream, launches.size()};
+          color_launches.push_back(l);
+          if (l.dst == 0) return;
+          testing::LaunchOnHostSynced(l.dims, [&] {
+            tfg_color_levels(l.plan, reinterpret_cast<void*>(l.dst));
+          });
         }}}};
 
   std::unique_ptr<NvdecRgbDecoder> Decoder(int surfaces = 2) {
@@ -90,13 +108,15 @@ struct FusedFake {
 
 class NvdecWarpTest : public ::testing::Test {
  protected:
-  Status Decode(int width, int height, const WarpPlanner& plan, int bit_depth_minus8 = 0) {
+  Status Decode(int width, int height, const WarpPlanner& plan, int bit_depth_minus8 = 0,
+                const warp::ColorDraw* color = nullptr) {
     testing::FakeSample s;
     s.width = width;
     s.height = height;
     s.bit_depth_minus8 = bit_depth_minus8;
     const std::vector<uint8_t> bytes = testing::FakeSampleBytes(s);
-    return DecodeWarped(decoder_.get(), bytes.data(), bytes.size(), kStream, "sample 7", plan);
+    return DecodeWarped(decoder_.get(), bytes.data(), bytes.size(), kStream, "sample 7", plan,
+                        color);
   }
 
   void ExpectCleanEnd() {
@@ -367,6 +387,125 @@ TEST_P(FusedKernelOverTheLauncher, MatchesTheCpuDecodeHevcWarpedPath) {
   EXPECT_EQ(unwritten, 0) << "output elements no thread wrote";
   EXPECT_EQ(off, 0) << "elements more than a level from the CPU path (worst " << worst << ")";
   ExpectCleanEnd();
+}
+
+// ----- the colour steps: the warp writes levels, tfg_color_levels colours them
+
+// Every step kind, contrast twice (after hue and saturation, then after
+// brightness), grayscale last in the second draw.
+warp::ColorDraw TestDraw(bool grayscale) {
+  using Op = warp::ColorStep::Op;
+  warp::ColorDraw d;
+  const warp::ColorStep steps[] = {{Op::kHue, 0.21f},        {Op::kSaturation, 1.7f},
+                                   {Op::kContrast, 1.6f},    {Op::kBrightness, 0.8f},
+                                   {Op::kContrast, 0.45f},   {Op::kGrayscale, 1.f}};
+  for (const auto& s : steps) {
+    if (s.op != Op::kGrayscale || grayscale) d.steps[d.count++] = s;
+  }
+  return d;
+}
+
+class ColorOverTheLauncher : public NvdecWarpTest, public ::testing::WithParamInterface<Case> {};
+
+// The picture warped without colour into levels (bias 0, norm 1), then with a
+// draw: the second run's output is the CPU output stage (warp::ColorOutput)
+// on the first run's levels, with the plan's bias and norm; the colour kernel
+// runs once, behind the warp on the same stream, over the warp's slot.
+TEST_P(ColorOverTheLauncher, ColoursTheWarpedLevelsAsTheCpuOutputStage) {
+  const Case c = GetParam();
+  state_.seed = c.width * 31 + c.height;
+  double m[9];
+  MatrixOf(c, m);
+  RegionWarp w;
+  w.x0 = c.x0;
+  w.y0 = c.y0;
+  w.width = c.rw;
+  w.height = c.rh;
+  for (int i = 0; i < 9; ++i) w.matrix[i] = static_cast<float>(m[i]);
+  const float bias[3] = {10.f, 120.f, 200.f}, norm[3] = {0.5f, 2.f, 1.f / 64};
+  for (int i = 0; i < 3; ++i) {
+    w.bias[i] = c.u8 ? 0.f : bias[i];
+    w.norm[i] = c.u8 ? 1.f : norm[i];
+    w.oob_color[i] = 40.f * i + 3.5f;
+  }
+  w.out_height = c.out_h;
+  w.out_width = c.out_w;
+  w.nchw = c.nchw;
+  w.bilinear_chroma = c.bilinear;
+  w.u8_output = c.u8;
+  const int n = c.out_h * c.out_w;
+  const size_t values = static_cast<size_t>(n) * 3;
+  std::vector<float> flevels(values), fout(values);
+  std::vector<uint8_t> ulevels(values), uout(values);
+  auto slot = [&](std::vector<float>& f, std::vector<uint8_t>& u) {
+    return c.u8 ? reinterpret_cast<CUdeviceptr>(u.data()) : reinterpret_cast<CUdeviceptr>(f.data());
+  };
+  const warp::ColorDraw draw = TestDraw(c.kind % 2 == 1);
+  ASSERT_TRUE(Decode(c.width, c.height, Plan(LevelsWarp(w), slot(flevels, ulevels))).ok());
+  fake_.CompleteStream(kStream);
+  EXPECT_TRUE(state_.color_launches.empty()) << "no colour: the warp alone";
+  ASSERT_TRUE(Decode(c.width, c.height, Plan(w, slot(fout, uout)), 0, &draw).ok());
+  ASSERT_EQ(state_.launches.size(), 2u);
+  ASSERT_EQ(state_.color_launches.size(), 1u);
+  const auto& cl = state_.color_launches[0];
+  EXPECT_EQ(cl.after_warps, 2u) << "behind the picture's warp";
+  EXPECT_EQ(cl.stream, kStream);
+  EXPECT_EQ(cl.dst, slot(fout, uout));
+  EXPECT_EQ(cl.dims.block_x, static_cast<unsigned>(kColorThreads));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(state_.launches[1].warp.bias[i], 0.f) << "the warp writes levels";
+    EXPECT_EQ(state_.launches[1].warp.norm[i], 1.f);
+  }
+
+  auto nhwc = [&](int i, int ch) {
+    return c.nchw ? static_cast<size_t>(ch) * n + i : static_cast<size_t>(i) * 3 + ch;
+  };
+  std::vector<float> got(values), want(values);
+  if (c.u8) {
+    std::vector<uint8_t> levels(values), want_u8(values);
+    for (int i = 0; i < n; ++i)
+      for (int ch = 0; ch < 3; ++ch) levels[3 * i + ch] = ulevels[nhwc(i, ch)];
+    warp::ColorOutput(draw, n, 3, levels.data(), want_u8.data());
+    for (size_t k = 0; k < values; ++k) want[k] = want_u8[k];
+  } else {
+    std::vector<float> levels(values);
+    for (int i = 0; i < n; ++i)
+      for (int ch = 0; ch < 3; ++ch) levels[3 * i + ch] = flevels[nhwc(i, ch)];
+    warp::ColorOutput(draw, n, 3, levels.data(), w.bias, w.norm, want.data());
+  }
+  float worst = 0;
+  for (int i = 0; i < n; ++i) {
+    for (int ch = 0; ch < 3; ++ch) {
+      const float g = c.u8 ? uout[nhwc(i, ch)] : fout[nhwc(i, ch)];
+      const float scale = c.u8 ? 1.f : w.norm[ch];
+      worst = std::max(worst, std::fabs(g - want[3 * i + ch]) / scale);
+    }
+  }
+  EXPECT_LE(worst, c.u8 ? 1.f : 0.01f) << "levels from the CPU output stage";
+  ExpectCleanEnd();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EdgeShapes, ColorOverTheLauncher,
+    ::testing::Values(Case{16, 16, 0, 0, 1, 1, 1, 1, 0, false, false, true},
+                      Case{61, 45, 3, 1, 55, 41, 9, 33, 1, true, false, false},
+                      Case{61, 45, 3, 1, 55, 41, 9, 33, 1, false, true, true},
+                      Case{33, 17, 1, 2, 31, 15, 16, 40, 2, false, false, true},
+                      Case{70, 50, 5, 4, 57, 41, 17, 65, 3, true, true, false},
+                      Case{40, 30, 0, 0, 40, 30, 13, 1, 4, false, false, true}));
+
+TEST_F(NvdecWarpTest, FailedColourLaunchIsAStatusAndReleasesThePicture) {
+  const warp::ColorDraw draw = TestDraw(false);
+  state_.kernels.fail_launch = CUDA_ERROR_UNKNOWN;
+  state_.kernels.fail_only = "tfg_color_levels";
+  const Status s = Decode(64, 48, Plan(Resize(0, 0, 64, 48, 8, 8), 0), 0, &draw);
+  EXPECT_THAT(s.message(), HasSubstr("cuLaunchKernel(tfg_color_levels) failed"));
+  EXPECT_THAT(s.message(), HasSubstr("sample 7"));
+  EXPECT_EQ(state_.launches.size(), 1u) << "the warp was queued";
+  state_.kernels.fail_launch = CUDA_SUCCESS;
+  fake_.CompleteStream(kStream);
+  ExpectCleanEnd();
+  EXPECT_EQ(Count("cuvidUnmapVideoFrame"), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -8,6 +8,7 @@
 // another CUDA runtime (TensorFlow's CUDA 12) is not given a second one.
 #include <cstdint>
 
+#include "cc/gpu/color_pixel.h"
 #include "cc/gpu/warp_pixel.h"
 
 // src: `batch` uint8 pictures of in_height x in_width x channels (at most 4),
@@ -98,4 +99,24 @@ extern "C" __global__ void tfg_decode_warp_ycbcr(tfg::codec::YcbcrPicture pictur
     // Outside: the out-of-bounds colour as it is (the CPU kernels do not normalize it).
     px[c * out.c] = inside ? (levels[c] - w.bias[c]) * w.norm[c] : levels[c];
   }
+}
+
+// The colour steps of one picture (color_pixel.h), after tfg_decode_warp_ycbcr
+// wrote its levels into `picture` (the plan's output slot): one block of
+// kColorThreads threads (blockDim.x <= kColorThreads). Each contrast step's
+// mean is measured first (every thread's share of the picture's gray after
+// the steps before it, then thread 0 adds the shares in thread order), then
+// every pixel is coloured and written in place.
+extern "C" __global__ void tfg_color_levels(tfg::gpu::ColorPlan plan, void* picture) {
+  __shared__ float shares[tfg::gpu::kColorThreads];
+  __shared__ float offsets[tfg::gpu::kColorPlanSteps];
+  const int t = threadIdx.x, threads = blockDim.x;
+  for (int k = 0; k < plan.count; ++k) {
+    if (plan.ops[k] != tfg::gpu::kColorContrast) continue;
+    shares[t] = tfg::gpu::ColorGrayShare(plan, picture, offsets, k, t, threads);
+    __syncthreads();
+    if (t == 0) offsets[k] = tfg::gpu::ColorContrastOffset(plan, k, shares, threads);
+    __syncthreads();
+  }
+  tfg::gpu::ColorWritePixels(plan, picture, offsets, t, threads);
 }

@@ -24,7 +24,8 @@ namespace {
 constexpr CUresult kInvalid = static_cast<CUresult>(1);
 const CUcontext kContext = reinterpret_cast<CUcontext>(0xC0);
 const char* const kKernels[] = {"tfg_similarity_warp_u8", "tfg_similarity_warp_ycbcr",
-                                "tfg_ycbcr_to_rgb_u8", "tfg_decode_warp_ycbcr"};
+                                "tfg_ycbcr_to_rgb_u8", "tfg_decode_warp_ycbcr",
+                                "tfg_color_levels"};
 constexpr unsigned char kStandInFatbin[] = "host stand-in: the kernels are compiled in";
 
 template <typename T>
@@ -91,6 +92,11 @@ CUresult CUDAAPI Launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
       LaunchOnHost(d, [&] {
         tfg_decode_warp_ycbcr(Arg<codec::YcbcrPicture>(a, 0), Arg<RegionWarp>(a, 1),
                               reinterpret_cast<void*>(Arg<CUdeviceptr>(a, 2)));
+      });
+      return CUDA_SUCCESS;
+    case 5:  // shared memory and __syncthreads: a block's threads at once
+      LaunchOnHostSynced(d, [&] {
+        tfg_color_levels(Arg<ColorPlan>(a, 0), reinterpret_cast<void*>(Arg<CUdeviceptr>(a, 1)));
       });
       return CUDA_SUCCESS;
     default:

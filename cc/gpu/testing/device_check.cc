@@ -39,6 +39,7 @@
 #include "cc/gpu/nvdec_warp.h"
 #include "cc/gpu/stream_warp.h"
 #include "cc/gpu/testing/check_driver.h"
+#include "cc/gpu/testing/color_check.h"
 #include "cc/gpu/testing/decode_runs.h"
 #include "cc/gpu/testing/extra_phases.h"
 #include "cc/gpu/testing/phase_args.h"
@@ -609,17 +610,71 @@ int NvdecPhase(const CheckDriver& d, const PhaseArgs& a) {
     }
   }
   Diff diff;
+  std::vector<float> got(per * n);
   if (s.ok()) {
-    std::vector<float> got(per * n);
     s = dev.Download(d_out, got.data(), got.size() * 4);
     for (size_t k = 0; s.ok() && k < got.size(); ++k) diff.Add(got[k], data.reference[k]);
   }
+  // The colour case (color_check.h): the batch again with a colour draw per
+  // picture, float and uint8, against the CPU's colour output stage on the
+  // levels the first batch gave.
+  double color_worst = 0;
+  int color_failed = 0;
+  for (int u8 = 0; s.ok() && u8 < 2; ++u8) {
+    const size_t bytes = u8 ? 1 : 4;
+    CUdeviceptr d_col = 0;
+    s = dev.Alloc(per * n * bytes, &d_col);
+    if (!s.ok()) break;
+    auto batch = std::make_shared<WarpedBatch>();
+    batch->stream = dev.stream;
+    for (size_t i = 0; i < n; ++i) {
+      const Sample& sample = data.samples[i];
+      batch->pictures.push_back({sample.bytes.data(), sample.bytes.size(), sample.file});
+      batch->colors.push_back(CheckColorDraw(static_cast<int>(i)));
+    }
+    batch->plan = [&data, d_col, per, bytes, u8](int64_t i, int width, int height, RegionWarp* w,
+                                                 CUdeviceptr* dst) {
+      TFG_RETURN_IF_ERROR(
+          PlanFor(data, static_cast<size_t>(i), d_col + per * bytes * i)(width, height, w, dst));
+      w->u8_output = u8;
+      for (int c = 0; c < 3; ++c) {
+        w->bias[c] = u8 ? 0.f : kCheckBias[c];
+        w->norm[c] = u8 ? 1.f : kCheckNorm[c];
+      }
+      return Status::Ok();
+    };
+    std::promise<std::vector<Status>> statuses;
+    DecodeWarpedBatch(&decoder, threads, batch,
+                      [&](std::vector<Status> st) { statuses.set_value(std::move(st)); });
+    std::vector<Status> colored = statuses.get_future().get();
+    std::vector<float> out_f(u8 ? 0 : per * n);
+    std::vector<uint8_t> out_u8(u8 ? per * n : 0);
+    s = u8 ? dev.Download(d_col, out_u8.data(), out_u8.size())
+           : dev.Download(d_col, out_f.data(), out_f.size() * 4);
+    for (size_t i = 0; s.ok() && i < n; ++i) {
+      if (!colored[i].ok()) {
+        ++color_failed;
+        if (failed + rgb_failed + color_failed <= 5) {
+          errors += (errors.empty() ? "" : ", ") + JsonQuoted(colored[i].message());
+        }
+        continue;
+      }
+      const warp::ColorDraw& draw = batch->colors[i];
+      const double d = u8 ? U8ColorDiff(draw, per / 3, &got[per * i], &out_u8[per * i])
+                          : FloatColorDiff(draw, per / 3, &got[per * i], &out_f[per * i]);
+      color_worst = std::max(color_worst, d);
+      color_failed += d > 1;
+    }
+  }
   if (!s.ok()) j.Str("error", s.message());
-  const bool within = s.ok() && failed == 0 && rgb_failed == 0 && diff.Within();
+  const bool within =
+      s.ok() && failed == 0 && rgb_failed == 0 && diff.Within() && color_failed == 0;
   j.Num("samples", static_cast<double>(n)).Num("decode_warp_failed", failed)
       .Num("decode_rgb_failed", rgb_failed).Add("first_errors", "[" + errors + "]")
       .Num("decode_hevc_warped_vs_cpu_max_abs_diff_levels", diff.max)
       .Num("values_off_by_more_than_2_levels", static_cast<double>(diff.off))
+      .Num("color_max_abs_diff_levels", color_worst).Num("color_pictures_off", color_failed)
+      .Bool("color_within_1_level", s.ok() && color_failed == 0)
       .Bool("within_2_levels", within);
   std::printf("%s\n", j.Text().c_str());
   return within ? 0 : 1;

@@ -58,6 +58,7 @@ class FakeKernels {
   int loads = 0;                       // modules loaded
   std::vector<std::string> looked_up;  // kernels looked up, in order
   CUresult fail_launch = CUDA_SUCCESS;  // every launch fails with this, when set
+  std::string fail_only;                // ...or only this kernel's, when named
 
  private:
   static FakeKernels*& current() {
@@ -91,16 +92,21 @@ class FakeKernels {
     }
     return kNotFound;
   }
-  // Every kernel here takes the picture (codec::YcbcrPicture) first.
+  // Every kernel here takes the picture (codec::YcbcrPicture) first, except
+  // the colour kernel, which reads only its output slot.
   static CUresult CUDAAPI LaunchKernel(CUfunction function, unsigned gx, unsigned gy,
                                        unsigned gz, unsigned bx, unsigned by, unsigned bz,
                                        unsigned, CUstream stream, void** args, void**) {
     FakeKernels* k = current();
-    if (k->fail_launch != CUDA_SUCCESS) return k->fail_launch;
     const size_t i = reinterpret_cast<size_t>(function) - 0xF0;
     if (i >= k->names_.size()) return kInvalidValue;
-    const auto* picture = static_cast<const codec::YcbcrPicture*>(args[0]);
-    k->fake_->LaunchKernel(stream, reinterpret_cast<unsigned long long>(picture->y));
+    if (k->fail_launch != CUDA_SUCCESS && (k->fail_only.empty() || k->fail_only == k->names_[i])) {
+      return k->fail_launch;
+    }
+    if (k->names_[i] != "tfg_color_levels") {
+      const auto* picture = static_cast<const codec::YcbcrPicture*>(args[0]);
+      k->fake_->LaunchKernel(stream, reinterpret_cast<unsigned long long>(picture->y));
+    }
     k->kernels_.at(k->names_[i])(stream, args, LaunchDims{gx, gy, gz, bx, by, bz});
     return CUDA_SUCCESS;
   }

@@ -402,8 +402,10 @@ CUresult CUDAAPI LaunchKernel(CUfunction function, unsigned gx, unsigned gy, uns
     if (pushed == 0) f->Violation("a kernel launched without a context pushed");
     const int s = f->Enter("cuLaunchKernel", f->kernel_names[i]);
     if (s != 0) return static_cast<CUresult>(s);
-    const auto* picture = static_cast<const codec::YcbcrPicture*>(args[0]);
-    f->KernelRead(stream, picture->y);
+    if (f->kernel_names[i] != "tfg_color_levels") {  // it reads only its output slot
+      const auto* picture = static_cast<const codec::YcbcrPicture*>(args[0]);
+      f->KernelRead(stream, picture->y);
+    }
     kernel = f->kernels[f->kernel_names[i]];
   }
   if (kernel) kernel(stream, args, LaunchDims{gx, gy, gz, bx, by, bz});

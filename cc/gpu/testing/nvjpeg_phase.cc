@@ -4,6 +4,9 @@
 // (data/jpeg_ref/), then its rate on gulp-like frames (320x240 4:2:0, clips of
 // 8 frames to 112x112) and ImageNet-like JPEGs (to 224x224) at batches of 64
 // and 256 frames (data/jpeg/, the bytes the jpeg phase times torchvision on).
+// The colour case (color_check.h): the first reference pictures warped to
+// levels, then with a colour draw (float and uint8), against the CPU's colour
+// output stage on those levels.
 // On the dry run nvJPEG is the fake (testing/fake_nvjpeg.h) and the kernels
 // run on the host stand-in.
 #include <chrono>
@@ -20,6 +23,7 @@
 #include "cc/gpu/decode_jpeg_warped_body.h"
 #include "cc/gpu/kernel_modules.h"
 #include "cc/gpu/nvdec_pool.h"  // CudaCallError
+#include "cc/gpu/testing/color_check.h"
 #include "cc/gpu/testing/extra_phases.h"
 #include "cc/gpu/testing/jpeg_reference.h"
 
@@ -152,6 +156,81 @@ std::string Correctness(Gpu& gpu, const JpegWarpGpu& jw, Arena& arena, const std
   return "[" + rows + "]";
 }
 
+// The colour case on the first `count` reference pictures. A JSON array;
+// `worst` the largest difference in levels.
+std::string ColorCorrectness(Gpu& gpu, const JpegWarpGpu& jw, Arena& arena,
+                             const std::string& dir, int count, double* worst, int* failures) {
+  std::ifstream index(dir + "/index.txt");
+  std::string line, rows;
+  *worst = 0;
+  *failures = 0;
+  const int64_t pixels = int64_t{kReferenceOut} * kReferenceOut;
+  std::vector<float> levels(pixels * 3), colored(pixels * 3);
+  std::vector<uint8_t> colored_u8(pixels * 3);
+  CUdeviceptr out = 0;
+  Status s = gpu.Alloc(levels.size() * 4, &out);
+  // One frame on the GPU into `out`, downloaded into `host`.
+  auto run = [&](const std::string& jpeg, const std::string& name, int i, bool u8,
+                 const warp::ColorDraw* color, void* host) {
+    JpegClipBatch b;
+    b.frames.push_back({reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(), name});
+    b.stream = gpu.stream;
+    arena.used = 0;
+    b.allocate = [&](size_t bytes, CUdeviceptr* p) { return arena.Take(bytes, p); };
+    b.plan = [&](int64_t, int w, int h, RegionWarp* warp) {
+      ReferenceWarp(i, w, h, warp);
+      warp->u8_output = u8;
+      for (int c = 0; c < 3; ++c) {
+        warp->bias[c] = color ? kCheckBias[c] : 0.f;
+        warp->norm[c] = color ? kCheckNorm[c] : 1.f;
+      }
+      return Status::Ok();
+    };
+    b.dst = [&](int64_t) { return out; };
+    if (color) b.colors = {*color};
+    Status one = DecodeJpegWarpedNow(jw, b)[0];
+    if (one.ok()) {
+      one = gpu.Call(gpu.d->cuMemcpyDtoHAsync(host, out, pixels * 3 * (u8 ? 1 : 4), gpu.stream),
+                     "cuMemcpyDtoHAsync");
+    }
+    if (one.ok()) one = gpu.Sync();
+    return one;
+  };
+  for (int done = 0; s.ok() && done < count && std::getline(index, line);) {
+    std::istringstream fields(line);
+    std::string base, kind;
+    int i = 0;
+    if (!(fields >> base >> kind >> i)) continue;
+    std::string jpeg;
+    if (!ReadFile(dir + "/" + base + ".jpg", &jpeg)) {
+      s = InvalidArgumentError(dir, "/", base, ".jpg: missing");
+      break;
+    }
+    ++done;
+    const warp::ColorDraw draw = CheckColorDraw(i);
+    Status one = run(jpeg, base, i, false, nullptr, levels.data());
+    if (one.ok()) one = run(jpeg, base, i, false, &draw, colored.data());
+    if (one.ok()) one = run(jpeg, base, i, true, &draw, colored_u8.data());
+    double diff_f = -1, diff_u8 = -1;
+    if (one.ok()) {
+      diff_f = FloatColorDiff(draw, pixels, levels.data(), colored.data());
+      diff_u8 = U8ColorDiff(draw, pixels, levels.data(), colored_u8.data());
+      *worst = std::max({*worst, diff_f, diff_u8});
+    }
+    if (!one.ok() || diff_f > 1 || diff_u8 > 1) ++*failures;
+    rows += std::string(rows.empty() ? "" : ", ") + "{\"picture\": " + Quoted(base) +
+            ", \"kind\": " + Quoted(kind) + ", \"steps\": " + Num(draw.count) +
+            ", \"status\": " + Quoted(one.ok() ? "ok" : one.message()) +
+            ", \"float_max_abs_diff_levels\": " + Num(diff_f) +
+            ", \"u8_max_abs_diff_levels\": " + Num(diff_u8) + "}";
+  }
+  if (!s.ok()) {
+    ++*failures;
+    rows += std::string(rows.empty() ? "" : ", ") + "{\"error\": " + Quoted(s.message()) + "}";
+  }
+  return "[" + rows + "]";
+}
+
 // Frames per second of decode + warp on `frames` (cycled) at `batch` frames
 // per call in clips of `clip`, to out x out float, for about `seconds`.
 std::string Rate(Gpu& gpu, const JpegWarpGpu& jw, Arena& arena, const std::string& name,
@@ -250,6 +329,13 @@ int NvjpegPhase(const CheckDriver& d, const PhaseArgs& a) {
           Correctness(gpu, jw, arena, a.data + "/jpeg_ref", &worst, &failures);
   json += ", \"max_abs_diff_levels\": " + Num(worst) +
           ", \"within_2_levels\": " + (failures == 0 ? "true" : "false");
+  double color_worst = 0;
+  int color_failures = 0;
+  json += ", \"color\": " + ColorCorrectness(gpu, jw, arena, a.data + "/jpeg_ref", a.small ? 2 : 6,
+                                             &color_worst, &color_failures);
+  json += ", \"color_max_abs_diff_levels\": " + Num(color_worst) +
+          ", \"color_within_1_level\": " + (color_failures == 0 ? "true" : "false");
+  failures += color_failures;
   // The rates.
   std::map<std::string, std::vector<std::string>> sets;
   {

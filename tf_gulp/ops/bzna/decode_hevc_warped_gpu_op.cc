@@ -5,10 +5,12 @@
 // (v - bias) * norm) into its slot of the output TensorFlow allocates on its
 // own stream (cc/gpu/decode_hevc_warped_body.*, nvdec_warp.*: decode -> fused
 // kernel -> event -> unmap, TensorFlow-free and tested against fake driver
-// tables). Same attrs, shapes,
-// dtypes and per-(seed, epoch, element) matrices as the CPU kernel
-// (decode_hevc_warped_op.cc): the matrix is drawn in C++ from the same key
-// with the same sizes. Nothing here needs a CUDA header or library.
+// tables). Same attrs, shapes, dtypes and per-(seed, epoch, element) matrices
+// and colour steps (color=) as the CPU kernel (decode_hevc_warped_op.cc): both
+// are drawn in C++ from the same key with the same sizes; with colour the
+// fused kernel writes levels and a colour kernel per picture colours and
+// normalizes them (cc/gpu/color_plan.h). Nothing here needs a CUDA header or
+// library.
 //
 // Asynchronous: the executor thread checks the inputs, allocates the output
 // and parses the MP4s; the rest is the TensorFlow-free body
@@ -85,13 +87,6 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
   explicit DecodeHevcWarpedGpuOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
     OP_REQUIRES_OK(ctx, attrs_.Parse("decode_hevc_warped"));
-    // The NV12 warp kernels (cc/gpu) have no colour stage yet: refuse rather
-    // than return pictures without it.
-    OP_REQUIRES(ctx, attrs_.color.empty(),
-                absl::UnimplementedError(
-                    "decode_hevc_warped: color= (ColorJitter, RandomGrayscale) runs only in the "
-                    "CPU kernel; place the op on the CPU (tf.data does) or leave color out on a "
-                    "GPU"));
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
@@ -158,6 +153,13 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
     Batch* b = batch.get();
     body->plan = [this, b](int64_t i, int width, int height, tfg::gpu::RegionWarp* w,
                            CUdeviceptr* dst) { return Plan(*b, i, width, height, w, dst); };
+    if (!attrs_.color_spec.empty()) {
+      // Drawn here from each picture's key, as the CPU kernel draws them; the
+      // body runs them after the warp (cc/gpu/color_plan.h).
+      for (int64_t i = 0; i < batch->size; ++i) {
+        body->colors.push_back(attrs_.Color(batch->seed, batch->epoch, Element(*batch, i)));
+      }
+    }
     body->on_host = [this, b](int64_t i, const tfg::Status& why) {
       WarnFallbackOnce(true, why);
       return OnHost(b, i, b->parsed[i]);
@@ -253,6 +255,8 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
     target.bias = attrs_.channel_bias.data();
     target.norm = attrs_.channel_norm.data();
     target.oob_color = attrs_.oob_color.data();
+    const tfg::warp::ColorDraw color = attrs_.Color(b.seed, b.epoch, Element(b, i));
+    target.color = &color;
     if (attrs_.float_output) {
       return tfg::codec::WarpDecoded(decoder, region, attrs_.extra.chroma, m, target,
                                      out->flat<float>().data() + offset);
