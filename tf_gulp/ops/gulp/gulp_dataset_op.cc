@@ -14,7 +14,6 @@
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,7 +28,6 @@
 #include "cc/gulp/gulp_directory.h"
 #include "cc/io/file_cache.h"
 #include "cc/io/file_system.h"
-#include "cc/util/record_order.h"
 #include "cc/util/shard.h"
 #include "cc/util/stateless_random.h"
 #include "cc/warp/color_transform.h"
@@ -225,18 +223,18 @@ struct Produced {
   std::vector<Tensor> tensors;
 };
 
-class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
+// One element per item (a record of the epoch's order).
+class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced, Options> {
  public:
   Dataset(OpKernelContext* ctx, std::string directory, const Options& options,
           std::shared_ptr<const gulp::GulpDirectory> index,
           std::vector<gulp::ElementRef> elements,
           std::shared_ptr<const FrameBuffers> frame_buffers,
           std::shared_ptr<EpochCounter> epochs)
-      : PositionalSourceDataset(ctx, "GulpDataset", "Gulp", options.source,
-                                static_cast<int64_t>(elements.size()), directory,
+      : PositionalSourceDataset(ctx, "GulpDataset", "Gulp", options,
+                                static_cast<int64_t>(elements.size()),
+                                static_cast<int64_t>(elements.size()), std::move(directory),
                                 std::move(epochs)),
-        directory_(std::move(directory)),
-        options_(options),
         index_(std::move(index)),
         elements_(std::move(elements)),
         frame_buffers_(std::move(frame_buffers)) {
@@ -279,18 +277,6 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     return absl::OkStatus();
   }
 
- protected:
-  absl::Status AsGraphDefInternal(SerializationContext* ctx,
-                                  DatasetGraphDefBuilder* b,
-                                  Node** output) const override {
-    Node* directory = nullptr;
-    TF_RETURN_IF_ERROR(
-        b->AddScalar(tensorflow::tstring(directory_), &directory));
-    GraphAttrs attrs;
-    AddAttrs<GulpDatasetAttrs>(options_, b, &attrs);
-    return b->AddDataset(this, {directory}, attrs, output);
-  }
-
  private:
   // Reads and decodes one iterator's clips: element e of an epoch is the
   // clip at e in that epoch's order (this shard's part of it).
@@ -312,13 +298,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     int64_t read_ahead_units() const override { return 2 * threads_; }
 
     void SetEpoch(int64_t epoch) override {
-      const Dataset& d = *dataset_;
-      if (d.options_.shuffle_chunk_window > 0) {
-        window_order_ = d.WindowOrder(epoch);
-      } else {
-        uniform_order_.emplace(static_cast<int64_t>(d.elements_.size()), d.options_.source.shuffle,
-                               static_cast<uint64_t>(d.options_.source.seed), epoch);
-      }
+      if (dataset_->options_.shuffle_chunk_window > 0) window_order_ = dataset_->WindowOrder(epoch);
     }
 
     void Read(int64_t epoch, int64_t first, int64_t count, bool alone,
@@ -338,13 +318,11 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
 
    private:
     // The dataset's element at the iterator's position `p` of the epoch: the
-    // epoch's order at the shard's global position (the shards of an epoch
-    // are disjoint and cover it). The uniform order is the keyed permutation
-    // FFRecordDataset and Benzina use (cc/util/record_order.h), O(1) per
-    // position: nothing of the epoch is materialized.
+    // base's order of the epoch's records (Record: a keyed permutation, O(1)
+    // per position, nothing of the epoch materialized), or the chunk-window
+    // order of this shard's positions.
     int64_t Element(int64_t p) const {
-      if (!uniform_order_) return window_order_[p];
-      return (*uniform_order_)[dataset_->shard().Global(p)];
+      return dataset_->options_.shuffle_chunk_window > 0 ? window_order_[p] : Record(p);
     }
 
     // Reads and decodes element `element` (an index into the dataset's
@@ -530,10 +508,8 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     const std::shared_ptr<tfg::BufferPool> frame_buffers_;
     std::mutex readers_mu_;
     std::vector<std::unique_ptr<gulp::ElementReader>> idle_readers_;  // under readers_mu_
-    // The epoch's order (SetEpoch): a keyed permutation of all items (the
-    // default), or with shuffle_chunk_window, the chunk-window order of this
-    // shard's positions, materialized.
-    std::optional<tfg::RecordOrder> uniform_order_;
+    // With shuffle_chunk_window, the epoch's chunk-window order of this
+    // shard's positions, materialized (SetEpoch); else the base's order().
     std::vector<int64_t> window_order_;
   };
 
@@ -552,8 +528,6 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     return mine;
   }
 
-  const std::string directory_;
-  const Options options_;
   const std::shared_ptr<const gulp::GulpDirectory> index_;
   const std::vector<gulp::ElementRef> elements_;
   const std::shared_ptr<const FrameBuffers> frame_buffers_;
