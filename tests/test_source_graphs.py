@@ -7,16 +7,26 @@ written once for every source by the positional source base
 
 from __future__ import annotations
 
+import pathlib
 from typing import Any, Dict
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from google.protobuf import text_format
 from tensorflow.core.framework import attr_value_pb2
+from tensorflow.python.data.ops import dataset_ops
 from tensorflow.python.framework import op_def_registry
 
-from formats_testing import format_params
+from formats_testing import FORMATS, format_params
 from tf_gulp.ops.library import load_ops
+
+# Graphs of each source saved by the op library before the positional source base wrote the node
+# (each format's own AsGraphDefInternal): the path input is "PATH", the counter's name "COUNTER".
+SAVED = pathlib.Path(__file__).parent / "data" / "source_graphs"
+# The options they were made with: these, shuffle=True, seed=11, epoch=3, then shard(2, 1).
+SAVED_OPTIONS = {"gulp": dict(decode=False, num_frames=1, training=True),
+                 "ffrecord": dict(batch_size=2), "benzina": dict(decode=False)}
 
 
 def _python(value: attr_value_pb2.AttrValue) -> Any:
@@ -70,3 +80,29 @@ def test_the_graph_node_holds_every_attr_and_input(fmt, tmp_path, monkeypatch):
     for arg, name in zip(op_def.input_arg, node.input):
         held = np.asarray(tf.make_ndarray(nodes[name.split(":")[0]].attr["value"].tensor))
         assert held.tolist() == np.asarray(given[arg.name]).tolist() != [], arg.name
+
+
+def _values(ds) -> list:
+    """Every element of ``ds``, each as the printable values of its tensors."""
+    return [[repr(np.asarray(t).tolist()) for t in tf.nest.flatten(e)]
+            for e in ds.as_numpy_iterator()]
+
+
+@pytest.mark.parametrize("name", sorted(SAVED_OPTIONS))
+def test_a_graph_saved_before_loads_and_reads_the_same(name, tmp_path):
+    """Graphs keep a source's op and attrs by name (tf.data service, ``save()`` checkpoints,
+    SavedModels): one saved by an earlier version loads, and reads what the same options read now.
+    An attr renamed or removed since then fails here."""
+    fmt = FORMATS[name]
+    written = fmt.write(tmp_path, 6)
+    graph = text_format.Parse((SAVED / f"{name}.pbtxt").read_text(), tf.compat.v1.GraphDef())
+    for node in graph.node:
+        if node.op == "Const":
+            node.attr["value"].tensor.string_val[:] = [written.path.encode()]
+        if node.op == fmt.source_op:
+            # A counter of its own: the saved name was another process's.
+            node.attr["epoch_counter"].s = b""
+    now = fmt.open(written.path, **SAVED_OPTIONS[name], shuffle=True, seed=11, epoch=3).shard(2, 1)
+    variant = tf.raw_ops.DatasetFromGraph(graph_def=graph.SerializeToString())
+    saved = dataset_ops._VariantDataset(variant, now.element_spec)  # pylint: disable=protected-access
+    assert _values(saved) == _values(now) != []
