@@ -104,5 +104,6 @@ def test_a_graph_saved_before_loads_and_reads_the_same(name, tmp_path):
             node.attr["epoch_counter"].s = b""
     now = fmt.open(written.path, **SAVED_OPTIONS[name], shuffle=True, seed=11, epoch=3).shard(2, 1)
     variant = tf.raw_ops.DatasetFromGraph(graph_def=graph.SerializeToString())
-    saved = dataset_ops._VariantDataset(variant, now.element_spec)  # pylint: disable=protected-access
+    # pylint: disable-next=protected-access
+    saved = dataset_ops._VariantDataset(variant, now.element_spec)
     assert _values(saved) == _values(now) != []
