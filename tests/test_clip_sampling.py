@@ -224,6 +224,23 @@ def test_views_shape_is_static_and_one_clip_stays_4d(videos):
     assert next(iter(raw))["frames"].shape == (2, 4)
 
 
+@pytest.mark.parametrize("options", [
+    dict(num_clips=1), dict(num_clips=3), dict(num_clips=2, twice_sample=True),
+    dict(num_clips=1, crops="center"), dict(num_clips=2, crops="three"),
+    dict(num_clips=2, twice_sample=True, crops="three", view_order="crop_major"),
+])
+def test_the_element_spec_has_the_kernels_views(videos, options):
+    """The element spec's views axis is the kernel's (GulpElementViews parses the options as the
+    dataset's kernel does), static also for a GulpDataset made while a function is traced
+    (interleave over directories), and the elements have it."""
+    ds = tf_gulp.GulpDataset(videos, clip_len=2, augment=[Resize((8, 8))], **options)
+    frames = next(iter(ds))["frames"]
+    assert ds.element_spec["frames"].shape.as_list() == list(frames.shape)
+    inside = tf.data.Dataset.from_tensors(videos).interleave(
+        lambda d: tf_gulp.GulpDataset(d, clip_len=2, augment=[Resize((8, 8))], **options))
+    assert inside.element_spec["frames"].shape.as_list() == list(frames.shape)
+
+
 @pytest.mark.parametrize("kwargs,error,match", [
     (dict(clip_len=4, num_frames=8), ValueError, "not num_frames and clip_len"),
     (dict(num_clips=3), ValueError, "need clip_len"),

@@ -12,6 +12,7 @@ from tf_gulp._source_dataset import OptionSourceDataset, first_epoch, graph_path
 from tf_gulp.class_folders import ClassTable, names_by_index, read_label_table
 from tf_gulp.gulp.label_maps import note_label_map
 from tf_gulp.gulp.ingest_record import warn_if_unfinished
+from tf_gulp.ops.gulp.element_views import element_views
 from tf_gulp.transforms import compile_augment
 
 # Channels of each colorspace. The allowed colorspaces are the op's attr (image_ops.h), checked
@@ -237,16 +238,13 @@ def _frame_attrs(frames: FrameSpec, attrs: dict) -> dict:
 
 def _element_spec(attrs: dict, frames: FrameSpec, fused: dict) -> dict:
     """The elements' spec: ``frames`` is [T, ...], or [V, T, ...] for several clip views (the
-    kernel's views: gulp_dataset_op.cc, NumClips x view crops)."""
+    kernel's views axis: element_views)."""
     num_selected: Optional[int] = None
-    views: list = []
+    views = element_views({**_frame_attrs(frames, attrs), **fused})
     if attrs["num_frames"]:
         num_selected = attrs["num_frames"]
     elif attrs["clip_len"]:
         num_selected = attrs["clip_len"]
-        clips = attrs["num_clips"] * (2 if attrs["twice_sample"] else 1)
-        if clips > 1 or attrs["crops"] != "none":
-            views = [clips * (3 if attrs["crops"] == "three" else 1)]
     elif frames is not None and not isinstance(frames, slice):
         num_selected = len(list(frames))
     channels = _CHANNELS[attrs["colorspace"]]

@@ -6,8 +6,8 @@
 // process's index cache), so the dataset serializes to a small graph (path +
 // attrs) that can be saved, checkpointed and run on tf.data service workers.
 //
-// Element i of an epoch is entry start + order[i] (cc/util/record_order.h:
-// FFRecordDataset's keyed permutation of (seed, epoch) when shuffling), read
+// Element i of an epoch is entry start + order[i] (the base's order of the
+// epoch's records, a keyed permutation of (seed, epoch) when shuffling), read
 // by the core's EntryReader (cc/mp4/bzna_reader.h): the per-image MP4 straight
 // into its output string, then the 8-byte target. Decoding is a map after this
 // source (decode_hevc, decode_hevc_warped), in Python's BenzinaDataset and
@@ -21,7 +21,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "cc/mp4/bzna_reader.h"
-#include "cc/util/record_order.h"
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/partial_tensor_shape.h"
 #include "tensorflow/core/framework/tensor.h"
@@ -50,11 +49,11 @@ struct BznaEntry {
 
 // Reads one iterator's entries, one per unit, on tf.data's threads, through
 // the core's reader of the container (shared by the dataset's iterators).
-class EntryReader : public PositionalSourceDataset<BznaEntry>::Reader {
+class EntryReader : public PositionalSourceDataset<BznaEntry, BznaDatasetAttrs>::Reader {
  public:
-  EntryReader(const BznaDatasetAttrs& options, const tfg::Shard& shard,
-              const tfg::mp4::EntryReader& file, IteratorContext* ctx)
-      : options_(options), shard_(shard), file_(file), ctx_(ctx) {}
+  EntryReader(const BznaDatasetAttrs& options, const tfg::mp4::EntryReader& file,
+              IteratorContext* ctx)
+      : options_(options), file_(file), ctx_(ctx) {}
 
   int64_t read_ahead_units() const override { return kReadAheadEntries; }
 
@@ -62,11 +61,9 @@ class EntryReader : public PositionalSourceDataset<BznaEntry>::Reader {
   // allocates its sample's string at its size, on the consumer's thread
   // (the thread that frees it: see cc/util/ordered_read_ahead.h).
   BznaEntry PrepareOnConsumerThread(int64_t epoch, int64_t first, int64_t count) override {
-    const tfg::RecordOrder order(options_.stop - options_.start, options_.source.shuffle,
-                                 static_cast<uint64_t>(options_.source.seed), epoch);
     BznaEntry unit;
     unit.epoch = epoch;
-    unit.entry = options_.start + order[shard_.Global(first)];
+    unit.entry = options_.start + Record(first);
     unit.sample = Tensor(ctx_->allocator({}), tensorflow::DT_STRING, TensorShape({}));
     unit.sample.scalar<tstring>()().resize_uninitialized(
         file_.sample_size(static_cast<uint64_t>(unit.entry)));
@@ -93,21 +90,20 @@ class EntryReader : public PositionalSourceDataset<BznaEntry>::Reader {
 
  private:
   const BznaDatasetAttrs& options_;
-  const tfg::Shard& shard_;
   const tfg::mp4::EntryReader& file_;
   IteratorContext* const ctx_;  // the iterator's copy (see MakeReader)
 };
 
-class BznaDataset : public PositionalSourceDataset<BznaEntry> {
+// One element per entry (a record of the epoch's order).
+class BznaDataset : public PositionalSourceDataset<BznaEntry, BznaDatasetAttrs> {
  public:
   BznaDataset(OpKernelContext* ctx, std::string path, const BznaDatasetAttrs& options,
                  std::shared_ptr<const tfg::mp4::EntryReader> file,
                  std::shared_ptr<EpochCounter> epochs)
       // Epochs are counted per container.
-      : PositionalSourceDataset(ctx, "BenzinaDataset", "Benzina", options.source,
-                                options.stop - options.start, path, std::move(epochs)),
-        path_(std::move(path)),
-        options_(options),
+      : PositionalSourceDataset(ctx, "BenzinaDataset", "Benzina", options,
+                                options.stop - options.start, options.stop - options.start,
+                                std::move(path), std::move(epochs)),
         file_(std::move(file)) {
     dtypes_ = {tensorflow::DT_INT64, tensorflow::DT_INT64, tensorflow::DT_INT64,
                tensorflow::DT_STRING};
@@ -116,23 +112,11 @@ class BznaDataset : public PositionalSourceDataset<BznaEntry> {
   }
 
   absl::Status MakeReader(IteratorContext* ctx, std::unique_ptr<Reader>* reader) const override {
-    *reader = std::make_unique<EntryReader>(options_, shard(), *file_, ctx);
+    *reader = std::make_unique<EntryReader>(options_, *file_, ctx);
     return absl::OkStatus();
   }
 
- protected:
-  absl::Status AsGraphDefInternal(SerializationContext* ctx,
-                                  DatasetGraphDefBuilder* b, Node** output) const override {
-    GraphAttrs attrs;
-    AddAttrs<BznaDatasetAttrs>(options_, b, &attrs);
-    Node* path = nullptr;
-    TF_RETURN_IF_ERROR(b->AddScalar(tstring(path_), &path));
-    return b->AddDataset(this, {path}, attrs, output);
-  }
-
  private:
-  const std::string path_;
-  const BznaDatasetAttrs options_;
   const std::shared_ptr<const tfg::mp4::EntryReader> file_;
 };
 

@@ -28,7 +28,6 @@
 #include "cc/ffrecord/ffrecord_index.h"
 #include "cc/ffrecord/ffrecord_reader.h"
 #include "cc/util/ordered_read_ahead.h"
-#include "cc/util/record_order.h"
 #include "cc/util/shard.h"
 #include "cc/io/batch_reader.h"
 #include "tensorflow/core/framework/dataset.h"
@@ -118,17 +117,16 @@ struct RecordGroup {
   int64_t epoch = 0;
 };
 
-class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
+class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup, Options> {
  public:
-  Dataset(OpKernelContext* ctx, std::vector<std::string> paths, const Options& options,
+  Dataset(OpKernelContext* ctx, const std::vector<std::string>& paths, const Options& options,
           std::shared_ptr<const ffr::FFRecordReader> reader,
           std::shared_ptr<EpochCounter> epochs)
-      : PositionalSourceDataset(ctx, "FFRecordDataset", "FFRecord", options.source,
+      : PositionalSourceDataset(ctx, "FFRecordDataset", "FFRecord", options,
+                                reader->num_records(),
                                 options.EpochElements(reader->num_records()),
                                 // Epochs are counted per path list.
                                 absl::StrJoin(paths, "\n"), std::move(epochs)),
-        paths_(std::move(paths)),
-        options_(options),
         reader_(std::move(reader)),
         num_records_(reader_->num_records()),
         data_bytes_(reader_->record_bytes()) {
@@ -152,16 +150,6 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
     TF_RETURN_IF_ERROR(groups->CreateFirstReadContext());
     *reader = std::move(groups);
     return absl::OkStatus();
-  }
-
- protected:
-  absl::Status AsGraphDefInternal(SerializationContext* ctx, DatasetGraphDefBuilder* b,
-                                  Node** output) const override {
-    Node* paths = nullptr;
-    TF_RETURN_IF_ERROR(b->AddVector(paths_, &paths));
-    GraphAttrs attrs;
-    AddAttrs<FFRecordDatasetAttrs>(options_, b, &attrs);
-    return b->AddDataset(this, {paths}, attrs, output);
   }
 
  private:
@@ -238,8 +226,6 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
           group.tensors.emplace_back(ctx_->allocator({}), tensorflow::DT_STRING, TensorShape({}));
         }
       }
-      const tfg::RecordOrder order(d.num_records_, o.source.shuffle, static_cast<uint64_t>(o.source.seed),
-                                   epoch);
       const size_t n = static_cast<size_t>(o.batched() ? end - begin : count);
       std::vector<ffr::RecordLocation>& locations = group.locations;
       std::vector<char*>& dsts = group.dsts;
@@ -251,7 +237,7 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
       for (size_t k = 0; k < n; ++k) {
         const int64_t position = o.batched() ? begin + static_cast<int64_t>(k)
                                              : shard.Global(first + static_cast<int64_t>(k));
-        group.records[k] = order[position];
+        group.records[k] = order()[position];
       }
       // Positions are in range by construction, so Locate cannot fail.
       d.reader_->Locate(group.records.data(), n, locations.data());
@@ -344,8 +330,6 @@ class FFRecordDatasetOp::Dataset : public PositionalSourceDataset<RecordGroup> {
     std::vector<std::unique_ptr<ffr::ReadContext>> idle_;  // one io_uring each
   };
 
-  const std::vector<std::string> paths_;
-  const Options options_;
   const std::shared_ptr<const ffr::FFRecordReader> reader_;
   const int64_t num_records_;
   // All records' bytes, headers excluded: with the record count, the mean
@@ -376,7 +360,7 @@ void FFRecordDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) 
   for (const std::string& warning : reader->warnings()) LOG(WARNING) << warning;
   std::shared_ptr<EpochCounter> epochs;
   OP_REQUIRES_OK(ctx, GetEpochs(ctx, &epochs));
-  *output = new Dataset(ctx, std::move(paths), options_, std::move(reader), std::move(epochs));
+  *output = new Dataset(ctx, paths, options_, std::move(reader), std::move(epochs));
 }
 
 // The op's registration: ffrecord_ops.cc.

@@ -41,8 +41,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "tensorflow/core/framework/attr_value.pb.h"
+#include "tensorflow/core/framework/attr_value_util.h"
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_def_util.h"
 #include "tensorflow/core/framework/op_kernel.h"
 
 namespace tf_gulp {
@@ -96,13 +98,66 @@ class AttrOpBuilder {
   bool documented_ = false;
 };
 
+// The table `Attrs` without the attrs of the table `Without` (visited by it):
+// e.g. a source's options without its SourceAttrs, for an op that computes
+// from the options alone and must not pass for a source.
+template <typename Attrs, typename Without>
+struct AttrsWithout : Attrs {
+  template <typename Self, typename Visit>
+  static void ForEachAttr(Self& a, Visit&& visit) {
+    Attrs::ForEachAttr(a, [&](const char* name, absl::string_view type, auto& field,
+                              absl::string_view doc = {}) {
+      if (!Has(name)) visit(name, type, field, doc);
+    });
+  }
+
+ private:
+  static bool Has(absl::string_view name) {
+    Without without;
+    bool found = false;
+    Without::ForEachAttr(without, [&](const char* n, absl::string_view, const auto&,
+                                      absl::string_view = {}) { found |= n == name; });
+    return found;
+  }
+};
+
+// Reads every attr of the table `Table` in a kernel's constructor into
+// `attrs` (a struct of the table's fields, or one derived from it).
+template <typename Table, typename Struct>
+absl::Status ReadTableAttrs(::tensorflow::OpKernelConstruction* ctx, Struct* attrs) {
+  absl::Status status;
+  Table::ForEachAttr(*attrs, [&](const char* name, absl::string_view, auto& field,
+                                 absl::string_view = {}) {
+    if (status.ok()) status = ctx->GetAttr(name, &field);
+  });
+  return status;
+}
+
 // Reads every attr of the table in a kernel's constructor.
 template <typename Attrs>
 absl::Status ReadAttrs(::tensorflow::OpKernelConstruction* ctx, Attrs* attrs) {
+  return ReadTableAttrs<Attrs>(ctx, attrs);
+}
+
+// The names of the attrs of the table `Table` whose value in `attrs` is not
+// the default op `op` registers for it (e.g. options given that another
+// option makes meaningless, named as the registration names them).
+template <typename Table, typename Struct>
+absl::Status NonDefaultAttrs(absl::string_view op, const Struct& attrs,
+                             std::vector<absl::string_view>* names) {
+  const ::tensorflow::OpDef* def = nullptr;
+  TF_RETURN_IF_ERROR(::tensorflow::OpRegistry::Global()->LookUpOpDef(std::string(op), &def));
   absl::Status status;
-  Attrs::ForEachAttr(*attrs, [&](const char* name, absl::string_view, auto& field,
-                                 absl::string_view = {}) {
-    if (status.ok()) status = ctx->GetAttr(name, &field);
+  Table::ForEachAttr(attrs, [&](const char* name, absl::string_view, const auto& field,
+                                absl::string_view = {}) {
+    const ::tensorflow::OpDef::AttrDef* attr = ::tensorflow::FindAttr(name, *def);
+    if (attr == nullptr || !attr->has_default_value()) {
+      status.Update(absl::InternalError(absl::StrCat(op, " registers no default for ", name)));
+      return;
+    }
+    ::tensorflow::AttrValue value;
+    ::tensorflow::SetAttrValue(field, &value);
+    if (!::tensorflow::AreAttrValuesEqual(value, attr->default_value())) names->push_back(name);
   });
   return status;
 }

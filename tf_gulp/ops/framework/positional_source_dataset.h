@@ -7,6 +7,12 @@
 //   - the kernel: the op's attrs read from its table (attr_table.h), checked,
 //     and the source attrs (source_attrs.h) with them (PositionalSourceOpKernel);
 //   - the element spec, cardinality and debug string of the dataset;
+//   - its graph node (AsGraphDefInternal): the op's input tensors as given and
+//     every attr of its table, so save(), checkpoints and tf.data service make
+//     the same dataset again;
+//   - each epoch's order of records (cc/util/record_order.h), from the source
+//     attrs' shuffle and seed: a source says only how many records an epoch
+//     has, and its Reader finds them with order() and Record();
 //   - the epoch: each iterator is a new pass over the dataset's key (the
 //     directory, the file list), counted by an EpochCounter shared by every
 //     re-creation of one Python dataset (epoch_counter.h, epoch_cursor.h),
@@ -24,6 +30,9 @@
 // A source supplies only its Options' parsing, MakeDataset, its element spec
 // and a Reader: how the elements [first, first + count) of an epoch are read
 // into a Unit, and how element k of a Unit is output.
+//
+// `Options` is the op's attr table struct (attr_table.h), or one derived from
+// it with what the kernel derives; its `source` member is the SourceAttrs.
 #ifndef TF_GULP_OPS_FRAMEWORK_POSITIONAL_SOURCE_DATASET_H_
 #define TF_GULP_OPS_FRAMEWORK_POSITIONAL_SOURCE_DATASET_H_
 
@@ -38,6 +47,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cc/util/ordered_read_ahead.h"
+#include "cc/util/record_order.h"
 #include "cc/util/shard.h"
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/model.h"
@@ -53,9 +63,12 @@
 
 namespace tf_gulp {
 
-// A source dataset whose elements are read in Units (see Reader).
-template <typename Unit>
+// A source dataset whose elements are read in Units (see Reader), made with
+// the op's Options.
+template <typename Unit, typename Options>
 class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
+  class Iterator;
+
  public:
   // What a source supplies: one per iterator, made by MakeReader.
   class Reader {
@@ -97,23 +110,44 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
     // Element `k` of a unit that Read returned: its tensors, or its error.
     virtual absl::Status Output(Unit& unit, int64_t k,
                                 std::vector<::tensorflow::Tensor>* out) = 0;
+
+    // The order of the records of the epoch being read (the epoch SetEpoch
+    // was last told): the whole epoch's position q, before sharding, holds
+    // record order()[q]. A shuffle of (seed, epoch) or storage order, from the
+    // source attrs; set by the iterator with the epoch, while no read runs.
+    const tfg::RecordOrder& order() const { return order_; }
+    // The record of the iterator's element `e` when an element is one
+    // record: the epoch's order at the shard's global position (the shards
+    // of an epoch are disjoint and cover it).
+    int64_t Record(int64_t e) const { return order_[shard_.Global(e)]; }
+
+   private:
+    friend class Iterator;
+    tfg::RecordOrder order_{0, false, 0, 0};
+    tfg::Shard shard_;
   };
 
-  // `name` names the dataset in errors ("GulpDataset"); `iterator_prefix`
-  // is its iterator's name in checkpoint keys ("Gulp": "...::Gulp").
-  // `epoch_elements` is the number of elements of a whole epoch, before
-  // sharding; `epoch_key` keys this dataset's epochs in `epochs`.
+  // `ctx` is the op's (its inputs are the graph node's); `name` names the
+  // dataset in errors ("GulpDataset"); `iterator_prefix` is its iterator's
+  // name in checkpoint keys ("Gulp": "...::Gulp"). `epoch_records` is the
+  // number of records of a whole epoch, which order() permutes, and
+  // `epoch_elements` the number of its elements, before sharding (the same
+  // unless an element holds several records); `epoch_key` keys this
+  // dataset's epochs in `epochs`.
   PositionalSourceDataset(::tensorflow::OpKernelContext* ctx, std::string name,
-                          std::string iterator_prefix, const SourceAttrs& attrs,
-                          int64_t epoch_elements, std::string epoch_key,
+                          std::string iterator_prefix, const Options& options,
+                          int64_t epoch_records, int64_t epoch_elements, std::string epoch_key,
                           std::shared_ptr<EpochCounter> epochs)
       : DatasetBase(::tensorflow::data::DatasetContext(ctx)),
+        options_(options),
         name_(std::move(name)),
         iterator_prefix_(std::move(iterator_prefix)),
-        source_attrs_(attrs),
-        num_elements_(attrs.shard.Size(epoch_elements)),
+        epoch_records_(epoch_records),
+        num_elements_(options.source.shard.Size(epoch_elements)),
         epoch_key_(std::move(epoch_key)),
-        epochs_(std::move(epochs)) {}
+        epochs_(std::move(epochs)) {
+    for (int i = 0; i < ctx->num_inputs(); ++i) inputs_.push_back(ctx->input(i));
+  }
 
   // The per-iterator reader. `ctx` is a copy of the iterator's context that
   // lives as long as the reader: read-ahead tasks outlive the GetNext call
@@ -150,15 +184,33 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
 
   // An iterator's epoch and splits: one split per element.
   EpochCursor MakeCursor() const {
-    return EpochCursor(name_, epochs_, epoch_key_, num_elements_, source_attrs_.first_epoch);
+    return EpochCursor(name_, epochs_, epoch_key_, num_elements_, options_.source.first_epoch);
   }
 
-  const SourceAttrs& source_attrs() const { return source_attrs_; }
-  const tfg::Shard& shard() const { return source_attrs_.shard; }
+  const Options& options() const { return options_; }
+  const tfg::Shard& shard() const { return options_.source.shard; }
   // Elements of one epoch after sharding: what an iterator yields.
   int64_t num_elements() const { return num_elements_; }
 
  protected:
+  // The op's node, written once for every source: its inputs as the kernel
+  // was given them, and every attr of the table (attr_table.h), so no attr
+  // can be registered and read but not saved.
+  absl::Status AsGraphDefInternal(::tensorflow::data::SerializationContext* ctx,
+                                  DatasetGraphDefBuilder* b,
+                                  ::tensorflow::Node** output) const override {
+    std::vector<::tensorflow::Node*> inputs;
+    for (const ::tensorflow::Tensor& input : inputs_) {
+      inputs.emplace_back();
+      TF_RETURN_IF_ERROR(b->AddTensor(input, &inputs.back()));
+    }
+    GraphAttrs attrs;
+    AddAttrs<Options>(options_, b, &attrs);
+    return b->AddDataset(this, inputs, attrs, output);
+  }
+
+  // The op's options, as the kernel read and derived them.
+  const Options options_;
   // The element spec, set by the source's constructor.
   ::tensorflow::DataTypeVector dtypes_;
   std::vector<::tensorflow::PartialTensorShape> shapes_;
@@ -175,11 +227,11 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
       ::tensorflow::mutex_lock l(mu_);
       const PositionalSourceDataset& d = *this->dataset();
       TF_RETURN_IF_ERROR(cursor_.Initialize(ctx));
-      epoch_ = cursor_.epoch();
       ctx_ = std::make_unique<::tensorflow::data::IteratorContext>(*ctx);
       TF_RETURN_IF_ERROR(d.MakeReader(ctx_.get(), &reader_));
+      reader_->shard_ = d.shard();
       unit_size_ = std::max<int64_t>(1, reader_->unit_size());
-      reader_->SetEpoch(epoch_);
+      SetEpoch(cursor_.epoch());
       if (cursor_.has_splits()) return absl::OkStatus();
       // Units are read ahead on tf.data's runner threads. Each element is a
       // pure function of its position in this epoch, so reading ahead never
@@ -218,10 +270,7 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
         int64_t index = 0;
         TF_RETURN_IF_ERROR(cursor_.NextSplit(&index, end_of_sequence));
         if (*end_of_sequence) return absl::OkStatus();
-        if (cursor_.epoch() != epoch_) {  // the dispatcher decides the epoch
-          epoch_ = cursor_.epoch();
-          reader_->SetEpoch(epoch_);
-        }
+        if (cursor_.epoch() != epoch_) SetEpoch(cursor_.epoch());  // the dispatcher's
         Unit unit = reader_->PrepareOnConsumerThread(epoch_, index, 1);
         reader_->Read(epoch_, index, 1, /*alone=*/true, &unit);
         return reader_->Output(unit, 0, out_tensors);
@@ -300,13 +349,22 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
       current_.reset();
       if (read_ahead_) read_ahead_->Reset(position / unit_size_);
       TF_RETURN_IF_ERROR(cursor_.Restore(this->prefix(), reader));
-      epoch_ = cursor_.epoch();
       position_ = position;
-      reader_->SetEpoch(epoch_);
+      SetEpoch(cursor_.epoch());
       return absl::OkStatus();
     }
 
    private:
+    // Moves the reader to `epoch`: its order of records, then its own state.
+    // Under mu_, with no read running.
+    void SetEpoch(int64_t epoch) {
+      const Options& o = this->dataset()->options_;
+      epoch_ = epoch;
+      reader_->order_ = tfg::RecordOrder(this->dataset()->epoch_records_, o.source.shuffle,
+                                         static_cast<uint64_t>(o.source.seed), epoch);
+      reader_->SetEpoch(epoch);
+    }
+
     // Iterator state key (the cursor has its own).
     static constexpr char kPosition[] = "position";
 
@@ -336,7 +394,9 @@ class PositionalSourceDataset : public ::tensorflow::data::DatasetBase {
 
   const std::string name_;
   const std::string iterator_prefix_;
-  const SourceAttrs source_attrs_;
+  // The op's inputs, for its graph node.
+  std::vector<::tensorflow::Tensor> inputs_;
+  const int64_t epoch_records_;
   const int64_t num_elements_;
   // Each iterator is one epoch of epoch_key_ (a new order when shuffling),
   // counted by a counter shared by every re-creation of this dataset.

@@ -14,7 +14,6 @@
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,7 +28,6 @@
 #include "cc/gulp/gulp_directory.h"
 #include "cc/io/file_cache.h"
 #include "cc/io/file_system.h"
-#include "cc/util/record_order.h"
 #include "cc/util/shard.h"
 #include "cc/util/stateless_random.h"
 #include "cc/warp/color_transform.h"
@@ -87,22 +85,20 @@ constexpr int64_t kMissingBound = std::numeric_limits<int64_t>::min();
 // attrs and the core's own.
 absl::Status ParseOptions(Options* o) {
   gulp::FrameSelection& s = o->element.selection;
+  const ClipSamplingAttrs& c = o->clip_sampling;
   if (o->frame_mode != "clips") {
-    // SampleFrames' options (their registered defaults) mean nothing without
-    // clip_len: one given alone is a mistake, not an option to ignore.
+    // Clip sampling's options (other than their registered defaults) mean
+    // nothing without clip_len: one given alone is a mistake, not an option
+    // to ignore.
     std::vector<absl::string_view> given;
-    if (o->frame_interval != 1) given.push_back("frame_interval=");
-    if (o->num_clips != 1) given.push_back("num_clips=");
-    if (o->twice_sample) given.push_back("twice_sample=");
-    if (o->out_of_bound_opt != "loop") given.push_back("out_of_bound_opt=");
-    if (o->keep_tail_frames) given.push_back("keep_tail_frames=");
-    if (o->temporal_jitter) given.push_back("temporal_jitter=");
-    if (o->target_fps != 0) given.push_back("target_fps=");
-    if (o->crops != "none") given.push_back("crops=");
-    if (o->view_order != "clip_major") given.push_back("view_order=");
+    TF_RETURN_IF_ERROR(NonDefaultAttrs<ClipSamplingAttrs>(kGulpDatasetOp, c, &given));
     if (!given.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          absl::StrJoin(given, ", "), ": options of clip sampling, they need clip_len="));
+          absl::StrJoin(given, ", ",
+                        [](std::string* out, absl::string_view name) {
+                          absl::StrAppend(out, name, "=");
+                        }),
+          ": options of clip sampling, they need clip_len="));
     }
   }
   if (o->frame_mode == "all") {
@@ -120,25 +116,25 @@ absl::Status ParseOptions(Options* o) {
   } else if (o->frame_mode == "clips") {
     s.mode = gulp::FrameSelection::Mode::kClips;
     s.clip_len = o->clip_len;
-    s.frame_interval = o->frame_interval;
-    s.num_clips = o->num_clips;
+    s.frame_interval = c.frame_interval;
+    s.num_clips = c.num_clips;
     s.random_offsets = o->training;
-    s.twice_sample = o->twice_sample;
-    s.keep_tail_frames = o->keep_tail_frames;
-    s.temporal_jitter = o->temporal_jitter;
-    s.out_of_bound = o->out_of_bound_opt == "repeat_last"
+    s.twice_sample = c.twice_sample;
+    s.keep_tail_frames = c.keep_tail_frames;
+    s.temporal_jitter = c.temporal_jitter;
+    s.out_of_bound = c.out_of_bound_opt == "repeat_last"
                          ? gulp::FrameSelection::OutOfBound::kRepeatLast
                          : gulp::FrameSelection::OutOfBound::kLoop;
-    s.target_fps = o->target_fps;
-    s.view_major = o->view_order == "crop_major";
+    s.target_fps = c.target_fps;
+    s.view_major = c.view_order == "crop_major";
   } else {  // "segments"
     s.mode = gulp::FrameSelection::Mode::kSegments;
     s.num_frames = o->num_frames;
     s.random_offsets = o->training;
   }
-  o->view_crops = o->crops == "three"    ? tfg::warp::ViewCrops::kThree
-                  : o->crops == "center" ? tfg::warp::ViewCrops::kCenter
-                                         : tfg::warp::ViewCrops::kNone;
+  o->view_crops = c.crops == "three"    ? tfg::warp::ViewCrops::kThree
+                  : c.crops == "center" ? tfg::warp::ViewCrops::kCenter
+                                        : tfg::warp::ViewCrops::kNone;
   if (o->view_crops != tfg::warp::ViewCrops::kNone) {
     if (o->fused.output_height <= 0 || !o->fused.warp.empty()) {
       return absl::InvalidArgumentError(
@@ -187,6 +183,13 @@ absl::Status ParseOptions(Options* o) {
   return absl::OkStatus();
 }
 
+// The frames' leading axis of views: [] when an element is one view (frames
+// [T, ...]), else [views] (frames [views, T, ...]). The dataset's element spec
+// and GulpElementViews' answer, which Python's element spec takes.
+std::vector<int64_t> ViewsAxis(const Options& o) {
+  return o.views_output ? std::vector<int64_t>{o.views} : std::vector<int64_t>{};
+}
+
 // The memory of decoded clips, recycled (see pooled_tensor.h), made by the
 // first iterator: enough free clip buffers for its read-ahead window (2 per
 // runner thread) to refill while the consumer still holds the elements it
@@ -225,18 +228,18 @@ struct Produced {
   std::vector<Tensor> tensors;
 };
 
-class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
+// One element per item (a record of the epoch's order).
+class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced, Options> {
  public:
   Dataset(OpKernelContext* ctx, std::string directory, const Options& options,
           std::shared_ptr<const gulp::GulpDirectory> index,
           std::vector<gulp::ElementRef> elements,
           std::shared_ptr<const FrameBuffers> frame_buffers,
           std::shared_ptr<EpochCounter> epochs)
-      : PositionalSourceDataset(ctx, "GulpDataset", "Gulp", options.source,
-                                static_cast<int64_t>(elements.size()), directory,
+      : PositionalSourceDataset(ctx, "GulpDataset", "Gulp", options,
+                                static_cast<int64_t>(elements.size()),
+                                static_cast<int64_t>(elements.size()), std::move(directory),
                                 std::move(epochs)),
-        directory_(std::move(directory)),
-        options_(options),
         index_(std::move(index)),
         elements_(std::move(elements)),
         frame_buffers_(std::move(frame_buffers)) {
@@ -249,8 +252,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
       t = options_.clip_len;
     }
     const int64_t channels = tfg::jpeg::Channels(options_.element.decode_options.color_space);
-    std::vector<int64_t> dims;
-    if (options_.views_output) dims.push_back(options_.views);
+    std::vector<int64_t> dims = ViewsAxis(options_);
     dims.push_back(t);
     if (options_.warped()) {
       dtypes_ = {frames_dtype()};
@@ -279,18 +281,6 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     return absl::OkStatus();
   }
 
- protected:
-  absl::Status AsGraphDefInternal(SerializationContext* ctx,
-                                  DatasetGraphDefBuilder* b,
-                                  Node** output) const override {
-    Node* directory = nullptr;
-    TF_RETURN_IF_ERROR(
-        b->AddScalar(tensorflow::tstring(directory_), &directory));
-    GraphAttrs attrs;
-    AddAttrs<GulpDatasetAttrs>(options_, b, &attrs);
-    return b->AddDataset(this, {directory}, attrs, output);
-  }
-
  private:
   // Reads and decodes one iterator's clips: element e of an epoch is the
   // clip at e in that epoch's order (this shard's part of it).
@@ -312,13 +302,7 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     int64_t read_ahead_units() const override { return 2 * threads_; }
 
     void SetEpoch(int64_t epoch) override {
-      const Dataset& d = *dataset_;
-      if (d.options_.shuffle_chunk_window > 0) {
-        window_order_ = d.WindowOrder(epoch);
-      } else {
-        uniform_order_.emplace(static_cast<int64_t>(d.elements_.size()), d.options_.source.shuffle,
-                               static_cast<uint64_t>(d.options_.source.seed), epoch);
-      }
+      if (dataset_->options_.shuffle_chunk_window > 0) window_order_ = dataset_->WindowOrder(epoch);
     }
 
     void Read(int64_t epoch, int64_t first, int64_t count, bool alone,
@@ -338,13 +322,11 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
 
    private:
     // The dataset's element at the iterator's position `p` of the epoch: the
-    // epoch's order at the shard's global position (the shards of an epoch
-    // are disjoint and cover it). The uniform order is the keyed permutation
-    // FFRecordDataset and Benzina use (cc/util/record_order.h), O(1) per
-    // position: nothing of the epoch is materialized.
+    // base's order of the epoch's records (Record: a keyed permutation, O(1)
+    // per position, nothing of the epoch materialized), or the chunk-window
+    // order of this shard's positions.
     int64_t Element(int64_t p) const {
-      if (!uniform_order_) return window_order_[p];
-      return (*uniform_order_)[dataset_->shard().Global(p)];
+      return dataset_->options_.shuffle_chunk_window > 0 ? window_order_[p] : Record(p);
     }
 
     // Reads and decodes element `element` (an index into the dataset's
@@ -530,10 +512,8 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     const std::shared_ptr<tfg::BufferPool> frame_buffers_;
     std::mutex readers_mu_;
     std::vector<std::unique_ptr<gulp::ElementReader>> idle_readers_;  // under readers_mu_
-    // The epoch's order (SetEpoch): a keyed permutation of all items (the
-    // default), or with shuffle_chunk_window, the chunk-window order of this
-    // shard's positions, materialized.
-    std::optional<tfg::RecordOrder> uniform_order_;
+    // With shuffle_chunk_window, the epoch's chunk-window order of this
+    // shard's positions, materialized (SetEpoch); else the base's order().
     std::vector<int64_t> window_order_;
   };
 
@@ -552,8 +532,6 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced> {
     return mine;
   }
 
-  const std::string directory_;
-  const Options options_;
   const std::shared_ptr<const gulp::GulpDirectory> index_;
   const std::vector<gulp::ElementRef> elements_;
   const std::shared_ptr<const FrameBuffers> frame_buffers_;
@@ -610,9 +588,33 @@ void GulpDatasetOp::MakeDataset(OpKernelContext* ctx, DatasetBase** output) {
                         std::move(elements), std::move(frame_buffers), std::move(epochs));
 }
 
-// The op's registration: gulp_ops.cc.
+// GulpElementViews (gulp_ops.h): GulpDataset's options parsed as its kernel
+// parses them (the same refusals), and their views axis.
+class GulpElementViewsOp : public OpKernel {
+ public:
+  explicit GulpElementViewsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    Options options;
+    OP_REQUIRES_OK(ctx, ReadTableAttrs<GulpElementViewsAttrs>(ctx, &options));
+    OP_REQUIRES_OK(ctx, ParseOptions(&options));
+    views_ = ViewsAxis(options);
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(
+                            0, TensorShape({static_cast<int64_t>(views_.size())}), &out));
+    std::copy(views_.begin(), views_.end(), out->vec<int64_t>().data());
+  }
+
+ private:
+  std::vector<int64_t> views_;
+};
+
+// The ops' registrations: gulp_ops.cc.
 REGISTER_KERNEL_BUILDER(Name(kGulpDatasetOp).Device(tensorflow::DEVICE_CPU),
                         GulpDatasetOp);
+REGISTER_KERNEL_BUILDER(Name(kGulpElementViewsOp).Device(tensorflow::DEVICE_CPU),
+                        GulpElementViewsOp);
 
 }  // namespace
 }  // namespace tf_gulp

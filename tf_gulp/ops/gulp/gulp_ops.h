@@ -19,6 +19,42 @@ namespace tf_gulp {
 
 inline constexpr char kGulpDatasetOp[] = "TfGulp>GulpDataset";
 
+// The options of clip sampling besides clip_len (frame_mode 'clips'): one
+// given without clip_len is refused, by this table's names and registered
+// defaults (gulp_dataset_op.cc).
+struct ClipSamplingAttrs {
+  // mmaction2's SampleFrames (cc/gulp/frame_selection.h): its names.
+  int64_t frame_interval = 1, num_clips = 1;
+  bool twice_sample = false, keep_tail_frames = false, temporal_jitter = false;
+  std::string out_of_bound_opt;
+  float target_fps = 0;  // 0: off
+  // Spatial test views of each clip (cc/warp/view_crops.h), with the fused warp;
+  // view_order 'crop_major' lists each crop's clips together (mmaction2's order).
+  std::string crops, view_order;
+
+  template <typename Self, typename Visit>
+  static void ForEachAttr(Self& a, Visit&& visit) {
+    visit("frame_interval", "int >= 1 = 1", a.frame_interval,
+          "frames between a clip's frames (SampleFrames)");
+    visit("num_clips", "int >= 1 = 1", a.num_clips,
+          "clips per video (SampleFrames): random offsets in equal spans with training, spread evenly without");
+    visit("twice_sample", "bool = false", a.twice_sample,
+          "training=False: sample twice the clips (SampleFrames)");
+    visit("out_of_bound_opt", "{'loop', 'repeat_last'} = 'loop'", a.out_of_bound_opt,
+          "frames past a short video's end: loop, or repeat its last frame (SampleFrames)");
+    visit("keep_tail_frames", "bool = false", a.keep_tail_frames,
+          "training=True: offsets may reach the video's tail (SampleFrames)");
+    visit("temporal_jitter", "bool = false", a.temporal_jitter,
+          "move each frame by a random 0 .. frame_interval - 1 (SampleFrames)");
+    visit("target_fps", "float = 0", a.target_fps,
+          TF_GULP_NONE_IS_OFF "resample clips to this frame rate from the fps each item's meta records (SampleFrames)");
+    visit("crops", "{'none', 'center', 'three'} = 'none'", a.crops,
+          TF_GULP_NONE_IS_OFF "with clip_len and shape: the spatial test views of each clip, 'three' (ThreeCrop) or 'center'");
+    visit("view_order", "{'clip_major', 'crop_major'} = 'clip_major'", a.view_order,
+          "the order of the views: each clip's crops together, or each crop's clips (mmaction2's)");
+  }
+};
+
 // Everything GulpDataset's attrs say, as the kernel reads them; the attrs
 // with a doc line are tf_gulp.GulpDataset's options (Python reads them from
 // the registration: tf_gulp/_options.py; attr_table.h says how).
@@ -37,14 +73,8 @@ struct GulpDatasetAttrs {
   std::vector<int64_t> frame_indices;
   int64_t num_frames = 0;
   // frame_mode 'clips': mmaction2's SampleFrames (cc/gulp/frame_selection.h).
-  int64_t clip_len = 0, frame_interval = 1, num_clips = 1;
-  // SampleFrames' other options, its names (cc/gulp/frame_selection.h).
-  bool twice_sample = false, keep_tail_frames = false, temporal_jitter = false;
-  std::string out_of_bound_opt;
-  float target_fps = 0;  // 0: off
-  // Spatial test views of each clip (cc/warp/view_crops.h), with the fused warp;
-  // view_order 'crop_major' lists each crop's clips together (mmaction2's order).
-  std::string crops, view_order;
+  int64_t clip_len = 0;
+  ClipSamplingAttrs clip_sampling;
   bool training = false;
   bool decode = true;
   // colorspace, dct_method, dct_scaling: DecodeJpegWarped's too (image_ops.h).
@@ -84,24 +114,7 @@ struct GulpDatasetAttrs {
           TF_GULP_NONE_IS_OFF "sample this many frames in equal segments (TSN): a random offset in each with training, the centres without; short clips loop");
     visit("clip_len", "int >= 0 = 0", a.clip_len,
           TF_GULP_NONE_IS_OFF "dense clips of this many frames (mmaction2's SampleFrames clip_len; docs/video.md)");
-    visit("frame_interval", "int >= 1 = 1", a.frame_interval,
-          "frames between a clip's frames (SampleFrames)");
-    visit("num_clips", "int >= 1 = 1", a.num_clips,
-          "clips per video (SampleFrames): random offsets in equal spans with training, spread evenly without");
-    visit("twice_sample", "bool = false", a.twice_sample,
-          "training=False: sample twice the clips (SampleFrames)");
-    visit("out_of_bound_opt", "{'loop', 'repeat_last'} = 'loop'", a.out_of_bound_opt,
-          "frames past a short video's end: loop, or repeat its last frame (SampleFrames)");
-    visit("keep_tail_frames", "bool = false", a.keep_tail_frames,
-          "training=True: offsets may reach the video's tail (SampleFrames)");
-    visit("temporal_jitter", "bool = false", a.temporal_jitter,
-          "move each frame by a random 0 .. frame_interval - 1 (SampleFrames)");
-    visit("target_fps", "float = 0", a.target_fps,
-          TF_GULP_NONE_IS_OFF "resample clips to this frame rate from the fps each item's meta records (SampleFrames)");
-    visit("crops", "{'none', 'center', 'three'} = 'none'", a.crops,
-          TF_GULP_NONE_IS_OFF "with clip_len and shape: the spatial test views of each clip, 'three' (ThreeCrop) or 'center'");
-    visit("view_order", "{'clip_major', 'crop_major'} = 'clip_major'", a.view_order,
-          "the order of the views: each clip's crops together, or each crop's clips (mmaction2's)");
+    ClipSamplingAttrs::ForEachAttr(a.clip_sampling, visit);
     visit("training", "bool = false", a.training,
           "random segment and clip offsets (drawn from seed, epoch, element)");
     visit("decode", "bool = true", a.decode,
@@ -119,6 +132,13 @@ struct GulpDatasetAttrs {
     SourceAttrs::ForEachAttr(a.source, visit);
   }
 };
+
+// GulpElementViews: the views axis of GulpDataset's frames for these options,
+// [] (frames [T, ...]) or [V] (frames [V, T, ...]: clips x crops), as the
+// kernel's own parse of them derives it; Python's element spec takes it from
+// here. GulpDataset's attrs without the source attrs: it reads nothing.
+inline constexpr char kGulpElementViewsOp[] = "TfGulp>GulpElementViews";
+using GulpElementViewsAttrs = AttrsWithout<GulpDatasetAttrs, SourceAttrs>;
 
 }  // namespace tf_gulp
 
