@@ -62,6 +62,19 @@ def test_the_layer_gives_the_cpu_paths_pixels(records, augment):
         assert count == 13
 
 
+def test_the_decode_options_reach_the_kernel(records):
+    options = dict(colorspace="gray", dct_method="accurate", dct_scaling=False)
+    cpu = _dataset(records).decode_jpeg_warped(COLOR, **options)
+    step = _dataset(records).decode_jpeg_warped(COLOR, device="/CPU:0")
+    layer = JpegOnDevice(COLOR, device="/CPU:0", **options)
+    for expected, batch in zip(cpu, step):
+        assert expected.shape[-1] == 1
+        np.testing.assert_array_equal(layer(batch).numpy(), expected.numpy())
+    # Given to the dataset with device=, they would be lost: refused, naming where they go.
+    with pytest.raises(ValueError, match=r"give \{'colorspace': 'gray'\} to it"):
+        _dataset(records).decode_jpeg_warped(COLOR, device="/CPU:0", colorspace="gray")
+
+
 def test_the_batch_carries_each_records_seed_epoch_and_index(records):
     keyed = _dataset(records, keys=True, epoch=2)
     step = _dataset(records, epoch=2).decode_jpeg_warped(AUGMENT, device="/CPU:0")
