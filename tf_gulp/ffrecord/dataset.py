@@ -166,6 +166,13 @@ class FFRecordDataset(ClassTable, OptionSourceDataset):
         plan = compile_augment(augment, what)
         if device is not None:
             device = _check_jpeg_device(device, what)
+            given = {k: v for k, v in (("dct_scaling", dct_scaling), ("colorspace", colorspace),
+                                       ("dct_method", dct_method))
+                     if v != {"dct_scaling": True, "colorspace": "rgb", "dct_method": "fast"}[k]}
+            if given:
+                # Nothing is decoded here: the options would be lost silently.
+                raise ValueError(f"{what}with device={device!r} the decode runs in "
+                                 f"tf_gulp.JpegOnDevice: give {given} to it, not here")
         keyed = self
         if not self._attrs["keys"]:
             keyed = type(self)(**dict(self._args, keys=True), _shard=self._shard)
