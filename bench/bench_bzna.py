@@ -94,7 +94,7 @@ def prepare(root: str, n: int, preset: str):
 
 
 def bzna_pipeline(path: str, batch: int, seed: int):
-    from tf_gulp import transforms as T
+    from tf_gulp.bzna import transforms as T
     from tf_gulp.bzna.dataset import DataLoader
 
     return DataLoader(path, (224, 224), batch, shuffle=True, seed=seed, epochs=1,

@@ -11,12 +11,13 @@ work shares the cores).
 
 Readers:
 
-* ``fused``          ``GulpDataset(dir, num_frames=8, training=True, warp=RandomResizedCrop(),
-                     shape=(S, S))``: each frame decoded only as far as the clip's crop needs, at
-                     the DCT scale that keeps the output's resolution, warped into the output;
+* ``fused``          ``GulpDataset(dir, num_frames=8, training=True, augment=[
+                     RandomResizedCrop(S), RandomHorizontalFlip()])``: each frame decoded only as
+                     far as the clip's crop needs, at the DCT scale that keeps the output's
+                     resolution, warped into the output;
 * ``fused, no DCT scaling``  the same with ``dct_scaling=False`` (diagnostic);
-* ``fused + colour`` ``fused`` with ``color=[ColorJitter(0.4, 0.4, 0.4, 0.1), RandomGrayscale(0.2)]``
-                     (every clip jittered: p = 1): the cost of the colour stage is
+* ``fused + colour`` ``fused`` with ``ColorJitter(0.4, 0.4, 0.4, 0.1), RandomGrayscale(0.2)``
+                     after the flip in the list (every clip jittered: p = 1): the cost of the colour stage is
                      ``colour_cost`` = fused frames/s / fused + colour frames/s (and the CPU-time
                      ratio), the issue-32 target being <= 1.15 at 112x112;
 * ``tf.image``       ``GulpDataset(dir, num_frames=8, training=True)`` (every pixel decoded)
@@ -84,11 +85,12 @@ def fused_reader(gulp_dir: str, clip_frames: int, out: int, dct_scaling: bool = 
                  color=None):
     import tensorflow as tf
     import tf_gulp
-    from tf_gulp.transforms import RandomResizedCrop
+    from tf_gulp.transforms import RandomHorizontalFlip, RandomResizedCrop
 
+    augment = [RandomResizedCrop(out, scale=SCALE, ratio=RATIO), RandomHorizontalFlip(),
+               *(color or [])]
     ds = tf_gulp.GulpDataset(gulp_dir, num_frames=clip_frames, training=True, seed=SEED,
-                             warp=RandomResizedCrop(scale=SCALE, ratio=RATIO), shape=(out, out),
-                             dct_scaling=dct_scaling, color=color).prefetch(tf.data.AUTOTUNE)
+                             augment=augment, dct_scaling=dct_scaling).prefetch(tf.data.AUTOTUNE)
 
     def read() -> int:
         return sum(int(e["frames"].shape[0]) for e in ds)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A picture of what GulpDataset's fused augmentation does: a few clips, each read with
-``RandomResizedCrop()`` to 112x112 (one crop and flip per clip, shared by its frames), next to
-the frames as stored. Writes ``docs/images/augmented_clips.png``.
+``augment=[RandomResizedCrop(112), RandomHorizontalFlip()]`` (one crop and flip per clip, shared
+by its frames), next to the frames as stored. Writes ``docs/images/augmented_clips.png``.
 
 Run it from the repository root after ``make demo`` (which writes the gulp directories it reads)::
 
@@ -33,12 +33,12 @@ def main() -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import tf_gulp
-    from tf_gulp.transforms import RandomResizedCrop
+    from tf_gulp.transforms import RandomHorizontalFlip, RandomResizedCrop
 
     common = dict(num_frames=args.frames, shuffle=True, seed=args.seed)
     plain = tf_gulp.GulpDataset(args.gulp, **common)
-    augmented = tf_gulp.GulpDataset(args.gulp, **common, warp=RandomResizedCrop(),
-                                    shape=(112, 112))
+    augmented = tf_gulp.GulpDataset(args.gulp, **common, augment=[
+        RandomResizedCrop(112), RandomHorizontalFlip()])
     rows = []
     # Clips far apart in the shuffled order (neighbours overlap in the demo's data).
     for k, (p, a) in enumerate(zip(plain, augmented)):
@@ -57,7 +57,7 @@ def main() -> int:
                 ax.set_yticks([])
                 if t == 0:
                     ax.set_ylabel(f"{clip_id}\n{what}" if k == 0 else what, fontsize=7)
-    fig.suptitle("GulpDataset(..., warp=RandomResizedCrop(), shape=(112, 112)): "
+    fig.suptitle("GulpDataset(..., augment=[RandomResizedCrop(112), RandomHorizontalFlip()]): "
                  "one crop and flip per clip", fontsize=9)
     fig.tight_layout()
     os.makedirs(os.path.dirname(args.output), exist_ok=True)

@@ -196,7 +196,15 @@ def make_dataset(directory: str, *, training: bool, batch_size: int, seed: int):
     """
     import tensorflow as tf
     import tf_gulp
-    from tf_gulp.transforms import CenterResizedCrop, RandomResizedCrop
+    from tf_gulp.transforms import (CenterCrop, RandomHorizontalFlip, RandomResizedCrop, Resize,
+                                    ToDtype)
+
+    # One crop per clip, shared by its 8 frames: 35-100% of the frame's area, aspect ratio
+    # 3/4-4/3, flipped half the time; validation takes the central 7/8 of the shorter side.
+    if training:
+        geometry = [RandomResizedCrop(MODEL_SIZE, scale=(0.35, 1.0)), RandomHorizontalFlip()]
+    else:
+        geometry = [Resize(MODEL_SIZE * 8 // 7), CenterCrop(MODEL_SIZE)]
 
     ds = tf_gulp.GulpDataset(
         directory,
@@ -204,12 +212,7 @@ def make_dataset(directory: str, *, training: bool, batch_size: int, seed: int):
         training=training,        # random offset in each segment (else the segment centre)
         shuffle=training,         # a new order every epoch...
         seed=seed,                # ...reproducible: a function of (seed, epoch, element)
-        # One crop per clip, shared by its 8 frames: 35-100% of the frame's area, aspect ratio
-        # 3/4-4/3, flipped half the time; validation takes the central 7/8.
-        warp=RandomResizedCrop(scale=(0.35, 1.0)) if training else CenterResizedCrop(),
-        shape=(MODEL_SIZE, MODEL_SIZE),
-        dtype="float32",
-        norm=1 / 255,             # float32 in [0, 1]
+        augment=geometry + [ToDtype(tf.float32, scale=True)],  # float32 in [0, 1]
     )
     ds = ds.map(lambda e: (e["frames"], e["label"]), num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.batch(batch_size, drop_remainder=False)

@@ -37,3 +37,15 @@ def assert_all_differ(epochs: list) -> None:
     for i in range(len(epochs)):
         for j in range(i + 1, len(epochs)):
             assert epochs[i] != epochs[j], f"epochs {i} and {j} are identical"
+
+
+def resumed(make, stop: int, directory) -> tf.data.Iterator:
+    """An iterator over ``make()`` restored from a checkpoint of another one taken after `stop`
+    elements (saved under `directory`)."""
+    it = iter(make())
+    for _ in range(stop):
+        next(it)
+    path = tf.train.Checkpoint(iterator=it).save(str(directory / "ckpt"))
+    fresh = iter(make())
+    tf.train.Checkpoint(iterator=fresh).restore(path)
+    return fresh

@@ -129,9 +129,10 @@ def _write_gulp(root: Path, n: int) -> Written:
 
 
 def _gulp_random_options() -> Dict[str, Any]:
-    from tf_gulp.transforms import RandomResizedCrop
+    from tf_gulp.transforms import RandomHorizontalFlip, RandomResizedCrop
 
-    return dict(num_frames=1, training=True, shape=(8, 8), warp=RandomResizedCrop())
+    return dict(num_frames=1, training=True,
+                augment=[RandomResizedCrop(8), RandomHorizontalFlip()])
 
 
 def _gulp_fifo_files(w: Written) -> List[str]:

@@ -16,6 +16,7 @@ import tf_gulp
 from formats_testing import keys_of
 from gulp_testing import make_gulp_dir
 from tf_gulp import _args as A
+from tf_gulp import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, DataLoader
 from tf_gulp.ffrecord import FileReader, FileWriter, dump
 from tf_gulp.gulp import GulpChunk, GulpIngestor
@@ -177,8 +178,8 @@ BENZINA_CASES = [
     (DataLoader, (), dict(track="thumb"), ValueError,
      r"track must be 'bzna_input' or 'bzna_thumb', got 'thumb'"),
     (DataLoader, (), dict(warp_transform="random"), TypeError,
-     r"warp_transform must be a callable \(a function, e\.g\. "
-     r"tf_gulp\.transforms\.RandomResizedCrop\(\)\) or None, got 'random'"),
+     r"DataLoader: warp_transform must be a tf_gulp\.bzna\.transforms SimilarityTransform / "
+     r"ConstantWarpTransform \(the kernels draw every transform in C\+\+\), got 'random'"),
     (DataLoader, (), dict(drop_remainder="no"), TypeError, r"drop_remainder must be True or False"),
     (DataLoader, (), dict(split=0), TypeError, r"split must be a string or None, got 0"),
     (BenzinaDataset, (), dict(crop="half"), ValueError, r"crop must be 'clean' or 'full', got 'half'"),
@@ -298,28 +299,27 @@ def test_ops_refuse_by_name():
 
 @pytest.mark.parametrize("name", ["decode_jpeg_warped", "decode_hevc_warped"])
 def test_fused_decoders_check_their_outputs_by_name(name):
-    """The output options of the fused decoders are checked by the rules GulpDataset(shape=...)
-    uses (tf_gulp/_args.py warp_output): a height of 2.5 was truncated to 2 and ("8", "8") read
-    as (8, 8)."""
+    """The output options of the fused decoders are checked by the rules every reader's augment
+    list uses (tf_gulp/transforms.py): a height of 2.5 was truncated to 2 and ("8", "8") read
+    as (8, 8); an output size where the list belongs is refused naming the list."""
     decode = getattr(tf_gulp.ops, name)
-    with pytest.raises(TypeError, match=rf"{name}: shape\[0\] \(height\) must be an integer "
-                                        r">= 1, got 2\.5"):
-        decode(b"", (2.5, 4))
-    with pytest.raises(TypeError, match=rf"{name}: shape\[1\] \(width\) must be an integer "
-                                        r">= 1, got '8'"):
-        decode(b"", (8, "8"))
-    with pytest.raises(ValueError, match=rf"{name}: shape\[0\] \(height\) must be an integer "
-                                         r">= 1, got 0"):
-        decode(b"", (0, 8))
-    with pytest.raises(TypeError, match=rf"{name}: shape must be \(height, width\), a pair of "
-                                        r"positive integers \(e\.g\. \(96, 96\)\), got 96"):
-        decode(b"", 96)
-    with pytest.raises(ValueError, match=rf"{name}: dtype must be 'uint8' or 'float32', got "
-                                         r"'float16'"):
-        decode(b"", (8, 8), dtype="float16")
-    with pytest.raises(ValueError, match=rf"{name}: bias and norm apply to dtype='float32' "
-                                         r"outputs"):
-        decode(b"", (8, 8), norm=0.5)
+    with pytest.raises(TypeError, match=r"Resize: size\[0\] must be an integer >= 1, got 2\.5"):
+        decode(b"", [T.Resize((2.5, 4))])
+    with pytest.raises(TypeError, match=r"Resize: size\[1\] must be an integer >= 1, got '8'"):
+        decode(b"", [T.Resize((8, "8"))])
+    with pytest.raises(ValueError, match=r"Resize: size\[0\] must be an integer >= 1, got 0"):
+        decode(b"", [T.Resize((0, 8))])
+    for size in (96, (96, 96)):
+        message = (rf"{name}: augment: {re.escape(repr(size))} is an output size, not a "
+                   r"transform list: write \[Resize\(\(96, 96\)\)\]")
+        with pytest.raises(TypeError, match=message):
+            decode(b"", size)
+    with pytest.raises(ValueError, match=r"ToDtype: dtype='float16': the kernels write float32 "
+                                         r"or uint8"):
+        decode(b"", [T.Resize((8, 8)), T.ToDtype("float16")])
+    with pytest.raises(ValueError, match=rf"{name}: augment: Normalize\(.*\) needs "
+                                         r"ToDtype\(tf\.float32, scale=True\) before it"):
+        decode(b"", [T.Resize((8, 8)), T.Normalize([0.5], [2.0])])
 
 
 def test_cli_int_names_the_flag():

@@ -103,15 +103,6 @@ def _children(pid: int) -> set:
     return found
 
 
-def _running(pid: int) -> bool:
-    """True while `pid` runs (an exited child not yet reaped, a zombie, does not)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads Linux's /proc")
 def test_workers_end_with_their_parent_killed_alone(tmp_path):
     """SIGKILL to the main process only (not its process group, as an OOM killer or `kill -9 PID`

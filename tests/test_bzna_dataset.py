@@ -23,7 +23,8 @@ from bzna_reference_testing import read_moov
 from hevc_testing import ffmpeg_rgb, ffprobe, fit_small_model, have_ffmpeg, smooth_image
 from tf_gulp.bzna import container as C
 from tf_gulp.bzna import create as K
-from tf_gulp import transforms as T
+from tf_gulp import transforms as V
+from tf_gulp.bzna import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
 from tf_gulp.cli.main import main as cli
 from tf_gulp.ops.bzna.bzna_ops import bzna_track_index
@@ -501,6 +502,57 @@ def test_one_default_for_bias_and_norm(data):
     raw = first(bias_transform=T.ConstantBiasTransform(0.0),
                 norm_transform=T.ConstantNormTransform(1.0))
     assert raw.max() > 10.0 > explicit.max()  # 0-255 floats are not the default
+
+
+def test_data_loader_takes_augment_or_the_reference_arguments(data):
+    """augment= and the reference loader's transform arguments are two ways to say one thing:
+    both at once is refused, naming them; a Python callable as a transform is a TypeError (the
+    kernels draw every transform in C++)."""
+    augment = [V.RandomResizedCrop(8), V.ToDtype(tf.float32)]
+    with pytest.raises(ValueError, match=r"DataLoader: give augment= or the reference loader's "
+                                         r"warp_transform, not both"):
+        DataLoader(data["path"], augment=augment, warp_transform=T.RandomResizedCrop())
+    with pytest.raises(ValueError, match=r"augment= or the reference loader's shape, "
+                                         r"warp_transform, not both"):
+        DataLoader(data["path"], (8, 8), augment=augment, warp_transform=T.RandomResizedCrop())
+    with pytest.raises(TypeError, match=r"DataLoader: warp_transform must be a "
+                                        r"tf_gulp.bzna.transforms SimilarityTransform"):
+        DataLoader(data["path"], (8, 8), warp_transform=lambda *a: tf.eye(3))
+    with pytest.raises(TypeError, match=r"DataLoader: bias_transform must be"):
+        DataLoader(data["path"], (8, 8), bias_transform=lambda key: tf.zeros([3]))
+    with pytest.raises(TypeError, match=r"DataLoader: augment: .* is not a transform the kernels"):
+        DataLoader(data["path"], augment=[V.RandomResizedCrop(8), lambda image: image])
+
+
+@pytest.mark.parametrize("augment", [
+    [V.RandomResizedCrop((24, 40)), V.RandomHorizontalFlip(), V.ToDtype(tf.float32)],
+    [V.RandomResizedCrop(16, scale=(0.2, 1.0)), V.RandomVerticalFlip(0.3),
+     V.ColorJitter(0.4, 0.4, 0.4, 0.1), V.RandomGrayscale(0.3)],  # uint8, with colour
+], ids=["geometry", "colour"])
+def test_data_loader_augment_equals_benzina_dataset_augment(data, augment):
+    """DataLoader(augment=L) on the CPU gives, element for element, BenzinaDataset(augment=L)'s
+    pictures for the same seed, pixel for pixel: both are decode_hevc_warped drawing from the
+    same (seed, epoch, index); over two shuffled epochs, whose draws differ."""
+    loader = DataLoader(data["path"], batch_size=3, shuffle=True, seed=17, epochs=2,
+                        augment=augment)
+    batches = list(loader.as_numpy_iterator())
+    images = np.concatenate([x for x, _ in batches])
+    labels = np.concatenate([y for _, y in batches])
+    ds = BenzinaDataset(data["path"], shuffle=True, seed=17, augment=augment)
+    elements = [x for _ in range(2) for x in ds.as_numpy_iterator()]  # epochs 0 and 1
+    assert len(elements) == len(images) == 14
+    for k, (x, image, label) in enumerate(zip(elements, images, labels)):
+        assert x["image"].dtype == image.dtype and x["image"].shape == image.shape, k
+        np.testing.assert_array_equal(x["image"], image, err_msg=f"element {k}")
+        assert x["label"] == label, k
+    # The two epochs draw differently: an entry's picture in epoch 0 is not its picture in 1.
+    first = {int(x["index"]): x["image"] for x in elements[:7]}
+    assert any(not np.array_equal(first[int(x["index"])], x["image"]) for x in elements[7:])
+    # Another seed gives other pictures.
+    other = list(BenzinaDataset(data["path"], shuffle=True, seed=18, augment=augment)
+                 .as_numpy_iterator())
+    by_index = {int(x["index"]): x["image"] for x in other}
+    assert any(not np.array_equal(by_index[int(x["index"])], x["image"]) for x in elements[:7])
 
 
 # --- BenzinaDataset on the positional source base (issue 33) --------------------------------------

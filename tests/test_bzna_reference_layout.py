@@ -20,7 +20,7 @@ import bzna_reference_testing as R
 import tf_gulp.ops
 from hevc_testing import ffmpeg_rgb, ffprobe, have_ffmpeg, smooth_image
 from tf_gulp.bzna import container as C
-from tf_gulp import transforms as T
+from tf_gulp.bzna import transforms as T
 from tf_gulp.bzna.dataset import BenzinaDataset, ClassificationDataset, DataLoader, ImageNet
 from tf_gulp.bzna.on_device import warp_on_device
 from tf_gulp.cli.main import main as cli
@@ -136,16 +136,17 @@ def test_decode_hevc_reads_each_per_image_mp4(ref):
 
 
 def test_data_loader_decoding_in_the_step_equals_decoding_in_tf_data(ref):
-    kwargs = dict(split="test", splits=SPLITS, shuffle=True, seed=1, epochs=1,
-                  warp_transform=T.RandomResizedCrop(), bias_transform=T.ConstantBiasTransform(0.0),
-                  norm_transform=T.ConstantNormTransform(1.0))
+    transforms = dict(warp_transform=T.RandomResizedCrop(),
+                      bias_transform=T.ConstantBiasTransform(0.0),
+                      norm_transform=T.ConstantNormTransform(1.0))
+    kwargs = dict(split="test", splits=SPLITS, shuffle=True, seed=1, epochs=1, **transforms)
     plain = list(DataLoader(ref["path"], (32, 40), 2, **kwargs).as_numpy_iterator())
     staged = list(DataLoader(ref["path"], (32, 40), 2, device="/CPU:0", decode="device", **kwargs))
     assert len(plain) == len(staged) == 1
     for (x, y), (inputs, labels) in zip(plain, staged):
         # The same crops (matrices drawn in C++ on both paths), within 2 levels (bias 0, norm 1:
         # one level is 1.0): the CPU loader's fused kernel warps in fixed point.
-        warped = warp_on_device(inputs, (32, 40)).numpy()
+        warped = warp_on_device(inputs, T.loader_augment((32, 40), **transforms)).numpy()
         np.testing.assert_allclose(warped, x, rtol=0, atol=2.0)
         assert np.mean(np.abs(warped - x)) < 0.25
         np.testing.assert_array_equal(labels.numpy(), y)

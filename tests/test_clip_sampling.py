@@ -12,6 +12,7 @@ import tensorflow as tf
 import tf_gulp
 from gulp_testing import frame_value, make_gulp_dir, video_id
 from tf_gulp.gulp import AbstractDatasetAdapter, GulpIngestor
+from tf_gulp.transforms import CenterCrop, RandomHorizontalFlip, RandomResizedCrop, Resize
 
 # Frames per video: lengths that divide nothing evenly, short ones, one of a single frame.
 LENGTHS = [1, 3, 7, 16, 17, 29, 40]
@@ -166,7 +167,7 @@ def ramps(tmp_path_factory):
 def test_three_crops_are_mmaction2s_boxes(ramps, orientation):
     path, h, w = ramps[orientation]
     e = next(iter(tf_gulp.GulpDataset(path, label_field=None, clip_len=2, num_clips=2, training=False,
-                                      crops="three", shape=(16, 16))))
+                                      crops="three", augment=[Resize((16, 16))])))
     views = e["frames"].numpy()
     assert views.shape == (6, 2, 16, 16, 3)  # 2 clips x 3 crops, clip-major
     full = next(iter(tf_gulp.GulpDataset(path, label_field=None, frames=[0])))["frames"].numpy()[0]
@@ -187,7 +188,7 @@ def test_crop_major_view_order_is_mmaction2s(ramps):
     """view_order="crop_major": crop 0's clips, crop 1's, ... (mmaction2's ThreeCrop + FormatShape
     order): the same views as clip-major, reordered."""
     path, h, w = ramps["landscape"]
-    args = dict(label_field=None, clip_len=2, num_clips=2, crops="three", shape=(16, 16))
+    args = dict(label_field=None, clip_len=2, num_clips=2, crops="three", augment=[Resize((16, 16))])
     clip_major = next(iter(tf_gulp.GulpDataset(path, **args)))["frames"].numpy()
     crop_major = next(iter(tf_gulp.GulpDataset(path, view_order="crop_major",
                                                **args)))["frames"].numpy()
@@ -206,17 +207,17 @@ def test_crop_major_view_order_is_mmaction2s(ramps):
 def test_center_crop_is_the_middle_square_and_one_view(ramps):
     path, h, w = ramps["landscape"]
     three = next(iter(tf_gulp.GulpDataset(path, label_field=None, clip_len=2, crops="three",
-                                          shape=(16, 16))))["frames"].numpy()
+                                          augment=[Resize((16, 16))])))["frames"].numpy()
     center = next(iter(tf_gulp.GulpDataset(path, label_field=None, clip_len=2, crops="center",
-                                           shape=(16, 16))))["frames"].numpy()
+                                           augment=[Resize((16, 16))])))["frames"].numpy()
     assert center.shape == (1, 2, 16, 16, 3)
     np.testing.assert_array_equal(center[0], three[2])
 
 
 def test_views_shape_is_static_and_one_clip_stays_4d(videos):
-    ds = tf_gulp.GulpDataset(videos, clip_len=4, num_clips=10, crops="three", shape=(8, 8))
+    ds = tf_gulp.GulpDataset(videos, clip_len=4, num_clips=10, crops="three", augment=[Resize((8, 8))])
     assert ds.element_spec["frames"].shape.as_list() == [30, 4, 8, 8, 3]
-    one = tf_gulp.GulpDataset(videos, clip_len=4, shape=(8, 8))
+    one = tf_gulp.GulpDataset(videos, clip_len=4, augment=[Resize((8, 8))])
     assert one.element_spec["frames"].shape.as_list() == [4, 8, 8, 3]
     raw = tf_gulp.GulpDataset(videos, clip_len=4, num_clips=2, decode=False)
     assert raw.element_spec["frames"].shape.as_list() == [2, 4]
@@ -226,8 +227,17 @@ def test_views_shape_is_static_and_one_clip_stays_4d(videos):
 @pytest.mark.parametrize("kwargs,error,match", [
     (dict(clip_len=4, num_frames=8), ValueError, "not num_frames and clip_len"),
     (dict(num_clips=3), ValueError, "need clip_len"),
-    (dict(clip_len=4, crops="three"), ValueError, "needs shape"),
-    (dict(clip_len=4, crops="five", shape=(8, 8)), ValueError, "crops must be"),
+    (dict(clip_len=4, crops="three"), ValueError,
+     r"GulpDataset: crops='three' \(the test views\) needs the output size: "
+     r"augment=\[Resize\(\(height, width\)\)\]"),
+    (dict(clip_len=4, crops="three", augment=[RandomResizedCrop(8)]), ValueError,
+     r"crops='three' \(the test views\) takes augment=\[Resize\(\(height, width\)\), ...\] "
+     r"without crops or flips of its own"),
+    (dict(clip_len=4, crops="center", augment=[Resize((8, 8)), RandomHorizontalFlip()]),
+     ValueError, "without crops or flips of its own"),
+    (dict(clip_len=4, crops="center", augment=[Resize(8), CenterCrop(8)]),
+     ValueError, "without crops or flips of its own"),
+    (dict(clip_len=4, crops="five", augment=[Resize((8, 8))]), ValueError, "crops must be"),
     (dict(clip_len=0), ValueError, "clip_len must be"),
     (dict(clip_len=4, frame_interval=0), ValueError, "frame_interval must be"),
     (dict(twice_sample=True), ValueError, "twice_sample=: options of clip sampling, they need "

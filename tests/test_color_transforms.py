@@ -2,7 +2,8 @@
 RandomGrayscale in GulpDataset, decode_jpeg_warped and decode_hevc_warped equal, within 2 levels,
 torchvision's formulas (written here in numpy, independently of the kernels) applied to the same
 decoded + warped pictures with the draws the kernels made (tf_gulp.transforms.color_draws); one
-draw per clip (every frame alike); draws a function of (seed, epoch, element)."""
+draw per clip (every frame alike); draws a function of (seed, epoch, element). The colour steps
+follow the geometry in one augment list (issue 46)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,12 @@ from hevc_testing import HEVC_DIR, NAMES, smooth_image
 TOL = 2  # levels
 JITTER = T.ColorJitter(brightness=0.4, contrast=0.4, saturation=0.6, hue=0.2)
 BOTH = [JITTER, T.RandomGrayscale(p=0.3)]
+
+
+def crop(size):
+    """The geometry the colour steps follow: a random crop and flip (drawn independently of
+    the colour steps, so a list with and one without colour crop alike)."""
+    return [T.RandomResizedCrop(size), T.RandomHorizontalFlip()]
 
 
 # torchvision's definitions (transforms.functional on float pictures in [0, 1]), in numpy.
@@ -95,15 +102,15 @@ def gulp(tmp_path_factory):
 
 @pytest.mark.parametrize("dtype", ["uint8", "float32"])
 def test_gulp_clips_match_torchvision_one_draw_per_clip(gulp, dtype):
-    kwargs = dict(shape=(24, 32), warp=T.RandomResizedCrop(), seed=5, dtype=dtype)
-    if dtype == "float32":
-        kwargs.update(bias=(10.0, 20.0, 30.0), norm=1 / 64.0)
-    plain = list(tf_gulp.GulpDataset(gulp["path"], **dict(kwargs, dtype="uint8", bias=None,
-                                                           norm=None)))
-    colored = list(tf_gulp.GulpDataset(gulp["path"], color=BOTH, **kwargs))
+    out = [] if dtype == "uint8" else [T.ToDtype(tf.float32),
+                                       T.Normalize((10.0, 20.0, 30.0), (64.0, 64.0, 64.0))]
+    plain = list(tf_gulp.GulpDataset(gulp["path"], seed=5, augment=crop((24, 32))))
+    augment = crop((24, 32)) + BOTH + out
+    colored = list(tf_gulp.GulpDataset(gulp["path"], seed=5, augment=augment))
     all_steps = set()
     for element, (p, c) in enumerate(zip(plain, colored)):
-        steps = T.color_draws(BOTH, seed=5, epoch=0, element=element)
+        steps = T.color_draws(augment, seed=5, epoch=0, element=element)
+        assert steps == T.color_draws(BOTH, seed=5, epoch=0, element=element)
         all_steps.add(tuple(steps))
         frames_p, frames_c = p["frames"].numpy(), c["frames"].numpy()
         assert frames_c.shape == frames_p.shape == (3, 24, 32, 3)
@@ -129,7 +136,7 @@ def test_draws_are_a_function_of_seed_epoch_element():
 
 
 def test_gulp_epochs_draw_again(gulp):
-    ds = tf_gulp.GulpDataset(gulp["path"], shape=(16, 16), seed=1, color=JITTER)
+    ds = tf_gulp.GulpDataset(gulp["path"], seed=1, augment=[T.Resize((16, 16)), JITTER])
     two = ds.repeat(2)
     frames = [e["frames"].numpy() for e in two]
     assert not np.array_equal(frames[0], frames[6])  # epoch 1 of element 0: another draw
@@ -141,28 +148,30 @@ def test_decode_jpeg_warped_per_picture():
     jpegs = tf.constant([simplejpeg.encode_jpeg(p, quality=95) for p in pictures])
     elements = tf.constant([10, 11, 12, 13, 14], tf.int64)
     kw = dict(seed=4, epoch=2, elements=elements)
-    plain = decode_jpeg_warped(jpegs, (20, 28), T.RandomResizedCrop(), **kw).numpy()
-    colored = decode_jpeg_warped(jpegs, (20, 28), T.RandomResizedCrop(), color=BOTH, **kw)
+    plain = decode_jpeg_warped(jpegs, crop((20, 28)), **kw).numpy()
+    colored = decode_jpeg_warped(jpegs, crop((20, 28)) + BOTH, **kw)
     for k in range(5):
         assert_colored(plain[k], colored[k].numpy(), T.color_draws(BOTH, 4, 2, 10 + k))
-    gray = decode_jpeg_warped(jpegs, (20, 28), colorspace="gray", color=JITTER, **kw).numpy()
-    gray_plain = decode_jpeg_warped(jpegs, (20, 28), colorspace="gray", **kw).numpy()
+    gray = decode_jpeg_warped(jpegs, [T.Resize((20, 28)), JITTER], colorspace="gray",
+                              **kw).numpy()
+    gray_plain = decode_jpeg_warped(jpegs, [T.Resize((20, 28))], colorspace="gray", **kw).numpy()
     for k in range(5):  # one channel: brightness and contrast only
         assert_colored(gray_plain[k], gray[k], T.color_draws(JITTER, 4, 2, 10 + k))
 
 
 def test_decode_hevc_warped_cpu_kernel():
     samples = tf.constant([(HEVC_DIR / f"{name}.mp4").read_bytes() for name in NAMES[:3]])
-    kw = dict(seed=9, elements=tf.constant([0, 1, 2], tf.int64), dtype="float32",
-              bias=T.IMAGENET_MEAN, norm=1.0)
+    from tf_gulp.bzna.transforms import IMAGENET_MEAN  # on the 0-255 scale
+
+    kw = dict(seed=9, elements=tf.constant([0, 1, 2], tf.int64))
+    out = [T.ToDtype(tf.float32), T.Normalize(IMAGENET_MEAN, (1.0, 1.0, 1.0))]
     with tf.device("/CPU:0"):
-        plain = decode_hevc_warped(samples, (32, 40), T.RandomResizedCrop(), **kw).numpy()
-        colored = decode_hevc_warped(samples, (32, 40), T.RandomResizedCrop(), color=JITTER,
-                                     **kw).numpy()
+        plain = decode_hevc_warped(samples, crop((32, 40)) + out, **kw).numpy()
+        colored = decode_hevc_warped(samples, crop((32, 40)) + [JITTER] + out, **kw).numpy()
     for k in range(3):
-        levels = np.round(plain[k] + np.asarray(T.IMAGENET_MEAN)).astype(np.uint8)
+        levels = np.round(plain[k] + np.asarray(IMAGENET_MEAN)).astype(np.uint8)
         assert_colored(levels, colored[k], T.color_draws(JITTER, 9, 0, k), "float32",
-                       np.asarray(T.IMAGENET_MEAN), 1.0)
+                       np.asarray(IMAGENET_MEAN), 1.0)
 
 
 def test_color_arguments_are_checked(gulp):
@@ -172,16 +181,18 @@ def test_color_arguments_are_checked(gulp):
         T.ColorJitter(hue=0.7)
     with pytest.raises(ValueError, match="p is a probability"):
         T.RandomGrayscale(p=2)
-    with pytest.raises(TypeError, match=r"color=ColorJitter is the class; .*color=ColorJitter\(\)"):
-        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), color=T.ColorJitter)
-    with pytest.raises(TypeError, match="ColorJitter or RandomGrayscale"):
-        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), color=T.RandomResizedCrop())
-    with pytest.raises(ValueError, match="color= needs shape="):
-        tf_gulp.GulpDataset(gulp["path"], color=JITTER)
+    with pytest.raises(TypeError, match=r"augment: ColorJitter is the class; pass an instance: "
+                                        r"ColorJitter\(\.\.\.\)"):
+        tf_gulp.GulpDataset(gulp["path"], augment=[T.Resize((8, 8)), T.ColorJitter])
+    with pytest.raises(ValueError, match=r"augment: RandomResizedCrop\(.*\) comes after a colour "
+                                         r"transform"):
+        tf_gulp.GulpDataset(gulp["path"], augment=[JITTER, T.RandomResizedCrop(8)])
+    with pytest.raises(ValueError, match="augment needs the output size"):
+        tf_gulp.GulpDataset(gulp["path"], augment=[JITTER])
 
 
 def test_shard_and_skip_keep_each_elements_draw(gulp):
-    kwargs = dict(shape=(16, 16), warp=T.RandomResizedCrop(), seed=3, color=BOTH)
+    kwargs = dict(seed=3, augment=crop(16) + BOTH)
     whole = [e["frames"].numpy() for e in tf_gulp.GulpDataset(gulp["path"], **kwargs)]
     shard = [e["frames"].numpy()
              for e in tf_gulp.GulpDataset(gulp["path"], **kwargs).shard(2, 1)]
@@ -203,13 +214,20 @@ def test_benzina_data_loader_cpu_path(tmp_path):
             simplejpeg.encode_jpeg(smooth_image(rng, 40 + 8 * k, 56), quality=95))
     path = str(tmp_path / "x.bzna")
     create_dataset(str(tmp_path / "img"), path, preset="ultrafast", workers=1, progress=False)
-    kw = dict(shape=(24, 24), batch_size=3, seed=2, warp_transform=T.RandomResizedCrop())
+    from tf_gulp.bzna import transforms as bzna_transforms
+
+    # Benzina's compatibility surface: levels 0-255 out (no ImageNet bias / norm).
+    kw = dict(shape=(24, 24), batch_size=3, seed=2,
+              warp_transform=bzna_transforms.RandomResizedCrop(),
+              bias_transform=bzna_transforms.ConstantBiasTransform(0.0),
+              norm_transform=bzna_transforms.ConstantNormTransform(1.0))
     plain = next(iter(DataLoader(path, **kw)))[0].numpy()
     colored = next(iter(DataLoader(path, color_transform=JITTER, **kw)))[0].numpy()
     for k in range(3):  # no shuffle: entry k is batch position k
         assert_colored(np.round(plain[k]).astype(np.uint8), colored[k],
                        T.color_draws(JITTER, 2, 0, k), "float32", 0.0, 1.0)
-    with pytest.raises(ValueError, match="color_transform runs in decode_hevc_warped's CPU"):
+    with pytest.raises(ValueError, match=r"DataLoader: colour transforms run in "
+                                         r"decode_hevc_warped .* has no colour stage"):
         DataLoader(path, device="/CPU:0", color_transform=JITTER, **kw)
 
 
@@ -218,7 +236,7 @@ def test_png_pictures_go_through_the_same_colour_stage():
     rng = np.random.default_rng(8)
     pngs = tf.constant([tf.io.encode_png(smooth_image(rng, 30, 44)).numpy() for _ in range(3)])
     kw = dict(seed=6, elements=tf.constant([0, 1, 2], tf.int64))
-    plain = decode_jpeg_warped(pngs, (16, 20), T.RandomResizedCrop(), **kw).numpy()
-    colored = decode_jpeg_warped(pngs, (16, 20), T.RandomResizedCrop(), color=JITTER, **kw)
+    plain = decode_jpeg_warped(pngs, crop((16, 20)), **kw).numpy()
+    colored = decode_jpeg_warped(pngs, crop((16, 20)) + [JITTER], **kw)
     for k in range(3):
         assert_colored(plain[k], colored[k].numpy(), T.color_draws(JITTER, 6, 0, k))

@@ -8,14 +8,18 @@ similarity_warp's float warp; the tests allow 2 levels (the issue's 2/255).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import simplejpeg
 import tensorflow as tf
 
 import tf_gulp.ops
-from tf_gulp import transforms as T
+from tf_gulp import transforms as V
+from tf_gulp.bzna import transforms as T
 from tf_gulp.bzna.dataset import DataLoader
+from tf_gulp.bzna.on_device import warp_on_device
 from tf_gulp.cli.main import main as cli
 from tf_gulp.ops.bzna.bzna_ops import bzna_track_index
 from hevc_testing import HEVC_DIR, NAMES, smooth_image
@@ -76,12 +80,17 @@ def reference(sample, matrix, shape, crop="clean", bias=0.0, norm=1.0, dtype=tf.
     return out.numpy()
 
 
+def constant(m, shape) -> V.Augment:
+    """The compiled list of a constant matrix `m` with uint8 output (levels, no bias or norm)."""
+    return dataclasses.replace(T.loader_augment(shape, T.ConstantWarpTransform(m)),
+                               dtype="uint8", bias=(), norm=())
+
+
 def check_all(sample, shape, crop="clean"):
     h, w = tf_gulp.ops.decode_hevc(sample, crop=crop).shape[:2]
     for label, m in matrices(h, w, *shape).items():
         ref = reference(sample, m, shape, crop)
-        got = tf_gulp.ops.decode_hevc_warped(sample, shape, T.ConstantWarpTransform(m),
-                                             crop=crop).numpy()
+        got = tf_gulp.ops.decode_hevc_warped(sample, constant(m, shape), crop=crop).numpy()
         assert got.dtype == np.uint8 and got.shape == (*shape, 3), label
         diff = np.abs(got.astype(np.int16) - np.round(ref).astype(np.int16)).max(-1)
         # A pixel whose centre maps onto the picture's border (within float32's rounding) may
@@ -106,25 +115,30 @@ def test_odd_sizes_and_clean_apertures(odd):
 
 
 def test_float_output_and_default_transform(odd):
-    """float32 (v - bias) * norm; the default warp (None) resizes the whole picture as
-    SimilarityTransform(resize=True) does in Python."""
+    """float32 (v - bias) * norm; the default warp (None) resizes the whole picture: the
+    matrix mapping the output's pixel area onto the input's."""
     sample = odd["samples"][1]
     bias, norm = [120.0, 110.0, 100.0], [0.02, 0.03, 0.04]
-    got = tf_gulp.ops.decode_hevc_warped(sample, (64, 96), dtype="float32", bias=bias,
-                                         norm=norm).numpy()
+    augment = T.loader_augment((64, 96), None, T.ConstantBiasTransform(bias),
+                               T.ConstantNormTransform(norm))
+    got = tf_gulp.ops.decode_hevc_warped(sample, augment).numpy()
     rgb = tf_gulp.ops.decode_hevc(sample)
-    m = T.SimilarityTransform(resize=True)(tf.shape(rgb)[:2], (64, 96), T.element_key(0, 0, 0))
-    ref = tf_gulp.ops.similarity_warp(rgb, m, (64, 96), bias, norm).numpy()
+    m = matrices(*rgb.shape[:2], 64, 96)["resize"]
+    ref = tf_gulp.ops.similarity_warp(rgb, tf.constant(m, tf.float32), (64, 96), bias,
+                                      norm).numpy()
     assert got.dtype == np.float32
     assert (np.abs(got - ref) <= TOL * np.array(norm) + 1e-5).all()
 
 
-def test_random_transforms_are_keyed_by_seed_epoch_element():
+@pytest.mark.parametrize("augment", [
+    [V.RandomResizedCrop(32), V.RandomHorizontalFlip()],
+    T.loader_augment((32, 32), T.RandomResizedCrop()),  # Benzina's, drawn by the same kernels
+], ids=["torchvision", "benzina"])
+def test_random_transforms_are_keyed_by_seed_epoch_element(augment):
     samples = tf.constant([read("square512")] * 3)
-    warp = T.RandomResizedCrop()
 
     def run(seed, epoch, elements):
-        return tf_gulp.ops.decode_hevc_warped(samples, (32, 32), warp, seed=seed, epoch=epoch,
+        return tf_gulp.ops.decode_hevc_warped(samples, augment, seed=seed, epoch=epoch,
                                               elements=elements).numpy()
 
     a = run(1, 0, [0, 1, 2])
@@ -138,38 +152,44 @@ def test_random_transforms_are_keyed_by_seed_epoch_element():
 def test_bad_input_names_the_sample():
     good = read("square512")
     with pytest.raises(tf.errors.DataLossError, match=r"picture 1 \(element 9\).*cats.mp4"):
-        tf_gulp.ops.decode_hevc_warped([good, good[:5000]], (8, 8), elements=[4, 9],
+        tf_gulp.ops.decode_hevc_warped([good, good[:5000]], [V.Resize((8, 8))], elements=[4, 9],
                                        what=["dogs.mp4", "cats.mp4"])
-    with pytest.raises(ValueError, match="shape"):
-        tf_gulp.ops.decode_hevc_warped(good, (0, 8))
-    with pytest.raises(ValueError, match="bias"):
-        tf_gulp.ops.decode_hevc_warped(good, (8, 8), bias=1.0)
-    with pytest.raises(TypeError, match="warp"):
-        tf_gulp.ops.decode_hevc_warped(good, (8, 8), warp=lambda *a: tf.eye(3))
+    with pytest.raises(ValueError, match="size"):
+        tf_gulp.ops.decode_hevc_warped(good, [V.CenterCrop((0, 8))])
+    with pytest.raises(ValueError, match="needs the output size"):
+        tf_gulp.ops.decode_hevc_warped(good, [V.RandomHorizontalFlip()])
+    with pytest.raises(ValueError, match=r"Normalize.*needs ToDtype"):
+        tf_gulp.ops.decode_hevc_warped(good, [V.Resize((8, 8)), V.Normalize([1.0], [1.0])])
+    with pytest.raises(TypeError, match="not a transform the kernels can fuse"):
+        tf_gulp.ops.decode_hevc_warped(good, [V.Resize((8, 8)), lambda *a: tf.eye(3)])
 
 
 def _unfused(path, shape, **kwargs):
-    """DataLoader's output through its unfused path (a Python warp callable is not fusable)."""
-    warp = T.SimilarityTransform(resize=True)
-    return DataLoader(path, shape, 8, warp_transform=lambda *a: warp(*a), **kwargs)
+    """DataLoader's output through its unfused path: decoded by decode_hevc in tf.data, then
+    warped by similarity_warp with the C++-drawn matrices (warp_on_device, on the CPU)."""
+    loader = DataLoader(path, shape, 8, device="/CPU:0", decode="host", **kwargs)
+    augment = T.loader_augment(shape, None, kwargs.get("bias_transform"),
+                               kwargs.get("norm_transform"))
+    return loader.map(lambda x, y: (warp_on_device(x, augment, "/CPU:0"), y)), loader
 
 
 def test_data_loader_cpu_path_matches_the_unfused_path(odd):
-    """The default (deterministic) transform: the fused CPU path gives today's images within
-    2 levels, the same labels and the same order and cardinality."""
+    """The default (deterministic) transform: the fused CPU path gives the unfused path's
+    images within 2 levels, the same labels and the same order and cardinality."""
     bias, norm = T.ConstantBiasTransform(), T.ConstantNormTransform()
     fused = DataLoader(odd["path"], (40, 56), 8, epochs=2, bias_transform=bias,
                        norm_transform=norm)
-    unfused = _unfused(odd["path"], (40, 56), epochs=2, bias_transform=bias, norm_transform=norm)
+    unfused, staged = _unfused(odd["path"], (40, 56), epochs=2, bias_transform=bias,
+                               norm_transform=norm)
     assert fused.cardinality().numpy() == unfused.cardinality().numpy() == 1
-    # The CPU path runs the fused op; a callable transform keeps the unfused one.
+    # The CPU path runs the fused op; the staged loader decodes with decode_hevc.
     assert b"DecodeHevcWarped" in fused._as_serialized_graph().numpy()
-    assert b"DecodeHevcWarped" not in unfused._as_serialized_graph().numpy()
+    assert b"DecodeHevcWarped" not in staged._as_serialized_graph().numpy()
     (xf, yf), = list(fused.as_numpy_iterator())
     (xu, yu), = list(unfused.as_numpy_iterator())
     np.testing.assert_array_equal(yf, yu)
     assert xf.shape == xu.shape == (6, 40, 56, 3)
-    step = np.asarray(norm._values)
+    step = np.asarray(norm.values)
     assert (np.abs(xf - xu) <= TOL * step + 1e-5).all()
 
 

@@ -13,7 +13,9 @@ import simplejpeg
 
 import tf_gulp
 from gulp_testing import make_gulp_dir
-from tf_gulp.transforms import RandomResizedCrop
+from tf_gulp.transforms import RandomHorizontalFlip, RandomResizedCrop
+
+CROP = [RandomResizedCrop(16), RandomHorizontalFlip()]
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +41,8 @@ def assert_each_element_changes(epochs, what: str):
 
 
 def test_gulp_fused_crop_changes_each_epoch_unshuffled(gulp_dir):
-    ds = tf_gulp.GulpDataset(gulp_dir, num_frames=1, seed=0, warp=RandomResizedCrop(),
-                             shape=(16, 16)).map(lambda e: e["frames"])
+    ds = tf_gulp.GulpDataset(gulp_dir, num_frames=1, seed=0, augment=CROP).map(
+        lambda e: e["frames"])
     assert_each_element_changes(two_epochs(ds), "RandomResizedCrop")
 
 
@@ -73,15 +75,14 @@ def jpeg_records(tmp_path_factory):
 @pytest.mark.parametrize("batch_size", [None, 8])
 def test_ffrecord_jpeg_recipe_crops_change_each_epoch_unshuffled(jpeg_records, batch_size):
     ds = tf_gulp.FFRecordDataset(jpeg_records, batch_size=batch_size)
-    ds = ds.decode_jpeg_warped((16, 16), RandomResizedCrop())
+    ds = ds.decode_jpeg_warped(CROP)
     epochs = two_epochs(ds)
     if batch_size:
         epochs = [[img for batch in e for img in batch] for e in epochs]
     assert_each_element_changes(epochs, "decode_jpeg_warped")
     # Each picture's crop is keyed by its record, not its place in a batch: the same crops
     # batched or not, shuffled or not.
-    alone = two_epochs(tf_gulp.FFRecordDataset(jpeg_records).decode_jpeg_warped(
-        (16, 16), RandomResizedCrop()))
+    alone = two_epochs(tf_gulp.FFRecordDataset(jpeg_records).decode_jpeg_warped(CROP))
     assert all(np.array_equal(a, b) for a, b in zip(alone[1], epochs[1]))
     def shuffled(**kw):
         return tf_gulp.FFRecordDataset(jpeg_records, batch_size=batch_size, shuffle=True, seed=0,
@@ -89,7 +90,7 @@ def test_ffrecord_jpeg_recipe_crops_change_each_epoch_unshuffled(jpeg_records, b
 
     # (Two dataset objects: each is at its epoch 0.)
     for e, images in zip(shuffled(keys=True),
-                         shuffled().decode_jpeg_warped((16, 16), RandomResizedCrop())):
+                         shuffled().decode_jpeg_warped(CROP)):
         index = np.atleast_1d(e["index"].numpy())
         images = images.numpy().reshape((-1, 16, 16, 3))
         for i, img in zip(index, images):
@@ -125,11 +126,11 @@ def make_bzna(tmp_path, images_per_class, seed):
 
 def test_benzina_loader_crops_change_each_epoch_unshuffled(tmp_path):
     from tf_gulp.bzna import DataLoader
-    from tf_gulp import transforms as T
+    from tf_gulp.bzna import transforms as bzna_transforms
 
     make_bzna(tmp_path, {"ant": 2, "bee": 2}, seed=0)
     loader = DataLoader(str(tmp_path / "d.bzna"), (16, 16), batch_size=4, split="train",
-                        epochs=2, warp_transform=T.RandomResizedCrop())
+                        epochs=2, warp_transform=bzna_transforms.RandomResizedCrop())
     batches = [x.numpy() for x, _ in loader]
     assert len(batches) == 2
     assert_each_element_changes([list(batches[0]), list(batches[1])], "Benzina DataLoader")
@@ -138,12 +139,11 @@ def test_benzina_loader_crops_change_each_epoch_unshuffled(tmp_path):
 def test_benzina_dataset_hevc_recipe_crops_change_each_epoch_unshuffled(tmp_path):
     # docs/benzina.md: BenzinaDataset(decode=False) + decode_hevc_warped keyed by the element's
     # epoch and index.
-    from tf_gulp import transforms as T
     from tf_gulp.bzna import BenzinaDataset
     from tf_gulp.ops import decode_hevc_warped
 
     make_bzna(tmp_path, {"ant": 3}, seed=1)
     ds = BenzinaDataset(str(tmp_path / "d.bzna"), decode=False).map(lambda x: decode_hevc_warped(
-        x["sample"], (16, 16), T.RandomResizedCrop(), seed=1, epoch=x["epoch"],
+        x["sample"], CROP, seed=1, epoch=x["epoch"],
         elements=x["index"]))
     assert_each_element_changes(two_epochs(ds), "BenzinaDataset + decode_hevc_warped")

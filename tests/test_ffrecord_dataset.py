@@ -12,6 +12,8 @@ import pytest
 import tensorflow as tf
 
 import tf_gulp
+
+from epoch_testing import resumed
 from ffrecord_testing import (EXPECTED, FIXTURES, ffrecord_bytes, offset_field, patch,
                               sample_records, sha256)
 from tf_gulp import _core
@@ -187,13 +189,7 @@ def test_checkpoint_restore_resumes_at_the_exact_next_element(data, tmp_path, ba
                                        seed=11).repeat(repeat)
 
     reference = [x.numpy() for x in make()]
-    it = iter(make())
-    for _ in range(stop):
-        next(it)
-    path = tf.train.Checkpoint(iterator=it).save(str(tmp_path / "ckpt"))
-    fresh = iter(make())
-    tf.train.Checkpoint(iterator=fresh).restore(path)
-    rest = [x.numpy() for x in fresh]
+    rest = [x.numpy() for x in resumed(make, stop, tmp_path)]
     assert len(rest) == len(reference) - stop
     for a, b in zip(rest, reference[stop:]):
         np.testing.assert_array_equal(a, b)

@@ -1,7 +1,7 @@
-"""The fused decode + warp (issue 24): GulpDataset(shape=, warp=, ...) and decode_jpeg_warped
-against decoding every pixel and then warping (tf_gulp.ops.similarity_warp); one transform per
-clip; randomness a function of (seed, epoch, element) through checkpoints, skip and shard;
-tf_gulp.transforms as the one transforms API."""
+"""The fused decode + warp (issue 24): GulpDataset(augment=[...]) and decode_jpeg_warped against
+decoding every pixel and then warping (tf_gulp.ops.similarity_warp); one draw per clip; randomness
+a function of (seed, epoch, element) through checkpoints, skip and shard; tf_gulp.transforms as
+the one augmentation list (issue 46)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from tf_gulp import transforms as T
 from tf_gulp.ops import decode_jpeg_warped, similarity_warp
 
 from gulp_testing import make_gulp_dir
+from warp_testing import affine_matrix, constant_warp
 
 
 @pytest.fixture(scope="module")
@@ -29,44 +30,54 @@ def clips(ds):
 
 
 # A crop at the top right, flipped, rotated a little: output (x, y) -> input pixels.
-MATRIX = T.compute_affine_matrix((61, 83), (24, 32), crop_hw=(30, 41), crop_center=(-8, 12),
-                                 degrees=7, flip_h=True).numpy()
+MATRIX = affine_matrix((61, 83), (24, 32), crop_hw=(30, 41), crop_center=(-8, 12), degrees=7,
+                       flip_h=True)
 
 
-def test_transforms_is_one_module_without_the_pre_release_alias():
+def test_transforms_is_one_module_and_python_draws_nothing():
     assert tf_gulp.transforms is T
     assert "transforms" in tf_gulp.__all__
-    with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("tf_gulp.bzna.transforms")
-    with pytest.raises(AttributeError):
-        getattr(tf_gulp.bzna, "transforms")
+    # Benzina's classes live in its compatibility module only, as descriptions the kernels draw.
+    bzna_transforms = importlib.import_module("tf_gulp.bzna.transforms")
+    for name in ("SimilarityTransform", "CenterResizedCrop", "ConstantWarpTransform",
+                 "ConstantBiasTransform", "ConstantNormTransform", "IMAGENET_NORM"):
+        assert hasattr(bzna_transforms, name) and not hasattr(T, name), name
+    assert not callable(bzna_transforms.RandomResizedCrop())
+    # The Python-side draws (the second random stream, issue 46 item 3) are gone.
+    for name in ("element_key", "compute_affine_matrix", "kernel_transform", "kernel_vector",
+                 "kernel_color", "kernel_warp_attrs"):
+        assert not hasattr(T, name), name
 
 
-def test_scalar_norm_and_bias_broadcast_to_every_channel():
+def test_scalar_norm_and_bias_broadcast_to_every_channel(gulp):
     # ConstantNormTransform(1/255.0) used to become a [1] vector that similarity_warp refused at
-    # run time (one value per channel); a scalar now means every channel.
+    # run time (one value per channel); a scalar now means every channel, in the fused kernel too.
+    from tf_gulp.bzna.transforms import ConstantNormTransform
+
     image = tf.constant(np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3))
-    matrix = T.ConstantWarpTransform()()
-    norm, bias = T.ConstantNormTransform(1 / 255.0), T.ConstantBiasTransform(2.0)
-    out = similarity_warp(image, matrix, (4, 5), bias(), norm()).numpy()
+    out = similarity_warp(image, np.eye(3, dtype=np.float32), (4, 5), 2.0, 1 / 255.0).numpy()
     np.testing.assert_allclose(out, (image.numpy() - 2.0) / 255.0, rtol=1e-6)
+    fused = constant_warp(np.eye(3), (61, 83), "float32", bias=2.0, norm=1 / 255.0)
+    assert fused.bias == (2.0,) and fused.norm == (1 / 255.0,)
+    for got, e in zip(clips(tf_gulp.GulpDataset(gulp["path"], augment=fused, dct_scaling=False)),
+                      tf_gulp.GulpDataset(gulp["path"])):
+        np.testing.assert_allclose(got, (e["frames"].numpy() - 2.0) / 255.0, rtol=1e-6)
     with pytest.raises(ValueError, match="one value per channel"):
-        T.ConstantNormTransform([[1.0, 2.0]])
+        ConstantNormTransform([[1.0, 2.0]])
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "float32"])
 def test_fused_equals_decode_everything_then_warp(gulp, dtype):
-    bias, norm = ((None, None) if dtype == "uint8" else
-                  ((10.0, 20.0, 30.0), T.ConstantNormTransform(1 / 255.0)))
-    fused = tf_gulp.GulpDataset(gulp["path"], shape=(24, 32), dtype=dtype, bias=bias, norm=norm,
-                                warp=T.ConstantWarpTransform(MATRIX), dct_scaling=False)
+    bias, norm = (None, None) if dtype == "uint8" else ((10.0, 20.0, 30.0), 1 / 255.0)
+    augment = constant_warp(MATRIX, (24, 32), dtype, bias=bias or 0.0, norm=norm or 1.0)
+    fused = tf_gulp.GulpDataset(gulp["path"], augment=augment, dct_scaling=False)
     assert fused.element_spec["frames"].shape.as_list() == [None, 24, 32, 3]
     full = tf_gulp.GulpDataset(gulp["path"])
     got, want = clips(fused), []
     for e in full:
         out = similarity_warp(e["frames"][tf.newaxis], MATRIX[np.newaxis], (24, 32),
                               bias=0.0 if bias is None else bias,
-                              norm=1.0 if norm is None else norm())[0].numpy()
+                              norm=1.0 if norm is None else norm)[0].numpy()
         want.append(out)
     assert len(got) == len(want) == 6
     tolerance = 2.0 if dtype == "uint8" else 2.0 / 255.0 + 1e-6
@@ -75,11 +86,12 @@ def test_fused_equals_decode_everything_then_warp(gulp, dtype):
         assert np.abs(g.astype(np.float64) - w).max() <= tolerance
 
 
-def test_default_warp_resizes_the_whole_frame(gulp):
-    got = clips(tf_gulp.GulpDataset(gulp["path"], shape=(30, 40), dct_scaling=False))
+def test_resize_to_a_pair_resizes_the_whole_frame(gulp):
+    got = clips(tf_gulp.GulpDataset(gulp["path"], augment=[T.Resize((30, 40))],
+                                    dct_scaling=False))
     for g, e in zip(got, tf_gulp.GulpDataset(gulp["path"])):
         want = similarity_warp(e["frames"][tf.newaxis],
-                               T.compute_affine_matrix((61, 83), (30, 40))[tf.newaxis],
+                               affine_matrix((61, 83), (30, 40))[np.newaxis],
                                (30, 40))[0].numpy()
         assert np.abs(g.astype(np.float64) - want).max() <= 2
 
@@ -88,8 +100,9 @@ def test_dct_scaling_stays_close_to_the_full_size_decode(tmp_path):
     # Frames large enough for 1/2 and 1/4 (whole 320x240 frames to 112 and 56 pixels).
     g = make_gulp_dir(tmp_path / "big", 2, 2, 240, 320, videos_per_chunk=2)
     for side in (112, 56):
-        scaled = clips(tf_gulp.GulpDataset(g["path"], shape=(side, side)))
-        exact = clips(tf_gulp.GulpDataset(g["path"], shape=(side, side), dct_scaling=False))
+        scaled = clips(tf_gulp.GulpDataset(g["path"], augment=[T.Resize((side, side))]))
+        exact = clips(tf_gulp.GulpDataset(g["path"], augment=[T.Resize((side, side))],
+                                          dct_scaling=False))
         for a, b in zip(scaled, exact):
             mse = np.mean((a.astype(np.float64) - b) ** 2)
             psnr = 99.0 if mse == 0 else 10 * np.log10(255.0 ** 2 / mse)
@@ -97,8 +110,8 @@ def test_dct_scaling_stays_close_to_the_full_size_decode(tmp_path):
 
 
 def random_clips(gulp, **kwargs):
-    return tf_gulp.GulpDataset(gulp["path"], shape=(20, 20), num_frames=3, training=True,
-                               warp=T.RandomResizedCrop(scale=(0.1, 0.5)), **kwargs)
+    return tf_gulp.GulpDataset(gulp["path"], num_frames=3, training=True, augment=[
+        T.RandomResizedCrop(20, scale=(0.1, 0.5)), T.RandomHorizontalFlip()], **kwargs)
 
 
 def test_one_transform_per_clip_and_a_new_one_per_element_and_epoch(gulp):
@@ -140,22 +153,30 @@ def test_checkpoint_skip_and_shard_keep_the_crops(gulp, tmp_path):
 
 
 def test_fused_options_are_checked_by_name(gulp):
-    with pytest.raises(ValueError, match="warp= needs shape"):
-        tf_gulp.GulpDataset(gulp["path"], warp=T.RandomResizedCrop())
-    with pytest.raises(ValueError, match=r"shape\[0\] \(height\) must be an integer >= 1, got 0"):
-        tf_gulp.GulpDataset(gulp["path"], shape=(0, 10))
-    with pytest.raises(TypeError, match=r"shape must be \(height, width\)"):
-        tf_gulp.GulpDataset(gulp["path"], shape=112)
-    with pytest.raises(ValueError, match="dtype must be 'uint8' or 'float32', got 'float16'"):
-        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), dtype="float16")
-    with pytest.raises(ValueError, match="bias and norm apply"):
-        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), norm=0.5)
-    with pytest.raises(TypeError, match="warp must be None or a tf_gulp.transforms"):
-        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), warp=lambda hw, out, key: None)
+    with pytest.raises(ValueError, match=r"GulpDataset: augment= \(fused into decoding\) needs "
+                                         r"decode=True"):
+        tf_gulp.GulpDataset(gulp["path"], augment=[T.Resize((8, 8))], decode=False)
+    with pytest.raises(ValueError, match=r"Resize: size\[0\] must be an integer >= 1, got 0"):
+        tf_gulp.GulpDataset(gulp["path"], augment=[T.Resize((0, 10))])
+    with pytest.raises(TypeError, match=r"Resize: size must be an int or \(height, width\)"):
+        tf_gulp.GulpDataset(gulp["path"], augment=[T.Resize("112")])
+    with pytest.raises(ValueError, match="GulpDataset: augment needs the output size"):
+        tf_gulp.GulpDataset(gulp["path"], augment=[T.Resize(112)])
+    with pytest.raises(ValueError, match="ToDtype: dtype='float16': the kernels write float32 "
+                                         "or uint8"):
+        tf_gulp.GulpDataset(gulp["path"], augment=[T.Resize((8, 8)), T.ToDtype("float16")])
+    with pytest.raises(ValueError, match=r"GulpDataset: augment: Normalize\(.*\) needs "
+                                         r"ToDtype\(tf.float32"):
+        tf_gulp.GulpDataset(gulp["path"], augment=[T.Resize((8, 8)), T.Normalize([0.5], [2.0])])
+    with pytest.raises(TypeError, match="GulpDataset: augment: <function .* is not a transform "
+                                        "the kernels can fuse"):
+        tf_gulp.GulpDataset(gulp["path"], augment=[T.Resize((8, 8)), lambda x: x])
     with pytest.raises(ValueError, match="GulpDataset: scale cannot be combined"):
-        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), scale=2)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="norm must be one value or one per"):
-        tf_gulp.GulpDataset(gulp["path"], shape=(8, 8), dtype="float32", norm=(1.0, 2.0))
+        tf_gulp.GulpDataset(gulp["path"], augment=[T.Resize((8, 8))], scale=2)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"bias must be one value or one per channel \(3\), got 2"):
+        tf_gulp.GulpDataset(gulp["path"], augment=[T.Resize((8, 8)), T.ToDtype(tf.float32),
+                                                   T.Normalize([0.0, 0.0], [1.0, 2.0])])
 
 
 def jpeg(seed: int, height: int = 45, width: int = 70) -> bytes:
@@ -167,28 +188,26 @@ def jpeg(seed: int, height: int = 45, width: int = 70) -> bytes:
 
 def test_decode_jpeg_warped_equals_decode_then_warp():
     jpegs = [jpeg(i) for i in range(4)]
-    matrix = T.compute_affine_matrix((45, 70), (16, 24), crop_hw=(30, 40), crop_center=(3, -9),
-                                     flip_h=True)
-    got = decode_jpeg_warped(jpegs, (16, 24), T.ConstantWarpTransform(matrix.numpy()),
-                             dct_scaling=False, dtype="float32", norm=0.5).numpy()
+    matrix = affine_matrix((45, 70), (16, 24), crop_hw=(30, 40), crop_center=(3, -9), flip_h=True)
+    got = decode_jpeg_warped(jpegs, constant_warp(matrix, (16, 24), "float32", norm=0.5),
+                             dct_scaling=False).numpy()
     assert got.shape == (4, 16, 24, 3) and got.dtype == np.float32
     for g, data in zip(got, jpegs):
         want = similarity_warp(tf.io.decode_jpeg(data, dct_method="INTEGER_FAST"), matrix,
                                (16, 24), norm=0.5).numpy()
         assert np.abs(g - want).max() <= 1.0 + 1e-6  # 2 levels at norm 0.5
-    one = decode_jpeg_warped(jpegs[0], (16, 24), T.ConstantWarpTransform(matrix.numpy()),
-                             dct_scaling=False)
+    one = decode_jpeg_warped(jpegs[0], constant_warp(matrix, (16, 24)), dct_scaling=False)
     assert one.shape == (16, 24, 3) and one.dtype == tf.uint8
 
 
 def test_decode_jpeg_warped_keys_each_picture_by_its_element():
     jpegs = [jpeg(7)] * 4
-    crop = T.RandomResizedCrop()
-    a = decode_jpeg_warped(jpegs, (12, 12), crop, seed=1, elements=[10, 11, 12, 13]).numpy()
-    b = decode_jpeg_warped(jpegs[:2], (12, 12), crop, seed=1, elements=[12, 13]).numpy()
+    crop = [T.RandomResizedCrop(12), T.RandomHorizontalFlip()]
+    a = decode_jpeg_warped(jpegs, crop, seed=1, elements=[10, 11, 12, 13]).numpy()
+    b = decode_jpeg_warped(jpegs[:2], crop, seed=1, elements=[12, 13]).numpy()
     np.testing.assert_array_equal(a[2:], b)  # same element, same crop, whatever the batch
     assert np.abs(a[0].astype(int) - a[1]).mean() > 1  # same picture, other element
-    c = decode_jpeg_warped(jpegs[:1], (12, 12), crop, seed=1, epoch=1, elements=[10]).numpy()
+    c = decode_jpeg_warped(jpegs[:1], crop, seed=1, epoch=1, elements=[10]).numpy()
     assert np.abs(a[0].astype(int) - c[0]).mean() > 1  # another epoch
 
 
@@ -196,16 +215,17 @@ def test_decode_jpeg_warped_names_the_damaged_picture():
     data = jpeg(1)
     with pytest.raises((tf.errors.DataLossError, tf.errors.InvalidArgumentError),
                        match="picture 1 \\(element 1\\)"):
-        decode_jpeg_warped([data, data[: len(data) // 2]], (8, 8), dct_scaling=False)
+        decode_jpeg_warped([data, data[: len(data) // 2]], [T.Resize((8, 8))], dct_scaling=False)
 
 
 def test_transforms_can_be_fused_from_inside_a_map_graph():
     # Dataset.map traces its function: the attrs must not need an eager tensor.
     jpegs = tf.data.Dataset.from_tensors(tf.constant([jpeg(2)]))
-    crop, norm = T.ConstantWarpTransform(), T.ConstantNormTransform(T.IMAGENET_NORM)
-    ds = jpegs.map(lambda batch: decode_jpeg_warped(batch, (8, 8), crop, dtype="float32",
-                                                    bias=T.IMAGENET_MEAN, norm=norm))
-    assert next(iter(ds)).shape == (1, 8, 8, 3)
+    augment = [T.Resize((8, 8)), T.ToDtype(tf.float32, scale=True),
+               T.Normalize(T.IMAGENET_MEAN, T.IMAGENET_STD)]
+    ds = jpegs.map(lambda batch: decode_jpeg_warped(batch, augment))
+    got = next(iter(ds))
+    assert got.shape == (1, 8, 8, 3) and got.dtype == tf.float32
 
 
 def test_tf_data_service_workers_draw_the_same_crops(service, gulp):
@@ -224,8 +244,8 @@ def test_tf_data_service_workers_draw_the_same_crops(service, gulp):
 
 
 def test_gray_clips_are_fused_too(gulp):
-    fused = clips(tf_gulp.GulpDataset(gulp["path"], colorspace="gray", shape=(24, 32),
-                                      warp=T.ConstantWarpTransform(MATRIX), dct_scaling=False))
+    fused = clips(tf_gulp.GulpDataset(gulp["path"], colorspace="gray",
+                                      augment=constant_warp(MATRIX, (24, 32)), dct_scaling=False))
     for got, e in zip(fused, tf_gulp.GulpDataset(gulp["path"], colorspace="gray")):
         assert got.shape == (4, 24, 32, 1)
         want = similarity_warp(e["frames"][tf.newaxis], MATRIX[np.newaxis], (24, 32))[0].numpy()
@@ -238,17 +258,39 @@ def test_similarity_transform_matrices_are_the_kernels_draws():
     from tf_gulp.ops import similarity_transform_matrices
 
     sizes = tf.constant([[240, 320], [240, 320], [100, 50]], tf.int32)
-    constant = similarity_transform_matrices(sizes, (24, 32), T.ConstantWarpTransform(MATRIX))
+    constant = similarity_transform_matrices(sizes, constant_warp(MATRIX, (24, 32)))
     np.testing.assert_allclose(constant.numpy(), np.broadcast_to(np.float32(MATRIX), (3, 3, 3)))
     draw = lambda **kw: similarity_transform_matrices(  # noqa: E731
-        sizes, (112, 112), T.RandomResizedCrop(), **kw).numpy()
+        sizes, [T.RandomResizedCrop(112), T.RandomHorizontalFlip()], **kw).numpy()
     a = draw(seed=1, epoch=0, elements=[0, 1, 2])
     np.testing.assert_array_equal(a, draw(seed=1, epoch=0, elements=[0, 1, 2]))
     assert not np.allclose(a[0], a[1])  # another element, another crop
     assert not np.allclose(a, draw(seed=1, epoch=1, elements=[0, 1, 2]))
     assert not np.allclose(a, draw(seed=2, epoch=0, elements=[0, 1, 2]))
-    with pytest.raises(ValueError, match="shape"):
-        similarity_transform_matrices(sizes, (0, 10))
+    with pytest.raises(ValueError, match="similarity_transform_matrices: augment needs the "
+                                         "output size"):
+        similarity_transform_matrices(sizes, [T.RandomHorizontalFlip()])
+
+
+def test_the_fused_decode_samples_through_similarity_transform_matrices():
+    """One random stream: decoding every pixel and warping with the matrices
+    similarity_transform_matrices gives is the fused decode's picture (crop and flip alike)."""
+    from tf_gulp.ops import similarity_transform_matrices
+
+    jpegs = [jpeg(i) for i in range(6)]
+    augment = [T.RandomResizedCrop((16, 24), scale=(0.2, 0.6)), T.RandomHorizontalFlip(),
+               T.RandomVerticalFlip()]
+    elements = [3, 4, 5, 6, 7, 8]
+    got = decode_jpeg_warped(jpegs, augment, seed=7, epoch=2, elements=elements,
+                             dct_scaling=False).numpy()
+    matrices = similarity_transform_matrices([[45, 70]] * 6, augment, seed=7, epoch=2,
+                                             elements=elements).numpy()
+    assert len({m.tobytes() for m in matrices}) == 6  # six draws
+    assert {bool(m[0, 0] < 0) for m in matrices} == {False, True}  # flipped and not
+    for g, data, m in zip(got, jpegs, matrices):
+        want = similarity_warp(tf.io.decode_jpeg(data, dct_method="INTEGER_FAST"), m,
+                               (16, 24)).numpy()
+        assert np.abs(g.astype(np.float64) - want).max() <= 2
 
 
 def _raw_fused_ops():

@@ -25,13 +25,19 @@ from tensorflow.python.framework import kernels
 
 import tf_gulp.ops
 from hevc_testing import fit_small_model, smooth_image
-from tf_gulp import transforms as T
+from tf_gulp import transforms as V
+from tf_gulp.bzna import transforms as T
 from tf_gulp.bzna.dataset import DataLoader
 from tf_gulp.bzna.on_device import WarpOnDevice, check_device, warp_on_device
 from tf_gulp.cli.main import main as cli
+from tf_gulp.ops.image.warp_ops import similarity_transform_matrices
 from tf_gulp.ops.library import load_ops
 
 HOST_MEMORY = {"matrices", "output_shape", "bias", "norm", "oob_color"}
+# What _loader's reference arguments compile to: the list WarpOnDevice is given.
+AUGMENT = T.loader_augment((24, 32), T.RandomResizedCrop())
+# A 2 x 2 float output of levels, for hand-made inputs.
+LEVELS_2X2 = [V.Resize((2, 2)), V.ToDtype(tf.float32)]
 
 
 def registrations(op: str) -> dict:
@@ -128,7 +134,7 @@ def test_gpu_device_without_a_gpu_is_a_clear_error(tmp_path):
 def test_warp_on_device_names_missing_inputs():
     with pytest.raises(ValueError, match=r"inputs lack \['size', 'matrix'"):
         warp_on_device({"image": tf.zeros([1, 2, 2, 3], tf.uint8), "bias": 0, "norm": 1},
-                       (2, 2))
+                       LEVELS_2X2)
 
 
 def test_warp_on_device_says_once_that_no_gpu_kernel_ran(caplog, monkeypatch):
@@ -143,7 +149,7 @@ def test_warp_on_device_says_once_that_no_gpu_kernel_ran(caplog, monkeypatch):
               "bias": tf.zeros([1, 3]), "norm": tf.ones([1, 3])}
     with caplog.at_level("WARNING", logger="tf_gulp"):
         for _ in range(2):
-            out = WarpOnDevice((2, 2), device="/GPU:0")(inputs)
+            out = WarpOnDevice(LEVELS_2X2, device="/GPU:0")(inputs)
             np.testing.assert_allclose(out.numpy(), 200.0)  # soft placement: it ran, on the CPU
     said = [r.getMessage() for r in caplog.records if "no GPU kernel ran" in r.getMessage()]
     assert len(said) == 1, said
@@ -151,8 +157,8 @@ def test_warp_on_device_says_once_that_no_gpu_kernel_ran(caplog, monkeypatch):
     caplog.clear()
     with caplog.at_level("WARNING", logger="tf_gulp"):
         monkeypatch.setattr(on_device, "_said_no_gpu", False)
-        WarpOnDevice((2, 2), device="/CPU:0")(inputs)
-        WarpOnDevice((2, 2))(inputs)
+        WarpOnDevice(LEVELS_2X2, device="/CPU:0")(inputs)
+        WarpOnDevice(LEVELS_2X2)(inputs)
     assert not [r for r in caplog.records if "no GPU kernel ran" in r.getMessage()]
 
 
@@ -182,8 +188,9 @@ def test_two_stage_path_gives_the_cpu_loaders_batches(bzna, decode):
     """The device path warps the same crops as the CPU loader (both draw them in C++ from
     (seed, epoch, element): similarity_transform_matrices and decode_hevc_warped), within 2 levels
     before normalization (the CPU loader's fused kernel warps in fixed point), whether the pictures
-    are decoded in tf.data (decode="host") or in the step (decode="device": decode_hevc, on a GPU
-    NVDEC, and similarity_warp on the step's device; here the device is the CPU)."""
+    are decoded in tf.data (decode="host": similarity_warp in the step) or in the step
+    (decode="device": decode_hevc_warped, on a GPU NVDEC and the fused kernel; here the device is
+    the CPU)."""
     plain = list(_loader(bzna).as_numpy_iterator())
     staged = list(_loader(bzna, device="/CPU:0", decode=decode))
     assert len(staged) == len(plain) == 3
@@ -202,7 +209,7 @@ def test_two_stage_path_gives_the_cpu_loaders_batches(bzna, decode):
             # The sizes come from the MP4 headers, without decoding, and are the decoded ones.
             for sample, size in zip(inputs["sample"].numpy(), sizes):
                 assert tuple(tf_gulp.ops.decode_hevc(sample).shape[:2]) == tuple(size)
-        warped = warp_on_device(inputs, (24, 32), "/CPU:0").numpy()
+        warped = warp_on_device(inputs, AUGMENT, "/CPU:0").numpy()
         level = max(T.IMAGENET_NORM)  # one level of the uint8 picture, normalized
         np.testing.assert_allclose(warped, x, rtol=0, atol=2 * level)
         assert np.mean(np.abs(warped - x)) < 0.25 * level  # the same crops, not merely close
@@ -212,13 +219,13 @@ def test_two_stage_path_gives_the_cpu_loaders_batches(bzna, decode):
 
 
 def test_fused_device_path_gives_the_cpu_loaders_batches(bzna):
-    """With the loader's warp_transform, WarpOnDevice decodes and warps a batch of compressed
+    """With the loader's list, WarpOnDevice decodes and warps a batch of compressed
     samples with one op, decode_hevc_warped (on a GPU: NVDEC + the fused NV12 warp kernel; here
     its CPU kernel): the CPU loader's batches within 2 levels before normalization."""
     plain = list(_loader(bzna).as_numpy_iterator())
     staged = list(_loader(bzna, device="/CPU:0", decode="device"))
     for (x, _), (inputs, _) in zip(plain, staged):
-        fused = warp_on_device(inputs, (24, 32), "/CPU:0", T.RandomResizedCrop()).numpy()
+        fused = warp_on_device(inputs, AUGMENT, "/CPU:0").numpy()
         level = max(T.IMAGENET_NORM)
         np.testing.assert_allclose(fused, x, rtol=0, atol=2 * level)
         assert np.mean(np.abs(fused - x)) < 0.25 * level
@@ -236,10 +243,13 @@ def test_fused_device_path_spans_epochs_and_refuses_another_transform(bzna):
     epochs = [set(tf.strings.to_number(i["key"], tf.int64).numpy()[:, 1]) for i, _ in staged]
     assert any(len(e) == 2 for e in epochs)
     for (x, _), (inputs, _) in zip(plain, staged):
-        fused = warp_on_device(inputs, (24, 32), "/CPU:0", T.RandomResizedCrop()).numpy()
+        fused = warp_on_device(inputs, T.loader_augment((24, 32), T.RandomResizedCrop(), **raw),
+                               "/CPU:0").numpy()
         np.testing.assert_allclose(fused, x, rtol=0, atol=2)
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"not the DataLoader's warp_transform"):
-        warp_on_device(staged[0][0], (24, 32), "/CPU:0", T.CenterResizedCrop())
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"the layer's augment is not the DataLoader's"):
+        warp_on_device(staged[0][0], T.loader_augment((24, 32), T.CenterResizedCrop(), **raw),
+                       "/CPU:0")
 
 
 def test_fused_device_path_runs_decode_hevc_warped_on_the_device_in_the_step_graph():
@@ -249,7 +259,7 @@ def test_fused_device_path_runs_decode_hevc_warped_on_the_device_in_the_step_gra
             "bias": tf.TensorSpec([None, 3], tf.float32),
             "norm": tf.TensorSpec([None, 3], tf.float32),
             "key": tf.TensorSpec([None, 3], tf.string)}
-    graph = tf.function(lambda x: warp_on_device(x, (24, 32), "/GPU:0", T.RandomResizedCrop())
+    graph = tf.function(lambda x: warp_on_device(x, AUGMENT, "/GPU:0")
                         ).get_concrete_function(spec).graph
     loops = [op for op in graph.get_operations() if op.type in ("While", "StatelessWhile")]
     assert loops and all(op.device.endswith("GPU:0") for op in loops)
@@ -257,32 +267,6 @@ def test_fused_device_path_runs_decode_hevc_warped_on_the_device_in_the_step_gra
     types = {node.op for node in body.definition.node_def}
     assert "TfGulp>DecodeHevcWarped" in types
     assert not {"TfGulp>DecodeHevc", "TfGulp>SimilarityWarp"} & types  # one op, not two
-
-
-def test_two_stage_device_path_sizes_the_decoders_for_the_whole_batch_first():
-    """Issue 44 item 3: decode_hevc (one picture per call) is told the batch's largest coded size
-    (the samples' SPSs, read on the host before the loop), so no NVDEC decoder is created again
-    for a larger picture later in the batch."""
-    spec = {"sample": tf.TensorSpec([None], tf.string), "what": tf.TensorSpec([None], tf.string),
-            "size": tf.TensorSpec([None, 2], tf.int32),
-            "matrix": tf.TensorSpec([None, 3, 3], tf.float32),
-            "bias": tf.TensorSpec([None, 3], tf.float32),
-            "norm": tf.TensorSpec([None, 3], tf.float32)}
-    graph = tf.function(lambda x: warp_on_device(x, (24, 32), "/GPU:0")
-                        ).get_concrete_function(spec).graph
-
-    library = graph.as_graph_def().library.function
-    sizes = [n for f in library for n in f.node_def if n.op == "TfGulp>HevcSampleSize"]
-    assert sizes and all(n.attr["crop"].s == b"coded" for n in sizes)
-    decodes = [(f, n) for f in library for n in f.node_def if n.op == "TfGulp>DecodeHevc"]
-    assert decodes, "the two-stage path decodes with decode_hevc"
-    for f, n in decodes:
-        # max_size comes into the decode loop from outside it (an argument of the loop's body),
-        # not from a constant made per picture.
-        producer = n.input[2].split(":")[0]
-        consts = {m.name for m in f.node_def if m.op == "Const"}
-        assert producer not in consts, f"decode_hevc told no batch size: {n.input[2]}"
-        assert producer in {a.name for a in f.signature.input_arg}, n.input[2]
 
 
 def test_decoding_on_the_device_is_opt_in(bzna):
@@ -293,12 +277,19 @@ def test_decoding_on_the_device_is_opt_in(bzna):
     assert inspect.signature(DataLoader).parameters["decode"].default == "host"
 
 
-def test_device_decode_checks_the_decoded_size(bzna):
+def test_device_decode_checks_the_batch_against_its_draws(bzna):
+    """The fused op draws each picture's crop itself: the batch's matrices (drawn in tf.data for
+    the sizes its MP4 headers declare) must be what it draws, else the step fails naming the
+    list; a batch of samples without its random keys is refused (the two-stage decode_hevc +
+    similarity_warp of samples is gone: samples always go through decode_hevc_warped)."""
     inputs, _ = next(iter(_loader(bzna, device="/CPU:0", decode="device")))
     inputs = dict(inputs)
     inputs["size"] = inputs["size"] + 1  # a header that lies: the matrix was made for another size
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"decoded picture's size differs"):
-        warp_on_device(inputs, (24, 32), "/CPU:0")
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"its crops differ from the batch's"):
+        warp_on_device(inputs, AUGMENT, "/CPU:0")
+    del inputs["key"]
+    with pytest.raises(ValueError, match=r"a batch of compressed samples needs its random keys"):
+        warp_on_device(inputs, AUGMENT, "/CPU:0")
 
 
 def test_decode_auto_decodes_in_tf_data_where_nvdec_is_unavailable(bzna):
@@ -322,38 +313,34 @@ def test_decode_argument_is_checked(tmp_path):
         DataLoader(path, (8, 8), 2, decode="device")
 
 
-def test_device_decode_runs_decode_and_warp_on_the_device_in_the_step_graph():
-    # The step's graph (traced, not run: this machine has no GPU): decode_hevc and similarity_warp
-    # inside the per-picture loop, which is placed on the device; nothing is decoded in tf.data.
-    spec = {"sample": tf.TensorSpec([None], tf.string), "what": tf.TensorSpec([None], tf.string),
-            "size": tf.TensorSpec([None, 2], tf.int32),
-            "matrix": tf.TensorSpec([None, 3, 3], tf.float32),
-            "bias": tf.TensorSpec([None, 3], tf.float32),
-            "norm": tf.TensorSpec([None, 3], tf.float32)}
-    graph = tf.function(lambda x: warp_on_device(x, (24, 32), "/GPU:0")).get_concrete_function(
-        spec).graph
-    loops = []  # (device, the op types of its body)
-    for op in graph.get_operations():
-        if op.type in ("While", "StatelessWhile"):
-            body = graph._functions[op.get_attr("body").name]  # pylint: disable=protected-access
-            loops.append((op.device, {node.op for node in body.definition.node_def}))
-    on_gpu = [types for device, types in loops if device.endswith("GPU:0")]
-    assert len(on_gpu) == 1 and {"TfGulp>DecodeHevc", "TfGulp>SimilarityWarp"} <= on_gpu[0]
-    # The other loop reads the batch's coded sizes on the host (the MP4s are there), before any
-    # picture is decoded.
-    on_host = [types for device, types in loops if not device.endswith("GPU:0")]
-    assert len(on_host) == 1 and "TfGulp>HevcSampleSize" in on_host[0]
-    assert "TfGulp>DecodeHevc" not in on_host[0]
-
-
-@pytest.mark.parametrize("decode", ["host", "device", "fused"])
+@pytest.mark.parametrize("decode", ["host", "device"])
 def test_warp_on_device_layer_trains_with_model_fit(bzna, decode):
-    fused = decode == "fused"
-    ds = _loader(bzna, device="/CPU:0", decode="device" if fused else decode).repeat()
-    model = fit_small_model(
-        WarpOnDevice((24, 32), warp_transform=T.RandomResizedCrop() if fused else None), ds,
-        classes=2, epochs=1)
-    assert WarpOnDevice.from_config(model.layers[0].get_config()).shape_hw == (24, 32)
+    ds = _loader(bzna, device="/CPU:0", decode=decode).repeat()
+    model = fit_small_model(WarpOnDevice(AUGMENT), ds, classes=2, epochs=1)
+    again = WarpOnDevice.from_config(model.layers[0].get_config())
+    assert again.shape_hw == (24, 32) and again.augment == AUGMENT
+
+
+@pytest.mark.parametrize("augment", [
+    AUGMENT,
+    [V.RandomResizedCrop((24, 32), scale=(0.3, 0.9)), V.RandomHorizontalFlip(0.25),
+     V.ColorJitter(0.4, 0.3, 0.2, 0.1), V.RandomGrayscale(0.2), V.ToDtype(tf.float32, scale=True),
+     V.Normalize(V.IMAGENET_MEAN, V.IMAGENET_STD)],
+    [V.Resize(40), V.CenterCrop(24)],  # uint8 output, no bias or norm
+], ids=["loader", "torchvision", "uint8"])
+def test_warp_on_device_config_round_trip_keeps_the_compiled_list(augment):
+    """get_config / from_config (Keras' model saving) rebuild the layer with the same compiled
+    list: geometry, colour, dtype, bias and norm, not only the output size; through JSON too."""
+    layer = WarpOnDevice(augment, device="/CPU:0")
+    config = json.loads(json.dumps(layer.get_config()))
+    again = WarpOnDevice.from_config(config)
+    assert again.augment == layer.augment == V.compile_augment(augment)
+    assert again.device_name == "/CPU:0" and again.shape_hw == layer.shape_hw
+    # The same compiled list draws the same matrices.
+    sizes = tf.constant([[40, 60], [75, 33]])
+    np.testing.assert_array_equal(
+        similarity_transform_matrices(sizes, again.augment, seed=3),
+        similarity_transform_matrices(sizes, augment, seed=3))
 
 
 MIRRORED = r"""
@@ -364,11 +351,13 @@ cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 from tf_gulp.bzna.dataset import DataLoader
 from tf_gulp.bzna.on_device import WarpOnDevice
+from tf_gulp.bzna.transforms import loader_augment
 
 strategy = tf.distribute.MirroredStrategy(["/CPU:0", "/CPU:1"])
 ds = DataLoader(sys.argv[1], (24, 32), 4, epochs=None, device="/CPU:0")
 with strategy.scope():
-    model = tf.keras.Sequential([WarpOnDevice((24, 32)), tf.keras.layers.GlobalAveragePooling2D(),
+    model = tf.keras.Sequential([WarpOnDevice(loader_augment((24, 32))),
+                                 tf.keras.layers.GlobalAveragePooling2D(),
                                  tf.keras.layers.Dense(2)])
     model.compile("sgd", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
 history = model.fit(ds, steps_per_epoch=2, epochs=1, verbose=0, shuffle=False)

@@ -11,6 +11,8 @@ import pytest
 import tensorflow as tf
 
 import tf_gulp
+
+from epoch_testing import resumed
 from gulp_testing import frame_value, make_gulp_dir, video_value
 
 FIXTURE = pathlib.Path(__file__).parent / "data" / "gulpio2"
@@ -276,14 +278,7 @@ def test_checkpoint_restore_resumes_at_the_exact_next_element(synthetic, tmp_pat
 
     reference = [(e["id"].numpy(), e["frames"].numpy()) for e in make()]
     stop = 7 if repeat == 1 else 17  # mid-epoch, and inside a later epoch
-    it = iter(make())
-    for _ in range(stop):
-        next(it)
-    path = tf.train.Checkpoint(iterator=it).save(str(tmp_path / "ckpt"))
-
-    fresh = iter(make())
-    tf.train.Checkpoint(iterator=fresh).restore(path)
-    rest = [(e["id"].numpy(), e["frames"].numpy()) for e in fresh]
+    rest = [(e["id"].numpy(), e["frames"].numpy()) for e in resumed(make, stop, tmp_path)]
     assert len(rest) == len(reference) - stop
     for (id_a, fr_a), (id_b, fr_b) in zip(rest, reference[stop:]):
         assert id_a == id_b

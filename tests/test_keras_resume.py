@@ -22,15 +22,15 @@ import json, os, sys
 import tensorflow as tf
 import tf_gulp
 from tf_gulp.epochs import keras_backup_epoch
-from tf_gulp.transforms import RandomResizedCrop
+from tf_gulp.transforms import RandomHorizontalFlip, RandomResizedCrop
 
 path, backup, log, kill_epoch, kill_batch, epochs, use_start = sys.argv[1:8]
 kill_epoch, kill_batch, epochs = int(kill_epoch), int(kill_batch), int(epochs)
 
 # The recipe: the dataset starts at the epoch Keras resumes at.
 start = keras_backup_epoch(backup) if use_start == "1" else 0
-ds = tf_gulp.GulpDataset(path, shuffle=True, seed=4, num_frames=2, training=True, shape=(4, 4),
-                         warp=RandomResizedCrop(), epoch=start)
+ds = tf_gulp.GulpDataset(path, shuffle=True, seed=4, num_frames=2, training=True,
+                         augment=[RandomResizedCrop(4), RandomHorizontalFlip()], epoch=start)
 ds = ds.map(lambda e: (tf.cast(tf.reshape(e["frames"], [-1]), tf.float32), tf.zeros([1])))
 ds = ds.batch(3)
 steps = int(ds.cardinality())

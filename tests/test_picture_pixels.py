@@ -17,6 +17,7 @@ from PIL import Image
 import tf_gulp
 from tf_gulp import _core
 from tf_gulp.ops import decode_jpeg_warped
+from tf_gulp.transforms import Resize
 
 from picture_bytes_testing import bmp, gif, gif_composite
 from picture_kinds_testing import write_gulp
@@ -49,7 +50,7 @@ def decodes(data: bytes, tmp_path) -> dict:
     core = _core.gulp_decode_jpeg(data)
     write_gulp(tmp_path / "g", {"p": data})
     plain = next(iter(tf_gulp.GulpDataset(str(tmp_path / "g"))))["frames"][0].numpy()
-    warped = decode_jpeg_warped(data, core.shape[:2], dct_scaling=False).numpy()
+    warped = decode_jpeg_warped(data, [Resize(core.shape[:2])], dct_scaling=False).numpy()
     return {"core": core, "GulpDataset": plain, "decode_jpeg_warped": warped}
 
 
@@ -129,7 +130,7 @@ def test_tiff_and_webp_are_refused_by_name(fmt, name, tmp_path):
     data = buf.getvalue()
     message = rf"a {name} picture: not supported .* convert it first"
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"picture 0 \(element 0\): " + message):
-        decode_jpeg_warped(data, (4, 4))
+        decode_jpeg_warped(data, [Resize((4, 4))])
     write_gulp(tmp_path / "g", {"p": data})
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"id 'p' frame 0.*" + message):
         next(iter(tf_gulp.GulpDataset(str(tmp_path / "g"))))

@@ -17,7 +17,7 @@ import tensorflow as tf
 import tf_gulp
 from formats_testing import contents
 from gulp_testing import frame_value, make_gulp_dir
-from tf_gulp.transforms import RandomResizedCrop
+from tf_gulp.transforms import RandomHorizontalFlip, RandomResizedCrop
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def data(tmp_path_factory):
 
 def gulp(path, **kw):
     return tf_gulp.GulpDataset(path, shuffle=True, seed=5, num_frames=3, training=True,
-                               shape=(8, 8), warp=RandomResizedCrop(), **kw)
+                               augment=[RandomResizedCrop(8), RandomHorizontalFlip()], **kw)
 
 
 def keys(ds):

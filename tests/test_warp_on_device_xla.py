@@ -20,8 +20,11 @@ import tensorflow as tf
 
 import tf_gulp.bzna.on_device as on_device
 from tf_gulp.bzna.on_device import WarpOnDevice
+from tf_gulp.transforms import Resize, ToDtype
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# A 3 x 3 float output of levels: the layer's augment list.
+LEVELS_3X3 = [Resize((3, 3)), ToDtype(tf.float32)]
 
 
 def _batches(count: int = 2) -> tf.data.Dataset:
@@ -63,7 +66,7 @@ def test_jit_compile_auto_resolves_to_no_xla_on_a_gpu_machine(a_gpu_listed, monk
     plain = _model(tf.keras.layers.Identity())
     _compile(plain)
     assert plain.jit_compile is True  # the stand-in GPU is what Keras consults: XLA on
-    with_layer = _model(WarpOnDevice((3, 3)))
+    with_layer = _model(WarpOnDevice(LEVELS_3X3))
     _compile(with_layer)
     assert with_layer.jit_compile is False
     monkeypatch.undo()
@@ -76,7 +79,7 @@ def test_explicit_jit_compile_in_keras_3_runs_without_xla_and_names_the_layer(ca
     if not hasattr(tf.keras, "version") or not tf.keras.version().startswith("3."):
         pytest.skip("Keras 3's compile() (tf.keras here is another Keras)")
     monkeypatch.setattr(on_device, "_said_no_xla", False)
-    model = _model(WarpOnDevice((3, 3)))
+    model = _model(WarpOnDevice(LEVELS_3X3))
     with caplog.at_level(logging.WARNING, logger="tf_gulp"), \
             pytest.warns(UserWarning, match="doesn't support `jit_compile=True`"):
         _compile(model, jit_compile=True)
@@ -88,7 +91,7 @@ def test_explicit_jit_compile_in_keras_3_runs_without_xla_and_names_the_layer(ca
 
 
 def test_a_step_compiled_with_xla_fails_naming_the_layer_and_the_fix():
-    layer = WarpOnDevice((3, 3))
+    layer = WarpOnDevice(LEVELS_3X3)
     x, _ = next(iter(_batches()))
     step = tf.function(lambda inputs: tf.reduce_sum(layer(inputs)), jit_compile=True)
     with pytest.raises(ValueError, match=r"WarpOnDevice \(warp_on_device\) cannot run under XLA "
@@ -103,11 +106,13 @@ TF_KERAS = r"""
 import numpy as np, tensorflow as tf, tf_keras
 assert tf.keras is tf_keras or tf.keras.__name__.startswith("tf_keras"), tf.keras
 from tf_gulp.bzna.on_device import WarpOnDevice
+from tf_gulp.transforms import Resize, ToDtype
+LEVELS_3X3 = [Resize((3, 3)), ToDtype(tf.float32)]
 x = {"image": tf.fill([2, 4, 4, 3], tf.constant(100, tf.uint8)), "size": tf.fill([2, 2], 4),
      "matrix": tf.eye(3, batch_shape=[2]), "bias": tf.zeros([2, 3]), "norm": tf.ones([2, 3])}
 ds = tf.data.Dataset.from_tensors((x, tf.zeros([2], tf.int64))).repeat()
 def fit(**kwargs):
-    model = tf.keras.Sequential([WarpOnDevice((3, 3)), tf.keras.layers.GlobalAveragePooling2D(),
+    model = tf.keras.Sequential([WarpOnDevice(LEVELS_3X3), tf.keras.layers.GlobalAveragePooling2D(),
                                  tf.keras.layers.Dense(2)])
     model.compile("sgd", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   **kwargs)

@@ -52,3 +52,38 @@ def assert_warp_close(got: np.ndarray, want: np.ndarray, norm=1.0) -> None:
     assert off.mean() < 0.005, f"{off.sum()} of {off.size} values differ"
     if off.any():  # mostly one-level rounding differences; in/out decisions at the edge are rarer
         assert np.mean(diff[off] <= step + 1e-5) > 0.5
+
+
+def affine_matrix(in_hw, out_hw, crop_hw=None, crop_center=(0.0, 0.0), degrees=0.0,
+                  flip_h=False) -> np.ndarray:
+    """A float32 [3, 3] matrix mapping output pixels to input pixels: the output's centre onto the
+    crop's (``crop_center`` = (dy, dx) from the input's centre), the crop scaled to fill the output,
+    turned by ``degrees``, mirrored left-right with ``flip_h``. Tests feed it to the kernels as a
+    constant warp (tf_gulp.bzna.transforms.ConstantWarpTransform)."""
+    (in_h, in_w), (out_h, out_w) = in_hw, out_hw
+    crop_h, crop_w = crop_hw if crop_hw is not None else (in_h, in_w)
+    theta = np.deg2rad(degrees)
+    c, s = np.cos(theta), np.sin(theta)
+    fh = -1.0 if flip_h else 1.0
+    t_in = np.array([[fh, 0, (in_w - 1) / 2], [0, 1, (in_h - 1) / 2], [0, 0, 1]])
+    t_crop = np.array([[1, 0, crop_center[1]], [0, 1, crop_center[0]], [0, 0, 1]])
+    rot = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+    scale = np.diag([crop_w / out_w, crop_h / out_h, 1.0])
+    t_out = np.array([[1, 0, -(out_w - 1) / 2], [0, 1, -(out_h - 1) / 2], [0, 0, 1]])
+    return (t_in @ t_crop @ rot @ scale @ t_out).astype(np.float32)
+
+
+def constant_warp(matrix, out_hw, dtype: str = "uint8", bias=0.0, norm=1.0):
+    """An augment (tf_gulp.transforms.Augment) warping every picture through ``matrix`` to
+    ``out_hw``: uint8, or float32 ``(v - bias) * norm``. Built on Benzina's ConstantWarpTransform
+    (the list in torchvision's vocabulary has no fixed matrix)."""
+    import dataclasses
+
+    from tf_gulp.bzna.transforms import (ConstantBiasTransform, ConstantNormTransform,
+                                         ConstantWarpTransform, loader_augment)
+
+    augment = loader_augment(out_hw, ConstantWarpTransform(matrix), ConstantBiasTransform(bias),
+                             ConstantNormTransform(norm))
+    if dtype == "uint8":
+        augment = dataclasses.replace(augment, dtype="uint8", bias=(), norm=())
+    return augment

@@ -98,12 +98,14 @@ def _pair(value: Any, name: str, owner: str) -> Tuple[float, float]:
     return lo, hi
 
 
-def _bilinear(interpolation: Any, owner: str) -> None:
-    """torchvision's default interpolation is the only one the kernels have."""
+def _bilinear(interpolation: Any, antialias: Optional[bool], owner: str) -> Optional[bool]:
+    """torchvision's default interpolation is the only one the kernels have; ``antialias`` is
+    kept as given (the DCT scaling is the kernels' antialiasing, docs/augment.md)."""
     name = getattr(interpolation, "value", interpolation)
     if str(name).lower() != "bilinear":
         raise ValueError(f"{owner}: interpolation={interpolation!r}: the fused kernels resize "
                          f"bilinearly only; leave interpolation at its default")
+    return antialias
 
 
 class RandomResizedCrop:
@@ -122,8 +124,7 @@ class RandomResizedCrop:
         if self.scale[0] < 0 or self.ratio[0] <= 0:
             raise ValueError(f"{owner}: scale must be >= 0 and ratio > 0, got scale="
                              f"{self.scale}, ratio={self.ratio}")
-        _bilinear(interpolation, owner)
-        self.antialias = antialias
+        self.antialias = _bilinear(interpolation, antialias, owner)
 
     def __repr__(self) -> str:
         return f"RandomResizedCrop(size={self.size}, scale={self.scale}, ratio={self.ratio})"
@@ -141,8 +142,7 @@ class Resize:
         if max_size is not None:
             raise ValueError(f"{owner}: max_size is not supported: the output of a fused decode "
                              f"has one size for every picture; use Resize((h, w)) or CenterCrop")
-        _bilinear(interpolation, owner)
-        self.antialias = antialias
+        self.antialias = _bilinear(interpolation, antialias, owner)
 
     def __repr__(self) -> str:
         return f"Resize(size={self.size[0] if not self.size[1] else self.size})"
@@ -293,6 +293,9 @@ _GEOMETRY = (RandomResizedCrop, Resize, CenterCrop)
 _FLIPS = (RandomHorizontalFlip, RandomVerticalFlip)
 _COLOR = (ColorJitter, RandomGrayscale)
 _NAMES = ", ".join(c.__name__ for c in (*_GEOMETRY, *_FLIPS, *_COLOR, ToDtype, Normalize))
+# What compile_augment's geometry states are called in its messages.
+_GEOMETRY_NAMES = {"rrc": "RandomResizedCrop", "resize": "Resize", "crop": "CenterCrop",
+                   "resize+crop": "Resize and CenterCrop"}
 
 # The kernels' geometry encoding (cc/warp/similarity_transform.h, kCropResize).
 _CROP_RESIZE = 3.0
@@ -350,15 +353,18 @@ def _refuse(what: str, item: Any, why: str) -> ValueError:
     return ValueError(f"{what}augment: {item!r} {why}")
 
 
-def compile_augment(augment: Any, what: str = "", *, views: bool = False) -> Augment:
+def compile_augment(augment: Any, what: str = "") -> Augment:
     """``augment`` (a list of this module's transforms, one transform, or an :class:`Augment`)
-    checked and compiled for the kernels; messages begin with ``what`` and name the transform.
-
-    ``views``: for a reader's fixed test views (``GulpDataset(crops=...)``), whose geometry is
-    the views' own: the list's geometry must be ``Resize(s)`` alone, each view an s x s square."""
+    checked and compiled for the kernels; messages begin with ``what`` and name the transform."""
     if isinstance(augment, Augment):
         return augment
     items = list(augment) if isinstance(augment, (list, tuple)) else [augment]
+    if items and all(A.is_integer(item) for item in items):
+        # The old shape=(height, width) argument where the list now goes.
+        size = augment if isinstance(augment, (list, tuple)) else (augment, augment)
+        raise A.WrongTypeError(f"{what}augment: {augment!r} is an output size, not a transform "
+                               f"list: write [Resize(({size[0]}, {size[-1]}))] (or "
+                               f"[RandomResizedCrop(...)], [CenterCrop(...)])")
     geometry: Optional[str] = None  # "rrc", "resize", "resize+crop", "crop"
     size: Tuple[int, int] = (0, 0)
     resize: Tuple[int, int] = (0, 0)
@@ -390,9 +396,9 @@ def compile_augment(augment: Any, what: str = "", *, views: bool = False) -> Aug
                 geometry = "crop" if geometry is None else "resize+crop"
                 size = item.size
             else:
-                raise _refuse(what, item, f"follows {geometry!r} geometry: a list holds one "
-                              f"RandomResizedCrop, or Resize and/or CenterCrop (Resize first), "
-                              f"which the decoder fuses into one sampling grid")
+                raise _refuse(what, item, f"follows {_GEOMETRY_NAMES[geometry]}: a list holds "
+                              f"one RandomResizedCrop, or Resize and/or CenterCrop (Resize "
+                              f"first), which the decoder fuses into one sampling grid")
         elif isinstance(item, _FLIPS):
             if type(item) in flipped:
                 raise _refuse(what, item, "is given twice")
@@ -416,14 +422,6 @@ def compile_augment(augment: Any, what: str = "", *, views: bool = False) -> Aug
                     if module.startswith("torchvision") else "")
             raise A.WrongTypeError(f"{what}augment: {item!r} is not a transform the kernels can "
                                    f"fuse; augment takes {_NAMES}{hint}")
-    if views:
-        if geometry != "resize" or resize[1] or any(flips.values()):
-            raise ValueError(f"{what}augment with crops= (the test views) takes Resize(s) as its "
-                             f"only geometry: each view is an s x s square of the frame's short "
-                             f"side; got {items!r}")
-        return Augment(height=resize[0], width=resize[0], warp=(),
-                       color=compile_color(colours, what), **_output(level_scale, normalize),
-                       source=tuple(items))
     if geometry is None or (geometry == "resize" and not resize[1]):
         raise ValueError(f"{what}augment needs the output size: start it with "
                          f"RandomResizedCrop(size), Resize((height, width)), Resize(s) then "
@@ -458,6 +456,10 @@ def color_draws(augment: Any, seed: int, epoch: int, element: int) -> List[Tuple
     ``"grayscale"``. Steps left out (p not drawn, a factor of 1) are absent."""
     from tf_gulp import _core  # pylint: disable=import-outside-toplevel
 
-    params = list(compile_augment(augment).color)
+    items = augment if isinstance(augment, (list, tuple)) else [augment]
+    if not isinstance(augment, Augment) and all(isinstance(i, _COLOR) for i in items):
+        params = list(compile_color(items))  # colour steps alone: no output size needed
+    else:
+        params = list(compile_augment(augment).color)
     return [(name, float(f)) for name, f in
             _core.color_draws(params, int(seed), int(epoch), int(element))]

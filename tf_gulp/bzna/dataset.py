@@ -68,6 +68,19 @@ def _check_common(what: str, split, track: str, shuffle, seed, splits, *,
     return shuffle, seed, seed_given
 
 
+def split_range(path: str, split: Optional[str],
+                splits: Optional[Mapping[str, Sequence[int]]] = None) -> Tuple[int, int]:
+    """[start, stop) of `split` in the file: from `splits` when given, else the file's split table
+    (files written by tf_gulp), else the reference ImageNet ranges (files of 150000 entries or more
+    without a table, like Benzina's ilsvrc2012.bzna).
+
+    The container is read and judged by cc/mp4 first: a file the
+    dataset would refuse raises the tf.errors exception the dataset would raise."""
+    return _container(path).split_range(split, splits)
+
+
+# The records' element spec (the op's outputs, a dict's keys in sorted order); "what" (the
+# sample's name in errors) only where it is asked for.
 _RECORD_SPEC = {"epoch": tf.TensorSpec([], tf.int64), "index": tf.TensorSpec([], tf.int64),
                 "label": tf.TensorSpec([], tf.int64), "sample": tf.TensorSpec([], tf.string)}
 

@@ -9,18 +9,17 @@ float32 [B, 3], "norm": float32 [B, 3]}`` with the labels. :class:`WarpOnDevice`
 first of the model) or :func:`warp_on_device` (for a custom step) then warps each picture with
 ``tf_gulp.ops.similarity_warp`` on the step's device, whose GPU kernel runs on TensorFlow's own
 stream: the float batch is made in GPU memory, and only the uint8 pictures cross to the GPU.
-On the CPU the results equal the CPU DataLoader's (same matrices, same kernel; tested). The GPU
-kernel's own source, run on the host, is within 1 level of the CPU warp before normalization, and
-so was the kernel on an H100 (the device check, without TensorFlow); this layer has not yet run
-under TensorFlow on a GPU.
+The matrices are the CPU path's (one random stream); on the CPU the results are within 1 level of
+the fused CPU DataLoader's (tests/test_bzna_random_stream.py). The GPU kernel's own source, run on
+the host, is within 1 level of the CPU warp before normalization, and so was the kernel on an H100
+(the device check, without TensorFlow); this layer has not yet run under TensorFlow on a GPU.
 
 With ``decode="device"`` (or "auto" on a GPU where NVDEC can be used) the pictures are decoded in
-the step as well: the batch carries the compressed samples (``{"sample": string [B], "what": string
-[B], "size", "matrix", "bias", "norm"}``, the sizes read from the MP4 headers in tf.data) and each
-is decoded by ``tf_gulp.ops.decode_hevc`` on the step's device (the GPU kernel: NVDEC into GPU
-memory, converted to RGB by a kernel on TensorFlow's stream) before its warp. Only compressed bytes
-cross to the GPU. Not yet run under TensorFlow on a GPU; on the CPU the results equal the CPU
-DataLoader's (tested).
+the step as well: the batch carries the compressed samples and their keys (``{"sample": string
+[B], "what": string [B], "key": string [B, 3], "size", "matrix", "bias", "norm"}``) and
+``tf_gulp.ops.decode_hevc_warped`` decodes and augments them on the step's device (the GPU kernel:
+NVDEC and one fused kernel per picture on TensorFlow's stream), exactly as the CPU loader does.
+Only compressed bytes cross to the GPU. Not yet run under TensorFlow on a GPU.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ import tensorflow as tf
 from tensorflow.python.framework import ops as tf_ops
 from tensorflow.python.ops import control_flow_util
 
-from tf_gulp.ops.bzna.hevc_ops import decode_hevc, decode_hevc_warped, hevc_sample_size
+from tf_gulp.ops.bzna.hevc_ops import decode_hevc_warped
 from tf_gulp.ops.image.warp_ops import similarity_transform_matrices, similarity_warp
 from tf_gulp.transforms import Augment, compile_augment
 
@@ -179,7 +178,7 @@ _said_no_xla = False
 
 
 def _refuse_xla(layer: str = "tf_gulp.bzna.WarpOnDevice (warp_on_device)",
-                ops: str = "tf_gulp.ops.decode_hevc, decode_hevc_warped, similarity_warp",
+                ops: str = "tf_gulp.ops.decode_hevc_warped, similarity_warp",
                 fix: str = _XLA_FIX) -> None:
     """Raises when `layer` is being traced for XLA (``tf.function(jit_compile=True)``: a custom
     step, or tf-keras' ``compile(jit_compile=True)``): XLA cannot compile tf_gulp's custom ops
@@ -239,45 +238,16 @@ def warp_on_device(inputs: Mapping[str, tf.Tensor], augment,
         raise ValueError("warp_on_device: colour transforms need decode='device' (the fused "
                          "decode_hevc_warped); similarity_warp has no colour stage")
 
-    def batch_coded_size() -> Optional[tf.Tensor]:
-        # The batch's largest coded size (the samples' SPSs, read on the host): NVDEC's decoders
-        # are created that large before the first picture, never again for a larger one.
-        if keys is INPUT_KEYS:
-            return None
-        with tf.device("/CPU:0"):
-            sizes = tf.map_fn(lambda a: hevc_sample_size(a[0], crop="coded", what=a[1]),
-                              (inputs["sample"], inputs["what"]),
-                              fn_output_signature=tf.TensorSpec([2], tf.int32))
-            return tf.maximum(tf.reduce_max(sizes, axis=0), 0)  # an empty batch: [0, 0]
-
-    def picture_of(args: Tuple[tf.Tensor, ...], max_size: Optional[tf.Tensor]) -> tf.Tensor:
-        if keys is INPUT_KEYS:
-            image, size = args[0], args[1]
-            return image[:size[0], :size[1], :]
-        sample, what, size = args[0], args[1], args[2]
-        picture = decode_hevc(sample, what=what, max_size=max_size)
-        # The matrix was made for the size the MP4 header declares: a picture of another size
-        # would be warped wrongly, so it is an error naming the sample.
-        decoded = tf.shape(picture)[:2]
-        check = tf.debugging.Assert(
-            tf.reduce_all(tf.equal(decoded, size)),
-            ["warp_on_device: the decoded picture's size differs from the one its MP4 header "
-             "declares (the warp matrix was made for that one):", what, "decoded", decoded,
-             "header", size])
-        with tf.control_dependencies([check]):
-            return tf.identity(picture)
-
     def warp_all() -> tf.Tensor:
-        max_size = batch_coded_size()
-
         def one(args: Tuple[tf.Tensor, ...]) -> tf.Tensor:
-            matrix, bias, norm = args[-3:]
-            return similarity_warp(picture_of(args, max_size), matrix, (height, width), bias,
+            image, size, matrix, bias, norm = args
+            # Each picture cut to its own size, so the warp sees its true borders.
+            return similarity_warp(image[:size[0], :size[1], :], matrix, (height, width), bias,
                                    norm)
 
         out = tf.map_fn(
             one,
-            tuple(inputs[k] for k in keys),
+            tuple(inputs[k] for k in INPUT_KEYS),
             fn_output_signature=tf.TensorSpec([height, width, 3], tf.float32),
         )
         # similarity_warp rounds levels before bias and norm: a uint8 list's levels are exact.

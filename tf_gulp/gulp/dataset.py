@@ -183,7 +183,7 @@ class GulpDataset(ClassTable, OptionSourceDataset):
         ids = _ids(ids)
         label2idx = _label_map(label2idx)
         label_field = A.string(label_field, "label_field", what=what, none=True)
-        fused = _fused_args(augment, attrs["decode"], what, views=attrs["crops"] != "none")
+        fused = _fused_args(augment, attrs["decode"], what, attrs["crops"])
         epoch = first_epoch(epoch, what)
         shard_attrs = self._keep_arguments(dict(
             directory=directory, frames=frames, seed=seed, ids=ids, label2idx=label2idx,
@@ -266,11 +266,29 @@ def _element_spec(attrs: dict, frames: FrameSpec, fused: dict) -> dict:
     }
 
 
-def _fused_args(augment, decode: bool, what: str, views: bool) -> dict:
-    """The op's attrs of the fused decode + augment (none without ``augment``); with the test
-    views (``crops=``) the list's geometry is the views' size (``Resize(s)``)."""
+def _fused_args(augment, decode: bool, what: str, crops: str = "none") -> dict:
+    """The op's attrs of the fused decode + augment (none without ``augment``). With ``crops``
+    the views are the crops: the list may say the output size (``Resize((h, w))``), colour,
+    dtype and normalisation, and the kernel gets no warp of its own."""
     if augment is None:
+        if crops != "none":
+            raise ValueError(f"{what}crops={crops!r} (the test views) needs the output size: "
+                             f"augment=[Resize((height, width))]")
         return {}
     if not decode:
         raise ValueError(f"{what}augment= (fused into decoding) needs decode=True")
-    return compile_augment(augment, what, views=views).attrs()
+    plan = compile_augment(augment, what)
+    attrs = plan.attrs()
+    if crops != "none":
+        warp = plan.warp
+        # (kCropResize, mode resize + centre crop, resize h, w, scale, ratio, flip h, flip v)
+        plain_resize = (not warp or (len(warp) == 10 and warp[1] == 1.0
+                                     and (warp[2], warp[3]) == plan.shape
+                                     and warp[8] == warp[9] == 0.0))
+        if not plain_resize:
+            raise ValueError(f"{what}crops={crops!r} (the test views) takes augment=[Resize(("
+                             f"height, width)), ...] without crops or flips of its own: each "
+                             f"view is its own crop, resized to that size; got "
+                             f"{list(plan.source)!r}")
+        attrs["warp"] = []
+    return attrs

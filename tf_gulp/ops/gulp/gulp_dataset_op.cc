@@ -142,8 +142,8 @@ absl::Status ParseOptions(Options* o) {
   if (o->view_crops != tfg::warp::ViewCrops::kNone) {
     if (o->fused.output_height <= 0 || !o->fused.warp.empty()) {
       return absl::InvalidArgumentError(
-          "crops (the test views) needs augment=[Resize(s), ...]: each view is an s x s "
-          "square of the frame's short side");
+          "crops (the test views) needs augment=[Resize((height, width)), ...] and no other "
+          "geometry: each view is a square of the frame's short side, resized to that size");
     }
     s.views_per_clip = tfg::warp::NumViewCrops(o->view_crops);
   }
@@ -168,18 +168,18 @@ absl::Status ParseOptions(Options* o) {
   d.scale_denominator = static_cast<int>(o->scale);
   if (o->warped()) {
     if (!o->decode) {
-      return absl::InvalidArgumentError("warp/shape need decode=True (they decode the frames)");
+      return absl::InvalidArgumentError("augment needs decode=True (it is fused into decoding)");
     }
     if (o->scale != 1) {
       return absl::InvalidArgumentError(
-          "scale cannot be combined with warp/shape: the fused decode picks the DCT scale "
+          "scale cannot be combined with augment: the fused decode picks the DCT scale "
           "itself (turn it off with dct_scaling=False)");
     }
     TF_RETURN_IF_ERROR(
         o->fused.Parse("GulpDataset", static_cast<int>(tfg::jpeg::Channels(d.color_space))));
   } else if (!o->fused.warp.empty() || !o->fused.bias.empty() || !o->fused.norm.empty() ||
              !o->fused.color.empty()) {
-    return absl::InvalidArgumentError("warp, color, bias and norm need shape=(height, width)");
+    return absl::InvalidArgumentError("warp, color, bias and norm need an output size (augment's geometry)");
   }
   if (o->label_names.size() != o->label_values.size()) {
     return absl::InvalidArgumentError("label_names and label_values differ in length");

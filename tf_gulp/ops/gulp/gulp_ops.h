@@ -113,8 +113,8 @@ struct GulpDatasetAttrs {
           TF_GULP_NONE_IS_OFF "shuffle within windows of this many chunks, for slow storage (docs/gulp_dataset.md)");
     visit("max_clip_bytes", absl::StrCat("int >= 1 = ", ::tfg::gulp::kDefaultMaxClipBytes),
           a.max_clip_bytes, "the most bytes one element's frames may take, checked before reading");
-    // The fused decode + warp (tf_gulp.GulpDataset's warp=, shape=, dtype=,
-    // bias=, norm=, color=); off while output_height and output_width are 0.
+    // The fused decode + augment (tf_gulp.GulpDataset's augment=, compiled by
+    // tf_gulp.transforms); off while output_height and output_width are 0.
     FusedWarpAttrs::ForEachAttr(a.fused, visit);
     SourceAttrs::ForEachAttr(a.source, visit);
   }
