@@ -75,6 +75,7 @@ OPS_SRCS = ["tf_gulp/ops/**/*.cc"]
 OPS_EXCLUDE = [
     "tf_gulp/ops/bzna/decode_hevc_gpu_op.cc",
     "tf_gulp/ops/bzna/decode_hevc_warped_gpu_op.cc",
+    "tf_gulp/ops/image/decode_jpeg_warped_gpu_op.cc",
     "tf_gulp/ops/image/similarity_warp_gpu_op.cc",
 ]
 OPS_HDRS = ["tf_gulp/ops/**/*.h"]
@@ -94,6 +95,7 @@ GPU_SRCS = [
     "cc/gpu/decode_jpeg_warped_body.cc",
     "cc/gpu/embedded_fatbin.cc",
     "cc/gpu/gpu_runtime.cc",
+    "cc/gpu/jpeg_warp_gpu.cc",
     "cc/gpu/kernel_modules.cc",
     "cc/gpu/nvdec_pool.cc",
     "cc/gpu/nvdec_rgb.cc",
@@ -111,6 +113,7 @@ GPU_HDRS = [
     "cc/gpu/decode_jpeg_warped_body.h",
     "cc/gpu/embedded_fatbin.h",
     "cc/gpu/gpu_runtime.h",
+    "cc/gpu/jpeg_warp_gpu.h",
     "cc/gpu/kernel_modules.h",
     "cc/gpu/launch_geometry.h",
     "cc/gpu/nvdec_api.h",
@@ -129,6 +132,7 @@ GPU_HDRS = [
 GPU_OPS_SRCS = [
     "tf_gulp/ops/bzna/decode_hevc_gpu_op.cc",
     "tf_gulp/ops/bzna/decode_hevc_warped_gpu_op.cc",
+    "tf_gulp/ops/image/decode_jpeg_warped_gpu_op.cc",
     "tf_gulp/ops/image/similarity_warp_gpu_op.cc",
 ]
 GPU_COPTS = ["-Ithird_party/ffnvcodec/include"]

@@ -13,8 +13,8 @@ from tf_gulp.ops import library as _library
 
 __version__ = "0.1.0"
 
-__all__ = ["BenzinaDataset", "FFRecordDataset", "GulpDataset", "keep_epoch_counts", "transforms",
-           "__version__"]
+__all__ = ["BenzinaDataset", "FFRecordDataset", "GulpDataset", "JpegOnDevice", "keep_epoch_counts",
+           "transforms", "__version__"]
 
 _library.install()
 
@@ -24,6 +24,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "GulpDataset": "tf_gulp.gulp.dataset",
     "FFRecordDataset": "tf_gulp.ffrecord.dataset",
     "BenzinaDataset": "tf_gulp.bzna.dataset",
+    "JpegOnDevice": "tf_gulp.jpeg_on_device",
     "keep_epoch_counts": "tf_gulp.epochs",
     "transforms": "tf_gulp.transforms:",
 }, __all__)

@@ -155,17 +155,18 @@ _log = logging.getLogger("tf_gulp")
 _said_no_gpu = False
 
 
-def _say_once_if_no_gpu_ran(device: Optional[str]) -> None:
+def _say_once_if_no_gpu_ran(device: Optional[str], who: str = "warp_on_device") -> None:
     """Asked for a GPU where TensorFlow has none, the ops run on the CPU by soft placement without
-    a word from TensorFlow: say once that no GPU kernel ran (docs/gpu.md)."""
+    a word from TensorFlow: say once that no GPU kernel ran (docs/gpu.md). `who`: the function
+    asked (warp_on_device, jpeg_on_device)."""
     global _said_no_gpu
     if _said_no_gpu or device is None or tf.DeviceSpec.from_string(device).device_type != "GPU":
         return
     if not tf.config.list_logical_devices("GPU"):
         _said_no_gpu = True
-        _log.warning("tf_gulp: warp_on_device was asked for %s, but TensorFlow has no GPU here: "
+        _log.warning("tf_gulp: %s was asked for %s, but TensorFlow has no GPU here: "
                      "the decode and warp run on the CPU (soft placement); no GPU kernel ran",
-                     device)
+                     who, device)
 
 
 # What a user who asked XLA to compile WarpOnDevice can do instead (docs/gpu.md, "XLA").
@@ -176,17 +177,24 @@ _XLA_FIX = ("leave the model's jit_compile at its default (\"auto\" runs this mo
 _said_no_xla = False
 
 
-def _refuse_xla() -> None:
-    """Raises when warp_on_device is being traced for XLA (``tf.function(jit_compile=True)``: a
-    custom step, or tf-keras' ``compile(jit_compile=True)``): XLA cannot compile tf_gulp's custom
-    ops and would fail later with a message naming only the op."""
+def _refuse_xla(layer: str = "tf_gulp.bzna.WarpOnDevice (warp_on_device)",
+                ops: str = "tf_gulp.ops.decode_hevc_warped, similarity_warp",
+                fix: str = _XLA_FIX) -> None:
+    """Raises when `layer` is being traced for XLA (``tf.function(jit_compile=True)``: a custom
+    step, or tf-keras' ``compile(jit_compile=True)``): XLA cannot compile tf_gulp's custom ops
+    (`ops`) and would fail later with a message naming only the op."""
     if tf.executing_eagerly():
         return
     if control_flow_util.GraphOrParentsInXlaContext(tf_ops.get_default_graph()):
-        raise ValueError("tf_gulp.bzna.WarpOnDevice (warp_on_device) cannot run under XLA "
-                         "(jit_compile=True): its ops (tf_gulp.ops.decode_hevc_warped, "
-                         "similarity_warp) are custom ops XLA cannot "
-                         f"compile. Fix: {_XLA_FIX}")
+        raise ValueError(f"{layer} cannot run under XLA (jit_compile=True): its ops ({ops}) are "
+                         f"custom ops XLA cannot compile. Fix: {fix}")
+
+
+def _say_no_xla(layer: str, fix: str) -> None:
+    """What a layer's ``supports_jit`` logs (once per layer class) when Keras asks it."""
+    _log.warning("tf_gulp: the model holds %s, whose custom ops XLA cannot compile: Keras runs "
+                 "its step without XLA (jit_compile=False). Fix, if you asked for XLA: %s",
+                 layer, fix)
 
 
 def warp_on_device(inputs: Mapping[str, tf.Tensor], augment,
@@ -282,9 +290,7 @@ class WarpOnDevice(tf.keras.layers.Layer):
         global _said_no_xla
         if not _said_no_xla:
             _said_no_xla = True
-            _log.warning("tf_gulp: the model holds WarpOnDevice, whose custom ops XLA cannot "
-                         "compile: Keras runs its step without XLA (jit_compile=False). Fix, if "
-                         "you asked for XLA: %s", _XLA_FIX)
+            _say_no_xla("WarpOnDevice", _XLA_FIX)
         return False
 
     @supports_jit.setter

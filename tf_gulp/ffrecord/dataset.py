@@ -123,7 +123,8 @@ class FFRecordDataset(ClassTable, OptionSourceDataset):
     def decode_jpeg_warped(self, augment, *, dct_scaling: bool = True, colorspace: str = "rgb",
                            dct_method: str = "fast",
                            num_parallel_calls: Optional[int] = tf.data.AUTOTUNE,
-                           deterministic: Optional[bool] = None) -> tf.data.Dataset:
+                           deterministic: Optional[bool] = None,
+                           device: Optional[str] = None) -> tf.data.Dataset:
         """These records, JPEG pictures, decoded fused with the ``augment`` list by
         :func:`tf_gulp.ops.decode_jpeg_warped`: each picture's draws come from (this dataset's
         seed, the epoch, the record's index), so they change every epoch, shuffled or not, and
@@ -143,6 +144,14 @@ class FFRecordDataset(ClassTable, OptionSourceDataset):
           augment: a :mod:`tf_gulp.transforms` list (one draw per record).
           dct_scaling, colorspace, dct_method: as :func:`tf_gulp.ops.decode_jpeg_warped`'s.
           num_parallel_calls, deterministic: the ``map``'s.
+          device: None (default): decode here, in tf.data. A device (``"/GPU:0"``): tf.data
+            does not decode; each element is ``{"jpeg": string [B], "key": string [B, 3] (seed,
+            epoch, index as decimal strings), "name": string [B]}`` for
+            :class:`tf_gulp.JpegOnDevice` (``augment`` and the decode options go to it), which
+            decodes and augments in the step on that device: pixel for pixel this path's output
+            on ``"/CPU:0"``. A device TensorFlow does not have, or a GPU where nvJPEG cannot run
+            (``tf_gulp.ops.image.jpeg_ops.nvjpeg_unavailable_reason()``), is a ValueError naming
+            the fix.
 
         Returns:
           a dataset of ``[B, height, width, C]`` (batches) or ``[height, width, C]`` (single
@@ -153,7 +162,17 @@ class FFRecordDataset(ClassTable, OptionSourceDataset):
         from tf_gulp.ops.image.jpeg_ops import decode_jpeg_warped
         from tf_gulp.transforms import compile_augment
 
-        plan = compile_augment(augment, "FFRecordDataset.decode_jpeg_warped: ")
+        what = "FFRecordDataset.decode_jpeg_warped: "
+        plan = compile_augment(augment, what)
+        if device is not None:
+            device = _check_jpeg_device(device, what)
+            given = {k: v for k, v in (("dct_scaling", dct_scaling), ("colorspace", colorspace),
+                                       ("dct_method", dct_method))
+                     if v != {"dct_scaling": True, "colorspace": "rgb", "dct_method": "fast"}[k]}
+            if given:
+                # Nothing is decoded here: the options would be lost silently.
+                raise ValueError(f"{what}with device={device!r} the decode runs in "
+                                 f"tf_gulp.JpegOnDevice: give {given} to it, not here")
         keyed = self
         if not self._attrs["keys"]:
             keyed = type(self)(**dict(self._args, keys=True), _shard=self._shard)
@@ -172,8 +191,31 @@ class FFRecordDataset(ClassTable, OptionSourceDataset):
                                       elements=e["index"], dct_scaling=dct_scaling,
                                       colorspace=colorspace, dct_method=dct_method, names=names)
 
-        return keyed.map(decode, num_parallel_calls=num_parallel_calls,
-                         deterministic=deterministic)
+        def undecoded(e):
+            # What JpegOnDevice decodes in the step, keyed as decode() keys it.
+            index = e["index"]
+            key = tf.stack([tf.fill(tf.shape(index), tf.constant(seed, tf.int64)),
+                            tf.broadcast_to(e["epoch"], tf.shape(index)), index], axis=-1)
+            return {"jpeg": e["record"], "key": tf.strings.as_string(key),
+                    "name": tf.strings.join([where + " record ", tf.strings.as_string(index)])}
+
+        return keyed.map(decode if device is None else undecoded,
+                         num_parallel_calls=num_parallel_calls, deterministic=deterministic)
+
+
+def _check_jpeg_device(device: str, what: str) -> str:
+    """`device` as TensorFlow names it; ValueError for a device TensorFlow lacks (naming its
+    devices) or a GPU where nvJPEG cannot run (naming what is missing and the fix)."""
+    from tf_gulp.bzna.on_device import check_device
+    from tf_gulp.ops.image.jpeg_ops import nvjpeg_unavailable_reason
+
+    device = check_device(device, what)
+    if device.startswith("/GPU"):
+        reason = nvjpeg_unavailable_reason()
+        if reason:
+            raise ValueError(f"{what}device={device!r}: the GPU kernel cannot decode JPEG here: "
+                             f"{reason}. Or leave device out to decode in tf.data on the CPU")
+    return device
 
 
 def _class_names(paths, what: str):

@@ -12,52 +12,59 @@
 #include "cc/codec/picture.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tf_gulp/ops/framework/attr_table.h"
+#include "tf_gulp/ops/image/decode_jpeg_warped_op.h"
 #include "tf_gulp/ops/image/fused_warp_args.h"
 #include "tf_gulp/ops/image/image_ops.h"
 
 namespace tf_gulp {
-namespace {
 
-constexpr char kOp[] = "decode_jpeg_warped";
+tfg::Status DecodeJpegWarpedPicture(const DecodeJpegWarpedAttrs& attrs,
+                                    const tfg::jpeg::DecodeOptions& options,
+                                    const ::tensorflow::tstring& jpeg,
+                                    const ::tensorflow::tstring& what,
+                                    const FusedWarpPicture& picture) {
+  const auto* data = reinterpret_cast<const uint8_t*>(jpeg.data());
+  tfg::jpeg::ImageInfo info;
+  tfg::Status s = tfg::picture::ReadHeader(data, jpeg.size(), &info);
+  if (s.ok()) {
+    double m[9];
+    picture.Matrix(info.height, info.width, m);
+    tfg::jpeg::WarpTarget target;
+    attrs.FillTarget(&target);
+    target.dct_scaling = attrs.extra.dct_scaling;
+    const tfg::warp::ColorDraw color = picture.Color();
+    target.color = &color;
+    s = picture.Write([&](auto* out) {
+      return tfg::picture::DecodeWarped(data, jpeg.size(), options, info, m, target, out);
+    });
+  }
+  if (s.ok() || what.empty()) return s;
+  // The caller's name for the picture: its file and record.
+  return tfg::Status(s.code(), std::string(what) + ": " + s.message());
+}
+
+namespace {
 
 class DecodeJpegWarpedOp : public ::tensorflow::OpKernel {
  public:
   explicit DecodeJpegWarpedOp(::tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
     options_ = attrs_.extra.Options();
-    OP_REQUIRES_OK(ctx, attrs_.Parse(kOp, tfg::jpeg::Channels(options_.color_space)));
+    OP_REQUIRES_OK(ctx, attrs_.Parse(kDecodeJpegWarped, tfg::jpeg::Channels(options_.color_space)));
   }
 
   void Compute(::tensorflow::OpKernelContext* ctx) override {
     const auto what = ctx->input(1).flat<::tensorflow::tstring>();  // checked [B] before it is read
     // A picture costs about a million cycles to decode: shard by picture.
-    ComputeFusedWarpBatch(ctx, kOp, attrs_, {"what"}, 1000000,
+    ComputeFusedWarpBatch(ctx, kDecodeJpegWarped, attrs_, {"what"}, 1000000,
                           [&](int64_t i, const ::tensorflow::tstring& jpeg,
                               const FusedWarpPicture& picture) {
-                            const tfg::Status s = DecodeOne(jpeg, picture);
-                            if (s.ok() || what(i).empty()) return s;
-                            // The caller's name for the picture: its file and record.
-                            return tfg::Status(s.code(), std::string(what(i)) + ": " + s.message());
+                            return DecodeJpegWarpedPicture(attrs_, options_, jpeg, what(i),
+                                                           picture);
                           });
   }
 
  private:
-  tfg::Status DecodeOne(const ::tensorflow::tstring& jpeg, const FusedWarpPicture& picture) const {
-    const auto* data = reinterpret_cast<const uint8_t*>(jpeg.data());
-    tfg::jpeg::ImageInfo info;
-    TFG_RETURN_IF_ERROR(tfg::picture::ReadHeader(data, jpeg.size(), &info));
-    double m[9];
-    picture.Matrix(info.height, info.width, m);
-    tfg::jpeg::WarpTarget target;
-    attrs_.FillTarget(&target);
-    target.dct_scaling = attrs_.extra.dct_scaling;
-    const tfg::warp::ColorDraw color = picture.Color();
-    target.color = &color;
-    return picture.Write([&](auto* out) {
-      return tfg::picture::DecodeWarped(data, jpeg.size(), options_, info, m, target, out);
-    });
-  }
-
   DecodeJpegWarpedAttrs attrs_;
   tfg::jpeg::DecodeOptions options_;
 };

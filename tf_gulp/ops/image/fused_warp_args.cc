@@ -73,7 +73,8 @@ absl::Status FusedWarpAttrs::Parse(const char* op, int output_channels) {
 void ComputeFusedWarpBatch(::tensorflow::OpKernelContext* ctx, const char* op,
                            const FusedWarpAttrs& attrs,
                            std::initializer_list<const char*> per_picture,
-                           int64_t cycles_per_picture, const DecodeWarpedFn& decode) {
+                           int64_t cycles_per_picture, const DecodeWarpedFn& decode,
+                           ::tensorflow::Tensor* into) {
   const ::tensorflow::Tensor& contents = ctx->input(0);
   OP_REQUIRES(ctx, contents.dims() == 1,
               absl::InvalidArgumentError(absl::StrCat(op, ": contents must be [B] strings")));
@@ -86,10 +87,13 @@ void ComputeFusedWarpBatch(::tensorflow::OpKernelContext* ctx, const char* op,
   OP_REQUIRES_OK(ctx, ScalarInput<int64_t>(ctx, seed_input, op, "seed", &first.seed));
   OP_REQUIRES_OK(ctx, ScalarInput<int64_t>(ctx, epoch_input, op, "epoch", &first.epoch));
   const int64_t batch = contents.dim_size(0);
-  OP_REQUIRES_OK(ctx, ctx->allocate_output(
-                          0, ::tensorflow::TensorShape({batch, attrs.output_height, attrs.output_width,
-                                                        attrs.channels}),
-                          &first.output));
+  first.output = into;
+  if (into == nullptr) {
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(
+                            0, ::tensorflow::TensorShape({batch, attrs.output_height,
+                                                          attrs.output_width, attrs.channels}),
+                            &first.output));
+  }
   const auto in = contents.flat<::tensorflow::tstring>();
   const auto elements = ctx->input(elements_input).flat<int64_t>();
   const size_t values = static_cast<size_t>(attrs.output_height) * attrs.output_width * attrs.channels;

@@ -146,11 +146,14 @@ using DecodeWarpedFn = std::function<tfg::Status(
 // output 0, [B, output_height, output_width, channels], and runs `decode` on
 // each picture over the intra-op threads (`cycles_per_picture` guides the
 // sharding). A failure is reported with its code as
-// "<op>: picture <i> (element <e>): <message>".
+// "<op>: picture <i> (element <e>): <message>". `into`: a tensor of output
+// 0's shape to write instead (a GPU kernel's CPU fallback: pinned host memory
+// it then copies to output 0, which it allocated).
 void ComputeFusedWarpBatch(::tensorflow::OpKernelContext* ctx, const char* op,
                            const FusedWarpAttrs& attrs,
                            std::initializer_list<const char*> per_picture,
-                           int64_t cycles_per_picture, const DecodeWarpedFn& decode);
+                           int64_t cycles_per_picture, const DecodeWarpedFn& decode,
+                           ::tensorflow::Tensor* into = nullptr);
 
 // The fused ops' output shape: [B, output_height, output_width, channels],
 // B from contents ([B]).

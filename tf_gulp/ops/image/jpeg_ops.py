@@ -1,4 +1,6 @@
-"""Python wrapper of the DecodeJpegWarped op (registered in decode_jpeg_warped_op.cc)."""
+"""Python wrapper of the DecodeJpegWarped op (registered in decode_jpeg_warped_op.cc; its GPU kernel
+in decode_jpeg_warped_gpu_op.cc) and of the NvjpegStatus op that says whether that kernel can use
+nvJPEG here."""
 
 from __future__ import annotations
 
@@ -100,3 +102,14 @@ def decode_jpeg_warped(
             **warp_attrs,
         )
         return out[0] if single else out
+
+
+def nvjpeg_unavailable_reason() -> str:
+    """Why :func:`decode_jpeg_warped` on a GPU device would not decode with nvJPEG in this process,
+    or "" when it would: no ``libnvjpeg.so.12`` (``pip install nvidia-nvjpeg-cu12``, or the CUDA
+    toolkit's lib64 on ``LD_LIBRARY_PATH``; ``TF_GULP_NVJPEG_DIR`` names another directory), no
+    GPU kernels in this build (no nvcc), no NVIDIA driver or one older than R580. Every missing
+    piece is named with its fix. Asked once; the answer is cached by the library.
+    """
+    with tf.device("/CPU:0"):
+        return load_ops().tf_gulp_nvjpeg_status().numpy().decode("utf-8", "replace")

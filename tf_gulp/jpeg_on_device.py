@@ -1,0 +1,148 @@
+"""JPEG decoding and augmentation moved into the training step, onto a GPU's JPEG engines
+(docs/gpu.md).
+
+tf.data runs its map functions on the CPU. With ``FFRecordDataset(...).decode_jpeg_warped(augment,
+device="/GPU:0")`` the dataset stops short of the decode: each batch is ``{"jpeg": string [B],
+"key": string [B, 3], "name": string [B]}``, and :class:`JpegOnDevice` (the model's first layer) or
+:func:`jpeg_on_device` decodes and augments it with ``tf_gulp.ops.decode_jpeg_warped`` on the
+step's device, whose GPU kernel decodes with nvJPEG and warps on TensorFlow's stream: only the
+compressed bytes cross to the GPU. The draws are the CPU path's, from each record's (seed, epoch,
+index). On the CPU the output equals the CPU path's (tested); the GPU kernel has run only against
+a fake nvJPEG (no GPU run so far).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+import tensorflow as tf
+
+from tf_gulp.bzna import on_device
+from tf_gulp.bzna.on_device import KEY_INPUT
+from tf_gulp.ops.image.jpeg_ops import decode_jpeg_warped
+from tf_gulp.transforms import Augment, compile_augment
+
+__all__ = ["JpegOnDevice", "jpeg_on_device", "JPEG_INPUT_KEYS"]
+
+# The batch of decode_jpeg_warped(..., device=...). "key": each record's (seed, epoch, index) as
+# decimal strings [B, 3] (on_device.KEY_INPUT: strings because Keras casts untyped numeric inputs
+# to float32 under tf.distribute, which would round 64-bit seeds).
+JPEG_INPUT_KEYS = ("jpeg", KEY_INPUT, "name")
+
+_LAYER = "tf_gulp.JpegOnDevice (jpeg_on_device)"
+_XLA_FIX = ("leave the model's jit_compile at its default (\"auto\" runs this model without XLA) "
+            "or set jit_compile=False; to compile the rest of the model with XLA, call "
+            "tf_gulp.jpeg_on_device.jpeg_on_device in a tf.function without jit_compile and the "
+            "XLA-compiled function on its output")
+_said_no_xla = False
+
+
+def _decode_per_epoch(inputs: Mapping[str, tf.Tensor], augment: Augment, decode: dict
+                      ) -> tf.Tensor:
+    """One ``decode_jpeg_warped`` per epoch the batch spans (usually one), each picture keyed by
+    its own (seed, epoch, index) as the CPU path keys it."""
+    key = tf.strings.to_number(inputs[KEY_INPUT], tf.int64)
+    seeds, epochs, elements = key[:, 0], key[:, 1], key[:, 2]
+    jpegs, names = inputs["jpeg"], inputs["name"]
+    unique_epochs, group = tf.unique(epochs)
+    channels = 1 if decode.get("colorspace") == "gray" else 3
+    out_type = tf.float32 if augment.dtype == "float32" else tf.uint8
+
+    def one_epoch(k, pictures):
+        chosen = tf.where(tf.equal(group, k))[:, 0]
+        out = decode_jpeg_warped(tf.gather(jpegs, chosen), augment, seed=seeds[chosen[0]],
+                                 epoch=unique_epochs[k], elements=tf.gather(elements, chosen),
+                                 names=tf.gather(names, chosen), **decode)
+        return k + 1, tf.tensor_scatter_nd_update(pictures, chosen[:, None], out)
+
+    _, pictures = tf.while_loop(
+        lambda k, _: k < tf.size(unique_epochs), one_epoch,
+        [tf.constant(0), tf.zeros([tf.shape(jpegs)[0], augment.height, augment.width, channels],
+                                  out_type)])
+    return pictures
+
+
+def jpeg_on_device(inputs: Mapping[str, tf.Tensor], augment, device: Optional[str] = None, *,
+                   dct_scaling: bool = True, colorspace: str = "rgb",
+                   dct_method: str = "fast") -> tf.Tensor:
+    """Decodes and augments a batch of ``decode_jpeg_warped(..., device=...)`` to ``[B, height,
+    width, C]``.
+
+    Args:
+      inputs: the batch: ``{"jpeg": string [B], "key": string [B, 3], "name": string [B]}``.
+      augment: the dataset's ``augment`` list.
+      device: where to decode; None (default) is the device the caller runs on (each replica's
+        GPU under ``tf.distribute``; in Keras' step the GPU when there is one).
+      dct_scaling, colorspace, dct_method: as :func:`tf_gulp.ops.decode_jpeg_warped`'s (on a GPU
+        nvJPEG ignores dct_method and dct_scaling: within 2 levels of the CPU path).
+    """
+    augment = compile_augment(augment, "jpeg_on_device: ")
+    missing = [k for k in JPEG_INPUT_KEYS if k not in inputs]
+    if missing:
+        raise ValueError(f"jpeg_on_device: inputs lack {missing}; pass a batch of "
+                         f"FFRecordDataset(...).decode_jpeg_warped(augment, device=...) (keys "
+                         f"{list(JPEG_INPUT_KEYS)})")
+    on_device._refuse_xla(_LAYER, "tf_gulp.ops.decode_jpeg_warped", _XLA_FIX)  # pylint: disable=protected-access
+    on_device._say_once_if_no_gpu_ran(device, "jpeg_on_device")  # pylint: disable=protected-access
+    decode = dict(dct_scaling=dct_scaling, colorspace=colorspace, dct_method=dct_method)
+    if device is None:
+        return _decode_per_epoch(inputs, augment, decode)
+    with tf.device(device):
+        return _decode_per_epoch(inputs, augment, decode)
+
+
+class JpegOnDevice(tf.keras.layers.Layer):
+    """A Keras layer that runs :func:`jpeg_on_device`: the first layer of a model fed by
+    ``FFRecordDataset(...).decode_jpeg_warped(augment, device="/GPU:0")``, so ``model.fit``
+    decodes and augments the JPEGs on the GPU.
+
+    Args:
+      augment: the dataset's ``augment`` list.
+      device: None (default): the device the step runs on (each replica's GPU under
+        ``tf.distribute``); or a device name to pin it.
+      dct_scaling, colorspace, dct_method: the dataset's, as :func:`jpeg_on_device`'s.
+    """
+
+    def __init__(self, augment, device: Optional[str] = None, *, dct_scaling: bool = True,
+                 colorspace: str = "rgb", dct_method: str = "fast", **kwargs) -> None:
+        kwargs.setdefault("trainable", False)  # nothing to train; from_config passes it back
+        super().__init__(**kwargs)
+        if isinstance(augment, Mapping):  # from get_config
+            augment = Augment(**{k: tuple(v) if isinstance(v, list) else v
+                                 for k, v in augment.items()})
+        self.augment = compile_augment(augment, "JpegOnDevice: ")
+        self.device_name = device
+        self.decode = dict(dct_scaling=bool(dct_scaling), colorspace=str(colorspace),
+                           dct_method=str(dct_method))
+
+    @property
+    def supports_jit(self) -> bool:
+        """False: XLA cannot compile tf_gulp's custom ops (as WarpOnDevice's: Keras 3 then runs
+        the step without XLA; this layer says so once in the ``tf_gulp`` log)."""
+        global _said_no_xla
+        if not _said_no_xla:
+            _said_no_xla = True
+            on_device._say_no_xla("JpegOnDevice", _XLA_FIX)  # pylint: disable=protected-access
+        return False
+
+    @supports_jit.setter
+    def supports_jit(self, value: bool) -> None:
+        """Keras' ``Layer.__init__`` sets True for every layer; this one never supports XLA."""
+        del value
+
+    def call(self, inputs: Mapping[str, tf.Tensor]) -> tf.Tensor:
+        return jpeg_on_device(inputs, self.augment, self.device_name, **self.decode)
+
+    def compute_output_shape(self, input_shape):
+        batch = input_shape["jpeg"][0] if isinstance(input_shape, Mapping) else None
+        channels = 1 if self.decode["colorspace"] == "gray" else 3
+        return (batch, self.augment.height, self.augment.width, channels)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        a = self.augment
+        # The compiled list: what the kernels take, enough to rebuild the layer (from_config).
+        config.update(augment=dict(height=a.height, width=a.width, warp=list(a.warp),
+                                   color=list(a.color), dtype=a.dtype, bias=list(a.bias),
+                                   norm=list(a.norm)), device=self.device_name, **self.decode)
+        return config

@@ -1,0 +1,333 @@
+// DecodeJpegWarped's GPU kernel: the batch's JPEGs decoded by nvJPEG (the
+// JPEG engines, else its CUDA backend) and warped by the fused Y'CbCr kernel
+// into the output TensorFlow allocates, on TensorFlow's stream: the
+// TensorFlow-free body does it all (cc/gpu/decode_jpeg_warped_body.h, one
+// picture per clip; cc/gpu/jpeg_warp_gpu.h: the process's nvJPEG and each
+// picture's warp, drawn from (seed, epoch, element) as the CPU kernel draws
+// it). Same attrs, shapes and HostMemory inputs as the CPU kernel
+// (decode_jpeg_warped_op.cc). Nothing here needs a CUDA header or library.
+//
+// On the CPU (the CPU kernel's code, into pinned host memory, then copied),
+// each kind logged once:
+//   - the whole batch where nvJPEG, the driver or the kernels are missing
+//     (NvjpegReady's reason), and where the body has no stage for what the
+//     attrs ask (colour transforms, colorspace="gray");
+//   - a picture no GPU backend takes (CMYK, 12-bit, arithmetic-coded) or that
+//     nvJPEG cannot read (PNG, BMP, GIF; a damaged JPEG, whose error is then
+//     the CPU kernel's, naming its record).
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cc/gpu/decode_jpeg_warped_body.h"
+#include "cc/gpu/jpeg_warp_gpu.h"
+#include "cc/util/first_error.h"
+#include "tensorflow/core/framework/device.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/op_requires.h"
+#include "tensorflow/core/framework/shape_inference.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/framework/tensor_shape.h"
+#include "tensorflow/core/platform/logging.h"
+#include "tf_gulp/ops/framework/attr_table.h"
+#include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/gpu_kernel.h"
+#include "tf_gulp/ops/image/decode_jpeg_warped_op.h"
+#include "tf_gulp/ops/image/image_ops.h"
+
+namespace tf_gulp {
+namespace {
+
+using ::tensorflow::AsyncOpKernel;
+using ::tensorflow::OpKernelConstruction;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::Tensor;
+using ::tensorflow::TensorShape;
+using ::tensorflow::tstring;
+
+enum class OnHost { kBatch, kPicture };
+
+void WarnOnce(OnHost kind, const std::string& why) {
+  static std::once_flag batch, picture;
+  std::call_once(kind == OnHost::kBatch ? batch : picture, [&] {
+    LOG(WARNING) << "tf_gulp: decode_jpeg_warped on a GPU device decodes and warps on the CPU "
+                    "and copies the result to the GPU"
+                 << (kind == OnHost::kPicture ? " (for pictures nvJPEG cannot take; others use "
+                                                "nvJPEG)"
+                                              : "")
+                 << ": " << why;
+  });
+}
+
+// One op call in flight: what the body's callbacks share.
+struct Batch {
+  OpKernelContext* ctx = nullptr;
+  Tensor* output = nullptr;
+  int64_t size = 0;
+  std::mutex mu;                  // guards allocate_temp and the vectors below
+  std::vector<Tensor> planes;     // the decoded planes, until the kernels are queued
+  std::vector<int64_t> on_host;   // pictures made on the CPU ...
+  std::vector<Tensor> host;       // ... their pinned results, same order
+  std::vector<Tensor> slots;      // their slots of the output, alive for the copies
+  tfg::FirstError<absl::Status> copy_error;
+};
+
+class DecodeJpegWarpedGpuOp : public AsyncOpKernel {
+ public:
+  explicit DecodeJpegWarpedGpuOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, &attrs_));
+    options_ = attrs_.extra.Options();
+    OP_REQUIRES_OK(ctx, attrs_.Parse(kDecodeJpegWarped, tfg::jpeg::Channels(options_.color_space)));
+    out_.out_height = static_cast<int>(attrs_.output_height);
+    out_.out_width = static_cast<int>(attrs_.output_width);
+    out_.u8_output = !attrs_.float_output;
+    out_.bias = attrs_.channel_bias.data();
+    out_.norm = attrs_.channel_norm.data();
+    out_.oob_color = attrs_.oob_color.data();
+    // The body's kernel has no colour stage and writes 3 channels.
+    if (!attrs_.color.empty()) not_on_gpu_ = "the GPU kernel has no colour stage yet (color=)";
+    if (attrs_.channels != 3) not_on_gpu_ = "the GPU kernel writes RGB only (colorspace=\"gray\")";
+  }
+
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    const Tensor& contents = ctx->input(0);
+    const int64_t size = contents.dims() == 1 ? contents.dim_size(0) : -1;
+    for (int input : {0, 1, 4}) {
+      OP_REQUIRES_ASYNC(ctx, ctx->input(input).dims() == 1 && ctx->input(input).dim_size(0) == size,
+                        absl::InvalidArgumentError(
+                            "decode_jpeg_warped: contents, what and elements must be [B] each"),
+                        done);
+    }
+    for (int input : {2, 3}) {
+      OP_REQUIRES_ASYNC(ctx, ::tensorflow::TensorShapeUtils::IsScalar(ctx->input(input).shape()),
+                        absl::InvalidArgumentError("decode_jpeg_warped: seed and epoch must be "
+                                                   "scalars"),
+                        done);
+    }
+    CUstream stream = nullptr;
+    OP_REQUIRES_OK_ASYNC(ctx, ComputeStream(ctx, kDecodeJpegWarped, &stream), done);
+    auto b = std::make_shared<Batch>();
+    b->ctx = ctx;
+    b->size = size;
+    OP_REQUIRES_OK_ASYNC(
+        ctx,
+        ctx->allocate_output(0, TensorShape({size, attrs_.output_height, attrs_.output_width,
+                                             attrs_.channels}),
+                             &b->output),
+        done);
+    if (size == 0) {
+      done();
+      return;
+    }
+    const tfg::gpu::JpegWarpGpu* gpu = nullptr;
+    const tfg::Status available =
+        not_on_gpu_.empty() ? tfg::gpu::JpegWarpGpuFor(stream, &gpu) : tfg::Status::Ok();
+    if (!not_on_gpu_.empty() || !available.ok()) {
+      WarnOnce(OnHost::kBatch, not_on_gpu_.empty() ? available.message() : not_on_gpu_);
+      ctx->device()->tensorflow_cpu_worker_threads()->workers->Schedule(
+          [this, b, done = std::move(done)]() mutable { WholeBatchOnHost(b, std::move(done)); });
+      return;
+    }
+    auto body = std::make_shared<tfg::gpu::JpegClipBatch>();
+    body->stream = stream;
+    const auto in = contents.flat<tstring>();
+    const auto what = ctx->input(1).flat<tstring>();
+    for (int64_t i = 0; i < size; ++i) {
+      body->frames.push_back({reinterpret_cast<const uint8_t*>(in(i).data()), in(i).size(),
+                              what(i).empty() ? absl::StrCat("picture ", i) : std::string(what(i))});
+    }
+    Batch* raw = b.get();
+    body->allocate = [raw](size_t bytes, CUdeviceptr* ptr) {
+      std::lock_guard<std::mutex> lock(raw->mu);
+      Tensor planes;
+      const absl::Status s = raw->ctx->allocate_temp(
+          ::tensorflow::DT_UINT8, TensorShape({static_cast<int64_t>(bytes)}), &planes);
+      if (!s.ok()) return tfg::InternalError("decode_jpeg_warped: planes of ", bytes, " bytes: ", s.message());
+      *ptr = reinterpret_cast<CUdeviceptr>(planes.tensor_data().data());
+      raw->planes.push_back(std::move(planes));
+      return tfg::Status::Ok();
+    };
+    body->plan = [this, raw](int64_t i, int width, int height, tfg::gpu::RegionWarp* w) {
+      tfg::gpu::PlanElementWarp(attrs_.spec, Seed(raw->ctx), Epoch(raw->ctx), Element(raw->ctx, i),
+                                width, height, out_, w);
+      return tfg::Status::Ok();
+    };
+    body->dst = [this, raw](int64_t i) {
+      const size_t element_size = attrs_.float_output ? sizeof(float) : sizeof(uint8_t);
+      return reinterpret_cast<CUdeviceptr>(raw->output->tensor_data().data()) +
+             i * Values() * element_size;
+    };
+    body->on_host = [this, raw](int64_t i, const tfg::Status& why) {
+      return PictureOnHost(raw, i, why);
+    };
+    tfg::gpu::DecodeJpegWarpedBatch(
+        gpu, tfg::gpu::TaskThreads::ForDecodes(), body,
+        [this, b, body, done = std::move(done)](std::vector<tfg::Status> statuses) mutable {
+          for (int64_t i = 0; i < b->size; ++i) {
+            // What nvJPEG cannot read may be a PNG, BMP or GIF the CPU kernel takes; if it is a
+            // damaged JPEG, the CPU kernel's error names it as the CPU path would.
+            if (statuses[i].code() == tfg::StatusCode::kDataLoss) {
+              statuses[i] = PictureOnHost(b.get(), i, statuses[i]);
+            }
+          }
+          Finish(b, statuses, std::move(done));
+        });
+  }
+
+ private:
+  static uint64_t Seed(OpKernelContext* ctx) {
+    return static_cast<uint64_t>(ctx->input(2).scalar<int64_t>()());
+  }
+  static uint64_t Epoch(OpKernelContext* ctx) {
+    return static_cast<uint64_t>(ctx->input(3).scalar<int64_t>()());
+  }
+  static int64_t Element(OpKernelContext* ctx, int64_t i) {
+    return ctx->input(4).flat<int64_t>()(i);
+  }
+  size_t Values() const {
+    return static_cast<size_t>(attrs_.output_height) * attrs_.output_width * attrs_.channels;
+  }
+
+  // Picture i by the CPU kernel's code into pinned memory; Finish copies it
+  // into its slot.
+  tfg::Status PictureOnHost(Batch* b, int64_t i, const tfg::Status& why) {
+    WarnOnce(OnHost::kPicture, why.message());
+    Tensor host;
+    {
+      std::lock_guard<std::mutex> lock(b->mu);
+      const absl::Status s = b->ctx->allocate_temp(
+          b->output->dtype(), TensorShape({1, attrs_.output_height, attrs_.output_width,
+                                           attrs_.channels}),
+          &host, PinnedHost());
+      if (!s.ok()) return tfg::InternalError(s.message());
+    }
+    FusedWarpPicture picture;
+    picture.attrs = &attrs_;
+    picture.seed = Seed(b->ctx);
+    picture.epoch = Epoch(b->ctx);
+    picture.element = Element(b->ctx, i);
+    picture.output = &host;
+    TFG_RETURN_IF_ERROR(DecodeJpegWarpedPicture(attrs_, options_, b->ctx->input(0).flat<tstring>()(i),
+                                                b->ctx->input(1).flat<tstring>()(i), picture));
+    std::lock_guard<std::mutex> lock(b->mu);
+    b->on_host.push_back(i);
+    b->host.push_back(std::move(host));
+    return tfg::Status::Ok();
+  }
+
+  // The CPU kernel over the whole batch into pinned memory, then one copy.
+  void WholeBatchOnHost(std::shared_ptr<Batch> b, DoneCallback done) {
+    OpKernelContext* ctx = b->ctx;
+    auto host = std::make_shared<Tensor>();
+    OP_REQUIRES_OK_ASYNC(
+        ctx, ctx->allocate_temp(b->output->dtype(), b->output->shape(), host.get(), PinnedHost()),
+        done);
+    const auto what = ctx->input(1).flat<tstring>();
+    ComputeFusedWarpBatch(
+        ctx, kDecodeJpegWarped, attrs_, {"what"}, 1000000,
+        [&](int64_t i, const tstring& jpeg, const FusedWarpPicture& picture) {
+          return DecodeJpegWarpedPicture(attrs_, options_, jpeg, what(i), picture);
+        },
+        host.get());
+    if (!ctx->status().ok()) {
+      done();
+      return;
+    }
+    auto* device = static_cast<::tensorflow::Device*>(ctx->device());
+    ctx->op_device_context()->CopyCPUTensorToDevice(
+        host.get(), device, b->output, [ctx, host, done = std::move(done)](const absl::Status& s) {
+          ctx->SetStatus(s);
+          done();
+        });
+  }
+
+  // Every picture's kernel is queued: the first error as the CPU kernel words
+  // it, or the CPU's pictures copied into their slots, then `done`.
+  void Finish(std::shared_ptr<Batch> b, const std::vector<tfg::Status>& statuses,
+              DoneCallback done) {
+    OpKernelContext* ctx = b->ctx;
+    for (int64_t i = 0; i < b->size; ++i) {
+      if (!statuses[i].ok()) {
+        ctx->SetStatus(absl::Status(
+            ToTfStatus(statuses[i]).code(),
+            absl::StrCat(kDecodeJpegWarped, ": picture ", i, " (element ", Element(ctx, i),
+                         "): ", statuses[i].message())));
+        done();
+        return;
+      }
+    }
+    if (b->on_host.empty()) {
+      done();
+      return;
+    }
+    auto* device = static_cast<::tensorflow::Device*>(ctx->device());
+    auto left = std::make_shared<std::atomic<int>>(static_cast<int>(b->on_host.size()));
+    auto shared_done = std::make_shared<DoneCallback>(std::move(done));
+    for (int64_t i : b->on_host) b->slots.push_back(b->output->Slice(i, i + 1));
+    for (size_t k = 0; k < b->on_host.size(); ++k) {
+      ctx->op_device_context()->CopyCPUTensorToDevice(
+          &b->host[k], device, &b->slots[k], [ctx, b, left, shared_done](const absl::Status& s) {
+            // Callbacks may run at once on several threads: the first error is kept under a
+            // lock and set once, by the last.
+            b->copy_error.Note(s);
+            if (--*left == 0) {
+              if (b->copy_error.failed()) ctx->SetStatus(b->copy_error.status());
+              (*shared_done)();
+            }
+          });
+    }
+  }
+
+  DecodeJpegWarpedAttrs attrs_;
+  tfg::jpeg::DecodeOptions options_;
+  tfg::gpu::JpegWarpOutput out_;
+  std::string not_on_gpu_;  // why no batch can use the body, or ""
+};
+
+// NvjpegStatus: "" when decode_jpeg_warped's GPU kernel can decode with nvJPEG
+// in this process, else every missing piece and its fix. A CPU kernel: it
+// only opens libraries.
+constexpr char kStatusOp[] = "TfGulp>NvjpegStatus";
+
+class NvjpegStatusOp : public ::tensorflow::OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const tfg::Status status = tfg::gpu::NvjpegReady();
+    Tensor* output = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({}), &output));
+    output->scalar<tstring>()() = status.ok() ? std::string() : status.message();
+  }
+};
+
+}  // namespace
+
+REGISTER_OP(kStatusOp)
+    .Output("reason: string")
+    .SetIsStateful()  // the answer depends on the machine, not on inputs: never constant-folded
+    .SetShapeFn(::tensorflow::shape_inference::ScalarShape)
+    .Doc(R"doc(
+Empty when DecodeJpegWarped's GPU kernel decodes with nvJPEG in this process; else
+what is missing (nvJPEG, the driver, the kernels) and how to get it.
+)doc");
+
+REGISTER_KERNEL_BUILDER(Name(kStatusOp).Device(::tensorflow::DEVICE_CPU), NvjpegStatusOp);
+
+// The JPEG bytes, their names and the random keys' parts are read on the
+// host (nvJPEG parses on the host, the matrices are drawn there); only the
+// output lives in GPU memory.
+REGISTER_KERNEL_BUILDER(Name(kDecodeJpegWarpedOp)
+                            .Device(::tensorflow::DEVICE_GPU)
+                            .HostMemory("contents")
+                            .HostMemory("what")
+                            .HostMemory("seed")
+                            .HostMemory("epoch")
+                            .HostMemory("elements"),
+                        DecodeJpegWarpedGpuOp);
+
+}  // namespace tf_gulp
