@@ -11,7 +11,7 @@
 // each kind logged once:
 //   - the whole batch where nvJPEG, the driver or the kernels are missing
 //     (NvjpegReady's reason), and where the body has no stage for what the
-//     attrs ask (colour transforms, colorspace="gray");
+//     attrs ask (colorspace="gray");
 //   - a picture no GPU backend takes (CMYK, 12-bit, arithmetic-coded) or that
 //     nvJPEG cannot read (PNG, BMP, GIF; a damaged JPEG, whose error is then
 //     the CPU kernel's, naming its record).
@@ -89,8 +89,7 @@ class DecodeJpegWarpedGpuOp : public AsyncOpKernel {
     out_.bias = attrs_.channel_bias.data();
     out_.norm = attrs_.channel_norm.data();
     out_.oob_color = attrs_.oob_color.data();
-    // The body's kernel has no colour stage and writes 3 channels.
-    if (!attrs_.color.empty()) not_on_gpu_ = "the GPU kernel has no colour stage yet (color=)";
+    // The body's kernels write 3 channels.
     if (attrs_.channels != 3) not_on_gpu_ = "the GPU kernel writes RGB only (colorspace=\"gray\")";
   }
 
@@ -152,6 +151,11 @@ class DecodeJpegWarpedGpuOp : public AsyncOpKernel {
       raw->planes.push_back(std::move(planes));
       return tfg::Status::Ok();
     };
+    if (!attrs_.color.empty()) {  // one draw per picture, from the CPU kernel's key
+      for (int64_t i = 0; i < size; ++i) {
+        body->colors.push_back(attrs_.Color(Seed(ctx), Epoch(ctx), Element(ctx, i)));
+      }
+    }
     body->plan = [this, raw](int64_t i, int width, int height, tfg::gpu::RegionWarp* w) {
       tfg::gpu::PlanElementWarp(attrs_.spec, Seed(raw->ctx), Epoch(raw->ctx), Element(raw->ctx, i),
                                 width, height, out_, w);
