@@ -132,6 +132,28 @@ def without_autotune(ds):
     return ds.with_options(options)
 
 
+def dataset_readers(name: str, ds, items: Callable[[Any], Any]) -> List[Reader]:
+    """One of our datasets' three rows: consumed inside the runtime (as a training step consumes
+    it), the same with autotune off, and iterated from Python (its own row, so its per-element
+    eager cost stays visible); each counts the leading dimension of `items(element)`."""
+
+    def python_loop() -> int:
+        return sum(int(items(e).shape[0]) for e in iterator_timing.iterate(ds))
+
+    return [Reader(name, in_runtime(ds, items)),
+            Reader(f"{name}, autotune off", in_runtime(without_autotune(ds), items)),
+            Reader(f"{name}, iterated from Python", python_loop)]
+
+
+def peer_readers(name: str, one: Callable[[], int], loader: Callable[[], int],
+                 loader_pids: Callable[[], Sequence[int]], per_core: PerCore) -> List[Reader]:
+    """A peer's three rows: one process, a torch DataLoader of CORES workers (`loader_pids`: its
+    workers, known after its first run), and CORES bare processes."""
+    return [Reader(f"{name}, 1 process", one),
+            Reader(f"{name}, DataLoader ({CORES} workers)", loader, loader_pids),
+            Reader(f"{name}, {CORES} processes (bare)", per_core.run, per_core.pids)]
+
+
 # ------------------------------------------------------------------------------------------------
 # gulp
 
@@ -143,15 +165,8 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
     from bench_gulp_read import load_jpegs
     from decode_bound import OpTurboJpeg, bound_reader, op_turbojpeg_path
 
-    ds = tf_gulp.GulpDataset(gulp_dir)
-    # Consumed where a training step consumes it, inside the runtime: counting frames is the
-    # least a consumer can do, as `len(frames)` is in the gulpio2 rows.
-    gulp_dataset = in_runtime(ds, lambda e: e["frames"])
-    gulp_dataset_no_autotune = in_runtime(without_autotune(ds), lambda e: e["frames"])
-
-    def gulp_dataset_python() -> int:
-        return sum(int(e["frames"].shape[0]) for e in iterator_timing.iterate(ds))
-
+    # Counting frames is the least a consumer can do, as `len(frames)` is in the gulpio2 rows.
+    ours = dataset_readers("GulpDataset", tf_gulp.GulpDataset(gulp_dir), lambda e: e["frames"])
     gd = gulpio2.GulpDirectory(gulp_dir)
     ids = [key for chunk in gd for key in chunk.meta_dict]
 
@@ -195,16 +210,12 @@ def gulp_readers(gulp_dir: str, closers: List[Callable[[], None]]) -> List[Reade
     op_library_bound = bound_reader(clips, CORES, closers, op_library.decode_clip)
     closers.append(op_library.close)  # after the pool's shutdown, appended just before
 
-    return [Reader("GulpDataset", gulp_dataset),
-            Reader("GulpDataset, autotune off", gulp_dataset_no_autotune),
-            Reader("GulpDataset, iterated from Python", gulp_dataset_python),
-            Reader("gulpio2, 1 process", gulpio2_one),
-            Reader(f"gulpio2, DataLoader ({CORES} workers)", gulpio2_loader,
-                   lambda: loader_state.get("pids", [])),
-            Reader(f"gulpio2, {CORES} processes (bare)", per_core.run, per_core.pids),
-            Reader(f"libjpeg-turbo bound, {CORES} threads", bound),
-            Reader(f"libjpeg-turbo bound through the op's library "
-                   f"({os.path.basename(op_library.path)}), {CORES} threads", op_library_bound)]
+    peers = peer_readers("gulpio2", gulpio2_one, gulpio2_loader,
+                         lambda: loader_state.get("pids", []), per_core)
+    return ours + peers + [
+        Reader(f"libjpeg-turbo bound, {CORES} threads", bound),
+        Reader(f"libjpeg-turbo bound through the op's library "
+               f"({os.path.basename(op_library.path)}), {CORES} threads", op_library_bound)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -218,14 +229,6 @@ def ffrecord_readers(path: str, reference, batch: int, seed: int,
 
     ds = tf_gulp.FFRecordDataset(path, batch_size=batch, shuffle=True, seed=seed,
                                  drop_remainder=True)
-
-    # Consumed inside the runtime, as a training step consumes it (the gulp case does the
-    # same); the Python loop is its own row, so its per-batch eager cost stays visible.
-    ffrecord_dataset = in_runtime(ds, lambda b: b)
-    ffrecord_dataset_no_autotune = in_runtime(without_autotune(ds), lambda b: b)
-
-    def ffrecord_dataset_python() -> int:
-        return sum(int(b.shape[0]) for b in iterator_timing.iterate(ds))
 
     one = reference.FileReader(path, True)
     n = one.n
@@ -266,13 +269,9 @@ def ffrecord_readers(path: str, reference, batch: int, seed: int,
 
     per_core = PerCore([batches[i::CORES] for i in range(CORES)], read_share)
     closers.append(per_core.close)
-    return [Reader("FFRecordDataset", ffrecord_dataset),
-            Reader("FFRecordDataset, autotune off", ffrecord_dataset_no_autotune),
-            Reader("FFRecordDataset, iterated from Python", ffrecord_dataset_python),
-            Reader("reference, 1 process", reference_one),
-            Reader(f"reference, DataLoader ({CORES} workers)", reference_loader,
-                   lambda: loader_state.get("pids", [])),
-            Reader(f"reference, {CORES} processes (bare)", per_core.run, per_core.pids)]
+    return dataset_readers("FFRecordDataset", ds, lambda b: b) + peer_readers(
+        "reference", reference_one, reference_loader, lambda: loader_state.get("pids", []),
+        per_core)
 
 
 def write_ffrecord(path: str, records: int, size: int) -> None:

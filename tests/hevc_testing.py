@@ -50,6 +50,24 @@ def smooth_image(rng, h, w):
     return np.clip(img, 0, 255).astype(np.uint8)
 
 
+def make_train_bzna(root, sizes, seed: int = 23) -> str:
+    """`root`/data.bzna, made by `tf-gulp bzna create` from smooth JPEGs of `sizes` ((h, w) each)
+    in train/ant and train/bee by turns (bee first); returns its path."""
+    import simplejpeg  # pylint: disable=import-outside-toplevel
+
+    from tf_gulp.cli.main import main as cli  # pylint: disable=import-outside-toplevel
+
+    rng = np.random.default_rng(seed)
+    for k, (h, w) in enumerate(sizes):
+        d = root / "img" / "train" / ("ant" if k % 2 else "bee")
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{k}.jpg").write_bytes(simplejpeg.encode_jpeg(smooth_image(rng, h, w), quality=98))
+    out = root / "data.bzna"
+    assert cli(["bzna", "create", str(root / "img"), str(out), "--preset", "ultrafast", "-j", "1",
+                "--no-progress"]) == 0
+    return str(out)
+
+
 def make_split_images(root) -> None:
     """Six small JPEGs in split/class folders (train: ant x2, bee; val: ant, bee; test: cow), the
     layout `tf-gulp bzna create` reads: inputs for the create tests that kill or starve it."""

@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import simplejpeg
 import tensorflow as tf
 
-from hevc_testing import smooth_image
+from hevc_testing import make_train_bzna
 from tf_gulp import transforms as V
 from tf_gulp.bzna.dataset import DataLoader
 from tf_gulp.bzna.on_device import WarpOnDevice
-from tf_gulp.cli.main import main as cli
 from tf_gulp.ops.image.warp_ops import similarity_transform_matrices
 
 SEED = 5
@@ -43,17 +41,8 @@ LEVEL = 1.0 / (255.0 * np.asarray(V.IMAGENET_STD))
 @pytest.fixture(scope="module")
 def path(tmp_path_factory) -> str:
     """Seven pictures of different sizes and aspect ratios (batches of 3 mix them)."""
-    root = tmp_path_factory.mktemp("random_stream")
-    rng = np.random.default_rng(23)
-    for k, (h, w) in enumerate([(40, 60), (75, 33), (64, 64), (21, 90), (50, 50), (120, 90),
-                                (33, 47)]):
-        d = root / "img" / "train" / ("ant" if k % 2 else "bee")
-        d.mkdir(parents=True, exist_ok=True)
-        (d / f"{k}.jpg").write_bytes(simplejpeg.encode_jpeg(smooth_image(rng, h, w), quality=98))
-    out = root / "data.bzna"
-    assert cli(["bzna", "create", str(root / "img"), str(out), "--preset", "ultrafast", "-j", "1",
-                "--no-progress"]) == 0
-    return str(out)
+    return make_train_bzna(tmp_path_factory.mktemp("random_stream"),
+                           [(40, 60), (75, 33), (64, 64), (21, 90), (50, 50), (120, 90), (33, 47)])
 
 
 def _loader(path, augment, seed=SEED, **kwargs) -> tf.data.Dataset:

@@ -19,17 +19,15 @@ import sys
 
 import numpy as np
 import pytest
-import simplejpeg
 import tensorflow as tf
 from tensorflow.python.framework import kernels
 
 import tf_gulp.ops
-from hevc_testing import fit_small_model, smooth_image
+from hevc_testing import fit_small_model, make_train_bzna
 from tf_gulp import transforms as V
 from tf_gulp.bzna import transforms as T
 from tf_gulp.bzna.dataset import DataLoader
 from tf_gulp.bzna.on_device import WarpOnDevice, check_device, warp_on_device
-from tf_gulp.cli.main import main as cli
 from tf_gulp.ops.image.warp_ops import similarity_transform_matrices
 from tf_gulp.ops.library import load_ops
 
@@ -165,16 +163,8 @@ def test_warp_on_device_says_once_that_no_gpu_kernel_ran(caplog, monkeypatch):
 
 @pytest.fixture(scope="module")
 def bzna(tmp_path_factory) -> str:
-    root = tmp_path_factory.mktemp("bzna_device")
-    rng = np.random.default_rng(23)
-    for k, (h, w) in enumerate([(40, 60), (75, 33), (64, 64), (21, 90), (50, 50)]):
-        d = root / "img" / "train" / ("ant" if k % 2 else "bee")
-        d.mkdir(parents=True, exist_ok=True)
-        (d / f"{k}.jpg").write_bytes(simplejpeg.encode_jpeg(smooth_image(rng, h, w), quality=98))
-    out = root / "data.bzna"
-    assert cli(["bzna", "create", str(root / "img"), str(out), "--preset", "ultrafast", "-j", "1",
-                "--no-progress"]) == 0
-    return str(out)
+    return make_train_bzna(tmp_path_factory.mktemp("bzna_device"),
+                           [(40, 60), (75, 33), (64, 64), (21, 90), (50, 50)])
 
 
 def _loader(path: str, **kwargs) -> tf.data.Dataset:

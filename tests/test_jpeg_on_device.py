@@ -17,7 +17,7 @@ from tensorflow.python.framework import kernels
 
 import tf_gulp
 import tf_gulp.bzna.on_device as on_device
-import tf_gulp.jpeg_on_device as jpeg_on_device_module
+from gpu_testing import list_a_gpu_too
 from tf_gulp import transforms as T
 from tf_gulp.jpeg_on_device import JpegOnDevice, jpeg_on_device
 from tf_gulp.ops.image.jpeg_ops import decode_jpeg_warped, nvjpeg_unavailable_reason
@@ -127,15 +127,7 @@ def test_a_gpu_tensorflow_lacks_is_refused_naming_the_devices(records):
 @pytest.fixture
 def a_gpu_listed(monkeypatch):
     """TensorFlow's logical devices as check_device sees them, plus a GPU."""
-    real = tf.config.list_logical_devices
-
-    def with_gpu(device_type=None):
-        found = real(device_type)
-        if device_type in (None, "GPU"):
-            found = found + [tf.config.LogicalDevice("/device:GPU:0", "GPU")]
-        return found
-
-    monkeypatch.setattr(tf.config, "list_logical_devices", with_gpu)
+    list_a_gpu_too(monkeypatch, "logical")
 
 
 def test_a_gpu_without_nvjpeg_is_refused_naming_the_fix(records, a_gpu_listed, monkeypatch):
@@ -199,7 +191,7 @@ def test_a_step_compiled_with_xla_fails_naming_the_layer_and_the_fix(records):
 
 
 def test_keras_is_told_no_xla_once(caplog, monkeypatch):
-    monkeypatch.setattr(jpeg_on_device_module, "_said_no_xla", False)
+    monkeypatch.setattr(JpegOnDevice, "_said_no_xla", False)
     layer = JpegOnDevice(AUGMENT)
     with caplog.at_level(logging.WARNING, logger="tf_gulp"):
         assert layer.supports_jit is False and layer.supports_jit is False

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from google.protobuf import text_format
-from tensorflow.core.framework import attr_value_pb2
 from tensorflow.python.data.ops import dataset_ops
 from tensorflow.python.framework import op_def_registry
 
 from formats_testing import FORMATS, format_params
+from tf_gulp._options import attr_python_value
 from tf_gulp.ops.library import load_ops
 
 # Graphs of each source saved by the op library before the positional source base wrote the node
@@ -27,18 +27,6 @@ SAVED = pathlib.Path(__file__).parent / "data" / "source_graphs"
 # The options they were made with: these, shuffle=True, seed=11, epoch=3, then shard(2, 1).
 SAVED_OPTIONS = {"gulp": dict(decode=False, num_frames=1, training=True),
                  "ffrecord": dict(batch_size=2), "benzina": dict(decode=False)}
-
-
-def _python(value: attr_value_pb2.AttrValue) -> Any:
-    """An AttrValue as the Python value an op call takes for it."""
-    kind = value.WhichOneof("value")
-    if kind == "list":
-        for field in ("s", "i", "f", "b"):
-            items = list(getattr(value.list, field))
-            if items:
-                return [v.decode() for v in items] if field == "s" else items
-        return []
-    return value.s.decode() if kind == "s" else getattr(value, kind)
 
 
 def _made_with(monkeypatch, op: str) -> Dict[str, Any]:
@@ -72,8 +60,8 @@ def test_the_graph_node_holds_every_attr_and_input(fmt, tmp_path, monkeypatch):
     op_def = op_def_registry.get(fmt.source_op)
     assert sorted(node.attr) == sorted(a.name for a in op_def.attr)
     for attr in op_def.attr:
-        expected = given[attr.name] if attr.name in given else _python(attr.default_value)
-        assert _python(node.attr[attr.name]) == pytest.approx(expected), attr.name
+        expected = given[attr.name] if attr.name in given else attr_python_value(attr.default_value)
+        assert attr_python_value(node.attr[attr.name]) == pytest.approx(expected), attr.name
 
     # Its inputs: Const nodes holding the tensors the op was given.
     nodes = {n.name: n for n in graph.node}

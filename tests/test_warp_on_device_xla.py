@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import tf_gulp.bzna.on_device as on_device
+from gpu_testing import list_a_gpu_too
 from tf_gulp.bzna.on_device import WarpOnDevice
 from tf_gulp.transforms import Resize, ToDtype
 
@@ -48,15 +48,7 @@ def _compile(model: tf.keras.Model, **kwargs) -> None:
 @pytest.fixture
 def a_gpu_listed(monkeypatch):
     """TensorFlow's physical devices as Keras sees them, plus a GPU."""
-    real = tf.config.list_physical_devices
-
-    def with_gpu(device_type=None):
-        found = real(device_type)
-        if device_type in (None, "GPU"):
-            found = found + [tf.config.PhysicalDevice("/physical_device:GPU:0", "GPU")]
-        return found
-
-    monkeypatch.setattr(tf.config, "list_physical_devices", with_gpu)
+    list_a_gpu_too(monkeypatch, "physical")
 
 
 def test_jit_compile_auto_resolves_to_no_xla_on_a_gpu_machine(a_gpu_listed, monkeypatch):
@@ -78,7 +70,7 @@ def test_explicit_jit_compile_in_keras_3_runs_without_xla_and_names_the_layer(ca
                                                                                monkeypatch):
     if not hasattr(tf.keras, "version") or not tf.keras.version().startswith("3."):
         pytest.skip("Keras 3's compile() (tf.keras here is another Keras)")
-    monkeypatch.setattr(on_device, "_said_no_xla", False)
+    monkeypatch.setattr(WarpOnDevice, "_said_no_xla", False)
     model = _model(WarpOnDevice(LEVELS_3X3))
     with caplog.at_level(logging.WARNING, logger="tf_gulp"), \
             pytest.warns(UserWarning, match="doesn't support `jit_compile=True`"):

@@ -21,9 +21,9 @@ import os
 import re
 import stat
 import threading
-from typing import Any, BinaryIO, Optional, Type, Union
+from typing import Any, BinaryIO, Optional, Type, TypeVar, Union
 
-__all__ = ["PositionalReader", "absolute", "check_regular_file", "exists", "file_kind", "file_size",
+__all__ = ["Closing", "PositionalReader", "absolute", "check_regular_file", "exists", "file_kind", "file_size",
            "isdir", "is_remote", "join", "open_binary", "open_regular",
            "read_regular"]
 
@@ -160,7 +160,24 @@ def read_regular(path: str, error: Type[Exception] = ValueError) -> bytes:
         return f.read()
 
 
-class PositionalReader:
+_Self = TypeVar("_Self", bound="Closing")
+
+
+class Closing:
+    """What every reader of files is besides: a context manager whose ``with`` block ends by
+    calling the reader's ``close()``."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class PositionalReader(Closing):
     """Byte ranges of one regular file, local or remote, safe to share between threads.
 
     A local file is opened once (:func:`open_regular`: never a FIFO) and read with ``os.pread``,
@@ -205,8 +222,3 @@ class PositionalReader:
         if f is not None:
             f.close()
 
-    def __enter__(self) -> "PositionalReader":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()

@@ -54,8 +54,9 @@ _HINTS = {"int": "int", "float": "float", "bool": "bool", "string": "str",
           "list(float)": "Sequence[float]"}
 
 
-def _python_value(value) -> Any:
-    """An AttrValue (a default) as a Python value."""
+def attr_python_value(value) -> Any:
+    """An AttrValue (an attr's default, or a node's attr) as the Python value an op call takes for
+    it."""
     kind = value.WhichOneof("value")
     if kind == "list":
         for field in ("s", "i", "f", "b"):
@@ -155,7 +156,7 @@ def options_of(op_def) -> Tuple[Option, ...]:
         if none_is_off:
             doc = doc[len(NONE_IS_OFF):]
         out.append(Option(
-            name=attr.name, type=attr.type, default=_python_value(attr.default_value),
+            name=attr.name, type=attr.type, default=attr_python_value(attr.default_value),
             minimum=attr.minimum if attr.has_minimum else None,
             allowed=tuple(v.decode() for v in attr.allowed_values.list.s),
             doc=" ".join(doc.split()), none_is_off=none_is_off))

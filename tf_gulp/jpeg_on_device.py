@@ -34,7 +34,6 @@ _XLA_FIX = ("leave the model's jit_compile at its default (\"auto\" runs this mo
             "or set jit_compile=False; to compile the rest of the model with XLA, call "
             "tf_gulp.jpeg_on_device.jpeg_on_device in a tf.function without jit_compile and the "
             "XLA-compiled function on its output")
-_said_no_xla = False
 
 
 def _decode_per_epoch(inputs: Mapping[str, tf.Tensor], augment: Augment, decode: dict
@@ -91,7 +90,7 @@ def jpeg_on_device(inputs: Mapping[str, tf.Tensor], augment, device: Optional[st
         return _decode_per_epoch(inputs, augment, decode)
 
 
-class JpegOnDevice(tf.keras.layers.Layer):
+class JpegOnDevice(on_device.OnDeviceLayer):
     """A Keras layer that runs :func:`jpeg_on_device`: the first layer of a model fed by
     ``FFRecordDataset(...).decode_jpeg_warped(augment, device="/GPU:0")``, so ``model.fit``
     decodes and augments the JPEGs on the GPU.
@@ -103,32 +102,13 @@ class JpegOnDevice(tf.keras.layers.Layer):
       dct_scaling, colorspace, dct_method: the dataset's, as :func:`jpeg_on_device`'s.
     """
 
+    _xla_fix = _XLA_FIX
+
     def __init__(self, augment, device: Optional[str] = None, *, dct_scaling: bool = True,
                  colorspace: str = "rgb", dct_method: str = "fast", **kwargs) -> None:
-        kwargs.setdefault("trainable", False)  # nothing to train; from_config passes it back
-        super().__init__(**kwargs)
-        if isinstance(augment, Mapping):  # from get_config
-            augment = Augment(**{k: tuple(v) if isinstance(v, list) else v
-                                 for k, v in augment.items()})
-        self.augment = compile_augment(augment, "JpegOnDevice: ")
-        self.device_name = device
+        super().__init__(augment, device, **kwargs)
         self.decode = dict(dct_scaling=bool(dct_scaling), colorspace=str(colorspace),
                            dct_method=str(dct_method))
-
-    @property
-    def supports_jit(self) -> bool:
-        """False: XLA cannot compile tf_gulp's custom ops (as WarpOnDevice's: Keras 3 then runs
-        the step without XLA; this layer says so once in the ``tf_gulp`` log)."""
-        global _said_no_xla
-        if not _said_no_xla:
-            _said_no_xla = True
-            on_device._say_no_xla("JpegOnDevice", _XLA_FIX)  # pylint: disable=protected-access
-        return False
-
-    @supports_jit.setter
-    def supports_jit(self, value: bool) -> None:
-        """Keras' ``Layer.__init__`` sets True for every layer; this one never supports XLA."""
-        del value
 
     def call(self, inputs: Mapping[str, tf.Tensor]) -> tf.Tensor:
         return jpeg_on_device(inputs, self.augment, self.device_name, **self.decode)
@@ -140,9 +120,5 @@ class JpegOnDevice(tf.keras.layers.Layer):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        a = self.augment
-        # The compiled list: what the kernels take, enough to rebuild the layer (from_config).
-        config.update(augment=dict(height=a.height, width=a.width, warp=list(a.warp),
-                                   color=list(a.color), dtype=a.dtype, bias=list(a.bias),
-                                   norm=list(a.norm)), device=self.device_name, **self.decode)
+        config.update(self.decode)
         return config

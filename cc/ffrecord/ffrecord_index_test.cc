@@ -102,22 +102,19 @@ TEST(FFRecordIndexTest, TruncatedFile) {
 TEST(FFRecordIndexTest, BadOffsetsNameTheRecordAndWhereTheOffsetIsStored) {
   const std::vector<std::string> recs = {"aa", "bbb", "c"};
   std::string bytes = testing::BuildFFRecord(recs);
-  std::string decreasing = bytes;
-  testing::PutLE<uint64_t>(&decreasing, testing::OffsetField(3, 2), 49);  // < record 1 at 50
-  testing::ResealHeader(&decreasing);
-  ExpectDataLoss(decreasing, "record 2: offset 49 (stored at byte 40) is before record 1");
-  std::string past = bytes;
-  testing::PutLE<uint64_t>(&past, testing::OffsetField(3, 1), 1000);
-  testing::ResealHeader(&past);
-  ExpectDataLoss(past, "record 1: offset 1000 (stored at byte 32) is past the end");
-  std::string negative = bytes;
-  testing::PutLE<int64_t>(&negative, testing::OffsetField(3, 0), -1);
-  testing::ResealHeader(&negative);
-  ExpectDataLoss(negative, "record 0: offset -1");
-  std::string into_header = bytes;
-  testing::PutLE<uint64_t>(&into_header, testing::OffsetField(3, 0), 8);
-  testing::ResealHeader(&into_header);
-  ExpectDataLoss(into_header, "points into the header");
+  // The file with record `record`'s stored offset set to `offset`, resealed.
+  const auto with_offset = [&bytes](int record, int64_t offset) {
+    std::string changed = bytes;
+    testing::PutLE<int64_t>(&changed, testing::OffsetField(3, record), offset);
+    testing::ResealHeader(&changed);
+    return changed;
+  };
+  ExpectDataLoss(with_offset(2, 49),  // < record 1 at 50
+                 "record 2: offset 49 (stored at byte 40) is before record 1");
+  ExpectDataLoss(with_offset(1, 1000),
+                 "record 1: offset 1000 (stored at byte 32) is past the end");
+  ExpectDataLoss(with_offset(0, -1), "record 0: offset -1");
+  ExpectDataLoss(with_offset(0, 8), "points into the header");
   // Also without verifying the metadata checksum: structure is always checked.
   std::string unsealed = bytes;
   testing::PutLE<uint64_t>(&unsealed, testing::OffsetField(3, 1), 1000);

@@ -196,14 +196,12 @@ Status DecodeClip(const ClipBytes& clip, const jpeg::DecodeOptions& options,
   return Status::Ok();
 }
 
-namespace {
-
 template <typename Out>
-Status DecodeClipWarpedImpl(const ClipBytes& clip, const jpeg::DecodeOptions& options,
-                            const ClipShape& shape, const FrameMatrices& matrices,
-                            const jpeg::WarpTarget& target, const std::string& data_path,
-                            const std::string& id, const Scheduler& schedule,
-                            int max_parallelism, Out* dst) {
+Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
+                        const ClipShape& shape, const FrameMatrices& matrices,
+                        const jpeg::WarpTarget& target, const std::string& data_path,
+                        const std::string& id, const Scheduler& schedule,
+                        int max_parallelism, Out* dst) {
   const size_t frame_values = static_cast<size_t>(target.out_height) * target.out_width *
                               jpeg::Channels(options.color_space);
   jpeg::ImageInfo info;
@@ -223,25 +221,14 @@ Status DecodeClipWarpedImpl(const ClipBytes& clip, const jpeg::DecodeOptions& op
   return Status::Ok();
 }
 
-}  // namespace
-
-Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
-                        const ClipShape& shape, const FrameMatrices& matrices,
-                        const jpeg::WarpTarget& target, const std::string& data_path,
-                        const std::string& id, const Scheduler& schedule,
-                        int max_parallelism, float* dst) {
-  return DecodeClipWarpedImpl(clip, options, shape, matrices, target, data_path, id, schedule,
-                              max_parallelism, dst);
-}
-
-Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
-                        const ClipShape& shape, const FrameMatrices& matrices,
-                        const jpeg::WarpTarget& target, const std::string& data_path,
-                        const std::string& id, const Scheduler& schedule,
-                        int max_parallelism, uint8_t* dst) {
-  return DecodeClipWarpedImpl(clip, options, shape, matrices, target, data_path, id, schedule,
-                              max_parallelism, dst);
-}
+template Status DecodeClipWarped(const ClipBytes&, const jpeg::DecodeOptions&, const ClipShape&,
+                                 const FrameMatrices&, const jpeg::WarpTarget&,
+                                 const std::string&, const std::string&, const Scheduler&, int,
+                                 float*);
+template Status DecodeClipWarped(const ClipBytes&, const jpeg::DecodeOptions&, const ClipShape&,
+                                 const FrameMatrices&, const jpeg::WarpTarget&,
+                                 const std::string&, const std::string&, const Scheduler&, int,
+                                 uint8_t*);
 
 }  // namespace gulp
 }  // namespace tfg

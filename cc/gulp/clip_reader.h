@@ -139,17 +139,14 @@ struct FrameMatrices {
 // `shape`) samples it, and warped into its place in `dst` (num_frames *
 // out_height * out_width * channels values). Frames in parallel on
 // `schedule`, up to `max_parallelism` threads. Errors name the file, id,
-// frame and offset.
+// frame and offset. `Out`: float or uint8_t (the two clip_reader.cc
+// instantiates).
+template <typename Out>
 Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
                         const ClipShape& shape, const FrameMatrices& matrices,
                         const jpeg::WarpTarget& target, const std::string& data_path,
                         const std::string& id, const Scheduler& schedule,
-                        int max_parallelism, float* dst);
-Status DecodeClipWarped(const ClipBytes& clip, const jpeg::DecodeOptions& options,
-                        const ClipShape& shape, const FrameMatrices& matrices,
-                        const jpeg::WarpTarget& target, const std::string& data_path,
-                        const std::string& id, const Scheduler& schedule,
-                        int max_parallelism, uint8_t* dst);
+                        int max_parallelism, Out* dst);
 
 }  // namespace gulp
 }  // namespace tfg

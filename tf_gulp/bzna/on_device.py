@@ -174,7 +174,6 @@ _XLA_FIX = ("leave the model's jit_compile at its default (\"auto\" runs this mo
             "or set jit_compile=False; to compile the rest of the model with XLA, call "
             "tf_gulp.bzna.warp_on_device in a tf.function without jit_compile and the XLA-compiled "
             "function on its output")
-_said_no_xla = False
 
 
 def _refuse_xla(layer: str = "tf_gulp.bzna.WarpOnDevice (warp_on_device)",
@@ -259,7 +258,53 @@ def warp_on_device(inputs: Mapping[str, tf.Tensor], augment,
         return warp_all()
 
 
-class WarpOnDevice(tf.keras.layers.Layer):
+class OnDeviceLayer(tf.keras.layers.Layer):
+    """What the layers that decode or warp in the step (:class:`WarpOnDevice`,
+    :class:`tf_gulp.JpegOnDevice`) share: the compiled ``augment`` list and the device they keep
+    and give back in ``get_config``, and their answer to Keras that XLA cannot compile them.
+
+    A subclass sets ``_xla_fix``, what a user who asked for XLA can do instead."""
+
+    _xla_fix = _XLA_FIX
+    _said_no_xla = False  # per class: each layer class says it once
+
+    def __init__(self, augment, device: Optional[str] = None, **kwargs) -> None:
+        kwargs.setdefault("trainable", False)  # nothing to train; from_config passes it back
+        super().__init__(**kwargs)
+        if isinstance(augment, Mapping):  # from get_config
+            augment = Augment(**{k: tuple(v) if isinstance(v, list) else v
+                                 for k, v in augment.items()})
+        self.augment = compile_augment(augment, f"{type(self).__name__}: ")
+        self.device_name = device
+
+    @property
+    def supports_jit(self) -> bool:
+        """False: XLA cannot compile tf_gulp's custom ops. Keras 3 reads it in ``compile()``: its
+        default ``jit_compile="auto"`` then runs the model without XLA (where a GPU would
+        otherwise turn XLA on), and an explicit ``jit_compile=True`` is turned off with Keras' own
+        warning; this layer says once, in the ``tf_gulp`` log, which layer did it and why."""
+        cls = type(self)
+        if not cls._said_no_xla:
+            cls._said_no_xla = True
+            _say_no_xla(cls.__name__, cls._xla_fix)
+        return False
+
+    @supports_jit.setter
+    def supports_jit(self, value: bool) -> None:
+        """Keras' ``Layer.__init__`` sets True for every layer; this one never supports XLA."""
+        del value
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        a = self.augment
+        # The compiled list: what the kernels take, enough to rebuild the layer (from_config).
+        config.update(augment=dict(height=a.height, width=a.width, warp=list(a.warp),
+                                   color=list(a.color), dtype=a.dtype, bias=list(a.bias),
+                                   norm=list(a.norm)), device=self.device_name)
+        return config
+
+
+class WarpOnDevice(OnDeviceLayer):
     """A Keras layer that runs :func:`warp_on_device`: the first layer of a model fed by
     ``DataLoader(..., device="/GPU:0")``, so ``model.fit`` warps (and, when the batches carry
     compressed samples, decodes) on the GPU.
@@ -272,31 +317,8 @@ class WarpOnDevice(tf.keras.layers.Layer):
     """
 
     def __init__(self, augment, device: Optional[str] = None, **kwargs) -> None:
-        kwargs.setdefault("trainable", False)  # nothing to train; from_config passes it back
-        super().__init__(**kwargs)
-        if isinstance(augment, Mapping):  # from get_config
-            augment = Augment(**{k: tuple(v) if isinstance(v, list) else v
-                                 for k, v in augment.items()})
-        self.augment = compile_augment(augment, "WarpOnDevice: ")
+        super().__init__(augment, device, **kwargs)
         self.shape_hw = self.augment.shape
-        self.device_name = device
-
-    @property
-    def supports_jit(self) -> bool:
-        """False: XLA cannot compile tf_gulp's custom ops. Keras 3 reads it in ``compile()``: its
-        default ``jit_compile="auto"`` then runs the model without XLA (where a GPU would
-        otherwise turn XLA on), and an explicit ``jit_compile=True`` is turned off with Keras' own
-        warning; this layer says once, in the ``tf_gulp`` log, which layer did it and why."""
-        global _said_no_xla
-        if not _said_no_xla:
-            _said_no_xla = True
-            _say_no_xla("WarpOnDevice", _XLA_FIX)
-        return False
-
-    @supports_jit.setter
-    def supports_jit(self, value: bool) -> None:
-        """Keras' ``Layer.__init__`` sets True for every layer; this one never supports XLA."""
-        del value
 
     def call(self, inputs: Mapping[str, tf.Tensor]) -> tf.Tensor:
         # Keras may cast a model's inputs to its default float32 (it does under tf.distribute when
@@ -312,12 +334,3 @@ class WarpOnDevice(tf.keras.layers.Layer):
         if isinstance(input_shape, Mapping):
             batch = input_shape["image" if "image" in input_shape else "sample"][0]
         return (batch, self.shape_hw[0], self.shape_hw[1], 3)
-
-    def get_config(self) -> dict:
-        config = super().get_config()
-        a = self.augment
-        # The compiled list: what the kernels take, enough to rebuild the layer (from_config).
-        config.update(augment=dict(height=a.height, width=a.width, warp=list(a.warp),
-                                   color=list(a.color), dtype=a.dtype, bias=list(a.bias),
-                                   norm=list(a.norm)), device=self.device_name)
-        return config

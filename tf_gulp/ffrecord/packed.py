@@ -21,6 +21,7 @@ from typing import Any, Iterable, List, Union
 
 import numpy as np
 
+from tf_gulp._files import Closing
 from tf_gulp.ffrecord.reader import FileReader
 from tf_gulp.ffrecord.writer import FileWriter
 
@@ -108,7 +109,7 @@ def _parts(path: Union[str, os.PathLike, None]) -> List[str]:
     return [p for p in text.split("/") if p not in ("", ".")]
 
 
-class PackedFolder:
+class PackedFolder(Closing):
     """A folder packed by :func:`pack_folder` (or the reference's ``pack_folder``).
 
     Paths are relative to the packed folder, with ``/`` separators (``"sub/deep/e.txt"``).
@@ -200,12 +201,6 @@ class PackedFolder:
 
     def close(self) -> None:
         self.reader.close()
-
-    def __enter__(self) -> "PackedFolder":
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
 
 
 def pack_folder(

@@ -15,7 +15,7 @@ from typing import Iterable, List, Sequence, Union
 import numpy as np
 
 from tf_gulp import _args as A
-from tf_gulp._files import is_remote
+from tf_gulp._files import Closing, is_remote
 from tf_gulp._runtime_libs import import_core
 
 _core = import_core()  # tf_gulp._core, through its one accessor
@@ -70,7 +70,7 @@ def _indices(indices: Iterable[int]) -> List[int]:
     return out
 
 
-class FileReader:
+class FileReader(Closing):
     """Reads records of one or more FFRecord files, concatenated into one index space.
 
     Compatible with ``ffrecord.FileReader`` (HFAiLab): ``n``, ``read(indices)`` (a list of uint8
@@ -194,12 +194,6 @@ class FileReader:
     def close(self) -> None:
         """Closes the files (waiting for reads in other threads). Later reads raise ``ValueError``."""
         self._reader.close()
-
-    def __enter__(self) -> "FileReader":
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
 
     def __reduce__(self):
         # Reopened by name in the unpickling process (e.g. a data loader worker).

@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 import numpy as np
 
 from tf_gulp import _args as A
+from tf_gulp._files import Closing
 from tf_gulp.gulp.chunk import (FrameSelection, GulpChunk, JpegDecoder,
                                 check_max_clip_bytes, first_meta, normalize_id, open_data_file,
                                 read_element, split_element)
@@ -43,7 +44,7 @@ def next_chunk_number(output_dir: str) -> int:
     return highest + 1
 
 
-class GulpDirectory:
+class GulpDirectory(Closing):
     """Read a gulp directory (``data_<N>.gulp`` + ``meta_<N>.gmeta`` chunks).
 
     API and return values follow gulpio2's ``GulpDirectory``:
@@ -196,12 +197,6 @@ class GulpDirectory:
         for reader in files.values():
             with contextlib.suppress(OSError):
                 reader.close()
-
-    def __enter__(self) -> "GulpDirectory":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
