@@ -119,42 +119,45 @@ int Destroy(NvjpegHandle handle) {
   return s;
 }
 
-int StateCreate(NvjpegHandle handle, NvjpegState* state) {
+// nvjpeg*Create of an object of `handle`'s, kept in `objects` (states,
+// parsed streams) until its destroy.
+template <typename T, typename Objects>
+int CreateObject(const char* call, NvjpegHandle handle, Objects FakeNvjpeg::*objects, T* out) {
   FakeNvjpeg* f = Current();
   std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  int s = Status(f, "nvjpegJpegStateCreate", "");
+  int s = Status(f, call, "");
   if (s != NVJPEG_STATUS_SUCCESS) return s;
   if (!f->handles.count(handle)) return NVJPEG_STATUS_INVALID_PARAMETER;
-  *state = reinterpret_cast<NvjpegState>(f->next_object++);
-  f->states[*state].handle = handle;
+  *out = reinterpret_cast<T>(f->next_object++);
+  (f->*objects)[*out].handle = handle;
   return NVJPEG_STATUS_SUCCESS;
+}
+
+// nvjpeg*Destroy of one: destroying what was never created (or twice) is a
+// violation.
+template <typename T, typename Objects>
+int DestroyObject(const char* call, const char* kind, Objects FakeNvjpeg::*objects, T object) {
+  FakeNvjpeg* f = Current();
+  std::lock_guard<std::recursive_mutex> lock(f->mutex);
+  Status(f, call, "");
+  if ((f->*objects).erase(object) == 0) f->Violation(Str(call, " of an unknown ", kind));
+  return NVJPEG_STATUS_SUCCESS;
+}
+
+int StateCreate(NvjpegHandle handle, NvjpegState* state) {
+  return CreateObject("nvjpegJpegStateCreate", handle, &FakeNvjpeg::states, state);
 }
 
 int StateDestroy(NvjpegState state) {
-  FakeNvjpeg* f = Current();
-  std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  Status(f, "nvjpegJpegStateDestroy", "");
-  if (f->states.erase(state) == 0) f->Violation("nvjpegJpegStateDestroy of an unknown state");
-  return NVJPEG_STATUS_SUCCESS;
+  return DestroyObject("nvjpegJpegStateDestroy", "state", &FakeNvjpeg::states, state);
 }
 
 int StreamCreate(NvjpegHandle handle, NvjpegStream* stream) {
-  FakeNvjpeg* f = Current();
-  std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  int s = Status(f, "nvjpegJpegStreamCreate", "");
-  if (s != NVJPEG_STATUS_SUCCESS) return s;
-  if (!f->handles.count(handle)) return NVJPEG_STATUS_INVALID_PARAMETER;
-  *stream = reinterpret_cast<NvjpegStream>(f->next_object++);
-  f->parsed[*stream].handle = handle;
-  return NVJPEG_STATUS_SUCCESS;
+  return CreateObject("nvjpegJpegStreamCreate", handle, &FakeNvjpeg::parsed, stream);
 }
 
 int StreamDestroy(NvjpegStream stream) {
-  FakeNvjpeg* f = Current();
-  std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  Status(f, "nvjpegJpegStreamDestroy", "");
-  if (f->parsed.erase(stream) == 0) f->Violation("nvjpegJpegStreamDestroy of an unknown stream");
-  return NVJPEG_STATUS_SUCCESS;
+  return DestroyObject("nvjpegJpegStreamDestroy", "stream", &FakeNvjpeg::parsed, stream);
 }
 
 int StreamParse(NvjpegHandle handle, const unsigned char* data, size_t length, int, int,
