@@ -21,7 +21,6 @@
 // first fallback of each kind is logged once, naming the reason.
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "cc/codec/hevc_sample.h"
@@ -38,6 +37,7 @@
 #include "tf_gulp/ops/bzna/bzna_ops.h"
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/gpu_fallback.h"
 #include "tf_gulp/ops/framework/gpu_kernel.h"
 #include "tf_gulp/ops/framework/tf_names.h"
 
@@ -53,13 +53,9 @@ struct Sample {
 // Logs the first fallback for NVDEC being unavailable and the first for a
 // picture NVDEC cannot take, each once per process.
 void WarnFallbackOnce(bool per_picture, const tfg::Status& why) {
-  static std::once_flag unavailable, picture;
-  std::call_once(per_picture ? picture : unavailable, [&] {
-    LOG(WARNING) << "tf_gulp: decode_hevc on a GPU device decodes on the CPU and copies the "
-                    "picture to the GPU"
-                 << (per_picture ? " (for pictures NVDEC cannot take; others use NVDEC)" : "")
-                 << ": " << why.message();
-  });
+  static auto* warnings = new OnHostWarnings(
+      "decode_hevc", "decodes on the CPU and copies the picture to the GPU", "NVDEC");
+  warnings->Warn(per_picture, why.message());
 }
 
 class DecodeHevcGpuOp : public AsyncOpKernel {
