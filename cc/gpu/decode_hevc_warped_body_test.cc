@@ -15,7 +15,6 @@
 
 #include "cc/gpu/color_plan.h"
 #include "cc/gpu/testing/fake_kernels.h"
-#include "cc/gpu/testing/eventually.h"
 #include "cc/gpu/testing/fake_nvdec.h"
 
 namespace tfg {
@@ -23,7 +22,6 @@ namespace gpu {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::Eventually;
 using testing::kStream;
 
 struct Body : testing::FakeDecoderRig {
@@ -115,26 +113,18 @@ TEST(DecodeHevcWarpedBodyTest, DecodesWaitOnTheBodysThreadsNeverTheCallers) {
   Body body(/*sessions=*/1, /*surfaces=*/1);
   body.fake.blocking_waits = true;
   TaskThreads threads(2);
-  std::atomic<bool> returned{false};
-  std::promise<std::thread::id> done_on;
   std::promise<std::vector<Status>> result;
-  auto batch = body.Batch({{64, 48}, {64, 48}});
-  std::thread caller([&] {
-    DecodeWarpedBatch(body.decoder.get(), &threads, batch, [&](std::vector<Status> s) {
-      done_on.set_value(std::this_thread::get_id());
-      result.set_value(std::move(s));
-    });
-    returned = true;
-  });
   // The second picture needs the first's surface, whose kernel has not run.
-  ASSERT_TRUE(Eventually([&] { return body.fake.waiting() == 1; }));
-  EXPECT_TRUE(Eventually([&] { return returned.load(); }))
-      << "the caller's thread is held by a decode";
-  body.fake.CompleteStream(kStream);
-  caller.join();
+  auto batch = body.Batch({{64, 48}, {64, 48}});
+  body.ExpectWaitsOffTheCallersThread([&](std::function<void()> on_done) {
+    DecodeWarpedBatch(body.decoder.get(), &threads, batch,
+                      [&result, on_done](std::vector<Status> s) {
+                        on_done();
+                        result.set_value(std::move(s));
+                      });
+  });
   const auto statuses = result.get_future().get();
   for (const Status& s : statuses) EXPECT_TRUE(s.ok()) << s.message();
-  EXPECT_NE(done_on.get_future().get(), caller.get_id());
   body.ExpectCleanEnd();
 }
 

@@ -15,15 +15,18 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cc/codec/ycbcr.h"
 #include "cc/gpu/launch_geometry.h"
 #include "cc/gpu/nvdec_api.h"
 #include "cc/gpu/nvdec_rgb.h"
+#include "cc/gpu/testing/eventually.h"
 #include "cc/gpu/testing/fake_nvdec.h"
 
 namespace tfg {
@@ -180,6 +183,26 @@ struct FakeDecoderRig {
     s.height = height;
     bytes.push_back(FakeSampleBytes(s));
     return bytes.back();
+  }
+
+  // Issue 44 item 4: `start`, run on a caller thread of its own, hands the
+  // body work in which a decode waits in the driver (blocking_waits), and
+  // calls its argument from the body's `done`. The wait must hold one of the
+  // body's threads, never the caller's: the caller returns while the decode
+  // waits, and `done` runs on another thread.
+  void ExpectWaitsOffTheCallersThread(const std::function<void(std::function<void()>)>& start) {
+    std::atomic<bool> returned{false};
+    std::promise<std::thread::id> done_on;
+    std::thread caller([&] {
+      start([&] { done_on.set_value(std::this_thread::get_id()); });
+      returned = true;
+    });
+    ASSERT_TRUE(Eventually([&] { return fake.waiting() == 1; }));
+    EXPECT_TRUE(Eventually([&] { return returned.load(); }))
+        << "the caller's thread is held by a decode";
+    fake.CompleteStream(kStream);
+    caller.join();
+    EXPECT_NE(done_on.get_future().get(), caller.get_id());
   }
 
   // The stream's work completed and the decoder gone: no call out of order.
