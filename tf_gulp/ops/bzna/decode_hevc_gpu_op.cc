@@ -27,7 +27,6 @@
 #include "cc/gpu/decode_hevc_body.h"
 #include "cc/gpu/nvdec_rgb.h"
 #include "tensorflow/core/framework/common_shape_fns.h"
-#include "tensorflow/core/framework/device.h"
 #include "tensorflow/core/framework/device_base.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
@@ -173,12 +172,7 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
       done();
       return;
     }
-    auto* device = static_cast<::tensorflow::Device*>(ctx->device());
-    ctx->op_device_context()->CopyCPUTensorToDevice(
-        host.get(), device, output, [ctx, host, done = std::move(done)](const absl::Status& s) {
-          ctx->SetStatus(s);
-          done();
-        });
+    CopyBatchToDevice(ctx, host, output, std::move(done));
   }
 
   HevcDecodeAttrs attrs_;

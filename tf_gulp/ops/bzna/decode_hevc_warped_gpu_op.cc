@@ -37,7 +37,6 @@
 #include "cc/gpu/decode_hevc_warped_body.h"
 #include "cc/util/stateless_random.h"
 #include "cc/warp/similarity_transform.h"
-#include "tensorflow/core/framework/device.h"
 #include "tensorflow/core/framework/device_base.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/op_requires.h"

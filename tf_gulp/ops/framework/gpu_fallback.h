@@ -1,10 +1,10 @@
 // The CPU fallback that the decode-and-warp GPU kernels share
-// (decode_hevc_warped, decode_jpeg_warped; decode_hevc its warnings). Where the GPU path is missing,
-// the whole batch is made on the CPU in pinned memory and copied over once.
-// Where one picture cannot go to the GPU, that picture is made on the CPU and
-// copied into its slot once every GPU picture is queued. A failed picture is
-// reported the way the CPU kernel reports it. Each kind of fallback is logged
-// once per op.
+// (decode_hevc_warped, decode_jpeg_warped; decode_hevc takes its warnings and
+// its one copy). Where the GPU path is missing, the whole batch is made on the
+// CPU in pinned memory and copied over once. Where one picture cannot go to
+// the GPU, that picture is made on the CPU and copied into its slot once every
+// GPU picture is queued. A failed picture is reported the way the CPU kernel
+// reports it. Each kind of fallback is logged once per op.
 #ifndef TF_GULP_OPS_FRAMEWORK_GPU_FALLBACK_H_
 #define TF_GULP_OPS_FRAMEWORK_GPU_FALLBACK_H_
 

@@ -23,7 +23,6 @@
 #include "absl/strings/str_cat.h"
 #include "cc/gpu/decode_jpeg_warped_body.h"
 #include "cc/gpu/jpeg_warp_gpu.h"
-#include "tensorflow/core/framework/device.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/op_requires.h"
