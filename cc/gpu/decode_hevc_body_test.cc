@@ -12,7 +12,6 @@
 #include <thread>
 
 #include "cc/gpu/testing/fake_kernels.h"
-#include "cc/gpu/testing/eventually.h"
 #include "cc/gpu/testing/fake_nvdec.h"
 
 namespace tfg {
@@ -20,35 +19,16 @@ namespace gpu {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::Eventually;
 using testing::kStream;
 
-struct Body {
-  testing::FakeNvdec fake;
-  std::atomic<int> launches{0};
-  testing::FakeKernels kernels{
-      &fake,
-      {{"tfg_ycbcr_to_rgb_u8", [this](CUstream, void**, const LaunchDims&) { ++launches; }},
-       {"tfg_decode_warp_ycbcr", [](CUstream, void**, const LaunchDims&) {}}}};
-  std::unique_ptr<NvdecRgbDecoder> decoder;
-  std::vector<std::vector<uint8_t>> bytes;
-
-  explicit Body(int sessions = 1, int surfaces = 2) {
-    NvdecPoolOptions options;
-    options.sessions = sessions;
-    options.surfaces = surfaces;
-    decoder = std::make_unique<NvdecRgbDecoder>(kernels.cuda(), fake.nvdec(), testing::kFakeFatbin,
-                                                sizeof(testing::kFakeFatbin), options);
-  }
+struct Body : testing::FakeDecoderRig {
+  using FakeDecoderRig::FakeDecoderRig;
 
   std::shared_ptr<RgbPicture> Picture(int width, int height) {
-    testing::FakeSample s;
-    s.width = width;
-    s.height = height;
-    bytes.push_back(testing::FakeSampleBytes(s));
+    const std::vector<uint8_t>& sample = Sample(width, height);
     auto p = std::make_shared<RgbPicture>();
-    p->data = bytes.back().data();
-    p->size = bytes.back().size();
+    p->data = sample.data();
+    p->size = sample.size();
     p->what = "picture " + std::to_string(bytes.size() - 1);
     p->stream = kStream;
     p->allocate = [](int w, int h, RgbRegion* region, CUdeviceptr* dst) {
@@ -64,12 +44,6 @@ struct Body {
     DecodeHevcRgb(decoder.get(), threads, std::move(picture),
                   [&](Status s) { result.set_value(std::move(s)); });
     return result.get_future().get();
-  }
-
-  void ExpectCleanEnd() {
-    fake.CompleteStream(kStream);
-    decoder.reset();
-    EXPECT_THAT(fake.problems(), ::testing::IsEmpty());
   }
 };
 
@@ -89,7 +63,7 @@ TEST(DecodeHevcBodyTest, DecodersCreatedLaterAreSizedForTheLargestPictureSeen) {
       << "session 1's decoder created at the largest coded size seen";
   EXPECT_EQ(body.fake.Count("cuvidDestroyDecoder"), 0) << "no decoder re-created";
   EXPECT_EQ(body.fake.Count("cuvidReconfigureDecoder"), 1);
-  EXPECT_EQ(body.launches.load(), 4);
+  EXPECT_EQ(body.rgb_launches.load(), 4);
   body.ExpectCleanEnd();
 }
 
@@ -119,22 +93,13 @@ TEST(DecodeHevcBodyTest, TheDecodeWaitsOnTheBodysThreadsNeverTheCallers) {
   body.fake.blocking_waits = true;
   TaskThreads threads(1);
   ASSERT_TRUE(body.RunAndWait(&threads, body.Picture(64, 48)).ok());  // its kernel never ran
-  std::atomic<bool> returned{false};
-  std::promise<std::thread::id> done_on;
   auto picture = body.Picture(64, 48);
-  std::thread caller([&] {
-    DecodeHevcRgb(body.decoder.get(), &threads, picture, [&](Status s) {
+  body.ExpectWaitsOffTheCallersThread([&](std::function<void()> on_done) {
+    DecodeHevcRgb(body.decoder.get(), &threads, picture, [on_done](Status s) {
       EXPECT_TRUE(s.ok()) << s.message();
-      done_on.set_value(std::this_thread::get_id());
+      on_done();
     });
-    returned = true;
   });
-  ASSERT_TRUE(Eventually([&] { return body.fake.waiting() == 1; }));
-  EXPECT_TRUE(Eventually([&] { return returned.load(); }))
-      << "the caller's thread is held by a decode";
-  body.fake.CompleteStream(kStream);
-  caller.join();
-  EXPECT_NE(done_on.get_future().get(), caller.get_id());
   body.ExpectCleanEnd();
 }
 
@@ -161,7 +126,7 @@ TEST(DecodeHevcBodyTest, FallbackAndErrorsReachDoneOnce) {
   const Status bad = body.RunAndWait(&threads, no_sps);
   EXPECT_EQ(bad.code(), StatusCode::kDataLoss);
   EXPECT_THAT(bad.message(), HasSubstr("no HEVC sequence parameter set"));
-  EXPECT_EQ(body.launches.load(), 0);
+  EXPECT_EQ(body.rgb_launches.load(), 0);
   body.ExpectCleanEnd();
 }
 

@@ -15,7 +15,6 @@
 
 #include "cc/gpu/color_plan.h"
 #include "cc/gpu/testing/fake_kernels.h"
-#include "cc/gpu/testing/eventually.h"
 #include "cc/gpu/testing/fake_nvdec.h"
 
 namespace tfg {
@@ -23,47 +22,27 @@ namespace gpu {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::Eventually;
 using testing::kStream;
 
-struct Body {
-  testing::FakeNvdec fake;
-  std::atomic<int> launches{0};
-  testing::FakeKernels kernels{
-      &fake,
-      {{"tfg_ycbcr_to_rgb_u8", [](CUstream, void**, const LaunchDims&) {}},
-       {"tfg_decode_warp_ycbcr", [this](CUstream, void**, const LaunchDims&) { ++launches; }},
-       {"tfg_color_levels", [this](CUstream, void** args, const LaunchDims&) {
-          // The plan's first factor, by output slot (the colour kernel itself: color_kernel_test).
-          std::lock_guard<std::mutex> lock(mu);
-          colored[*static_cast<CUdeviceptr*>(args[1])] =
-              static_cast<ColorPlan*>(args[0])->factors[0];
-        }}}};
+struct Body : testing::FakeDecoderRig {
+  explicit Body(int sessions = 1, int surfaces = 2)
+      : FakeDecoderRig(sessions, surfaces,
+                       {{"tfg_color_levels", [this](CUstream, void** args, const LaunchDims&) {
+                          // The plan's first factor, by output slot (the colour kernel itself:
+                          // color_kernel_test).
+                          std::lock_guard<std::mutex> lock(mu);
+                          colored[*static_cast<CUdeviceptr*>(args[1])] =
+                              static_cast<ColorPlan*>(args[0])->factors[0];
+                        }}}) {}
+
   std::mutex mu;
   std::map<CUdeviceptr, float> colored;
-  std::unique_ptr<NvdecRgbDecoder> decoder;
-  std::vector<std::vector<uint8_t>> bytes;  // the samples, kept for the batch
-
-  explicit Body(int sessions = 1, int surfaces = 2) {
-    NvdecPoolOptions options;
-    options.sessions = sessions;
-    options.surfaces = surfaces;
-    decoder = std::make_unique<NvdecRgbDecoder>(kernels.cuda(), fake.nvdec(), testing::kFakeFatbin,
-                                                sizeof(testing::kFakeFatbin), options);
-  }
 
   std::shared_ptr<WarpedBatch> Batch(const std::vector<std::pair<int, int>>& sizes) {
     auto batch = std::make_shared<WarpedBatch>();
-    for (const auto& [w, h] : sizes) {
-      testing::FakeSample s;
-      s.width = w;
-      s.height = h;
-      bytes.push_back(testing::FakeSampleBytes(s));
-    }
     for (size_t i = 0; i < sizes.size(); ++i) {
-      batch->pictures.push_back({bytes[bytes.size() - sizes.size() + i].data(),
-                                 bytes[bytes.size() - sizes.size() + i].size(),
-                                 "picture " + std::to_string(i)});
+      const std::vector<uint8_t>& sample = Sample(sizes[i].first, sizes[i].second);
+      batch->pictures.push_back({sample.data(), sample.size(), "picture " + std::to_string(i)});
     }
     batch->stream = kStream;
     batch->plan = [](int64_t i, int width, int height, RegionWarp* w, CUdeviceptr* dst) {
@@ -84,12 +63,6 @@ struct Body {
                       [&](std::vector<Status> s) { result.set_value(std::move(s)); });
     return result.get_future().get();
   }
-
-  void ExpectCleanEnd() {
-    fake.CompleteStream(kStream);
-    decoder.reset();
-    EXPECT_THAT(fake.problems(), ::testing::IsEmpty());
-  }
 };
 
 // Issue 44 item 3: the decoders are sized from the batch's largest coded
@@ -106,7 +79,7 @@ TEST(DecodeHevcWarpedBodyTest, DecodersAreSizedForTheBatchsLargestCodedPictureFi
       << "created at the batch's largest coded size (200x152, in whole macroblocks)";
   EXPECT_EQ(body.fake.Count("cuvidDestroyDecoder"), 0) << "no decoder re-created mid-batch";
   EXPECT_EQ(body.fake.Count("cuvidReconfigureDecoder"), 2);
-  EXPECT_EQ(body.launches.load(), 4);
+  EXPECT_EQ(body.warp_launches.load(), 4);
   body.ExpectCleanEnd();
   EXPECT_EQ(body.fake.Count("cuvidDestroyDecoder"), 1) << "destroyed once, at the end";
 }
@@ -129,7 +102,7 @@ TEST(DecodeHevcWarpedBodyTest, LargestCodedSizeIsTheSpssAndAnUnreadableSpsIsTheP
   const auto got = body.RunAndWait(&two, batch);
   EXPECT_TRUE(got[0].ok() && got[1].ok());
   EXPECT_EQ(got[2].code(), StatusCode::kDataLoss);
-  EXPECT_EQ(body.launches.load(), 2) << "the picture without an SPS is never decoded";
+  EXPECT_EQ(body.warp_launches.load(), 2) << "the picture without an SPS is never decoded";
   body.ExpectCleanEnd();
 }
 
@@ -140,26 +113,18 @@ TEST(DecodeHevcWarpedBodyTest, DecodesWaitOnTheBodysThreadsNeverTheCallers) {
   Body body(/*sessions=*/1, /*surfaces=*/1);
   body.fake.blocking_waits = true;
   TaskThreads threads(2);
-  std::atomic<bool> returned{false};
-  std::promise<std::thread::id> done_on;
   std::promise<std::vector<Status>> result;
-  auto batch = body.Batch({{64, 48}, {64, 48}});
-  std::thread caller([&] {
-    DecodeWarpedBatch(body.decoder.get(), &threads, batch, [&](std::vector<Status> s) {
-      done_on.set_value(std::this_thread::get_id());
-      result.set_value(std::move(s));
-    });
-    returned = true;
-  });
   // The second picture needs the first's surface, whose kernel has not run.
-  ASSERT_TRUE(Eventually([&] { return body.fake.waiting() == 1; }));
-  EXPECT_TRUE(Eventually([&] { return returned.load(); }))
-      << "the caller's thread is held by a decode";
-  body.fake.CompleteStream(kStream);
-  caller.join();
+  auto batch = body.Batch({{64, 48}, {64, 48}});
+  body.ExpectWaitsOffTheCallersThread([&](std::function<void()> on_done) {
+    DecodeWarpedBatch(body.decoder.get(), &threads, batch,
+                      [&result, on_done](std::vector<Status> s) {
+                        on_done();
+                        result.set_value(std::move(s));
+                      });
+  });
   const auto statuses = result.get_future().get();
   for (const Status& s : statuses) EXPECT_TRUE(s.ok()) << s.message();
-  EXPECT_NE(done_on.get_future().get(), caller.get_id());
   body.ExpectCleanEnd();
 }
 
@@ -197,7 +162,7 @@ TEST(DecodeHevcWarpedBodyTest, PicturesNvdecCannotTakeGoToTheHostAndErrorsStayPe
   EXPECT_THAT(statuses[2].message(), HasSubstr("out of GPU memory for picture 2"));
   EXPECT_TRUE(statuses[3].ok());
   EXPECT_EQ(on_host, (std::vector<int64_t>{1}));
-  EXPECT_EQ(body.launches.load(), 2);
+  EXPECT_EQ(body.warp_launches.load(), 2);
   EXPECT_EQ(calls.load(), 1);
   body.ExpectCleanEnd();
 }
@@ -214,7 +179,7 @@ TEST(DecodeHevcWarpedBodyTest, EachPicturesColourDrawIsLaunchedOnItsSlot) {
   }
   TaskThreads threads(3);
   for (const Status& s : body.RunAndWait(&threads, batch)) EXPECT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(body.launches.load(), 3);
+  EXPECT_EQ(body.warp_launches.load(), 3);
   EXPECT_EQ(body.colored, (std::map<CUdeviceptr, float>{
                               {0x10000, 1.f}, {0x11000, 1.25f}, {0x12000, 1.5f}}));
   body.ExpectCleanEnd();
@@ -229,7 +194,7 @@ TEST(DecodeHevcWarpedBodyTest, ColourDrawsNotOnePerPictureAreInvalidArgument) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(s.message(), HasSubstr("1 colour draws for 2 pictures"));
   }
-  EXPECT_EQ(body.launches.load(), 0);
+  EXPECT_EQ(body.warp_launches.load(), 0);
   body.ExpectCleanEnd();
 }
 

@@ -295,12 +295,11 @@ void MatrixOf(const Case& c, double m[9]) {
   for (int i = 0; i < 9; ++i) m[i] = kinds[c.kind][i];
 }
 
-class FusedKernelOverTheLauncher : public NvdecWarpTest,
-                                   public ::testing::WithParamInterface<Case> {};
+const float kZeroOob[3] = {0.f, 0.f, 0.f};  // decode_hevc_warped's
 
-TEST_P(FusedKernelOverTheLauncher, MatchesTheCpuDecodeHevcWarpedPath) {
-  const Case c = GetParam();
-  state_.seed = c.width * 31 + c.height;
+// The case's warp: its crop and matrix, a bias and norm on float output (none
+// on uint8), `oob` outside the picture.
+RegionWarp WarpOf(const Case& c, const float oob[3]) {
   double m[9];
   MatrixOf(c, m);
   RegionWarp w;
@@ -313,13 +312,25 @@ TEST_P(FusedKernelOverTheLauncher, MatchesTheCpuDecodeHevcWarpedPath) {
   for (int i = 0; i < 3; ++i) {
     w.bias[i] = c.u8 ? 0.f : bias[i];
     w.norm[i] = c.u8 ? 1.f : norm[i];
-    w.oob_color[i] = 0.f;  // decode_hevc_warped's
+    w.oob_color[i] = oob[i];
   }
   w.out_height = c.out_h;
   w.out_width = c.out_w;
   w.nchw = c.nchw;
   w.bilinear_chroma = c.bilinear;
   w.u8_output = c.u8;
+  return w;
+}
+
+class FusedKernelOverTheLauncher : public NvdecWarpTest,
+                                   public ::testing::WithParamInterface<Case> {};
+
+TEST_P(FusedKernelOverTheLauncher, MatchesTheCpuDecodeHevcWarpedPath) {
+  const Case c = GetParam();
+  state_.seed = c.width * 31 + c.height;
+  const RegionWarp w = WarpOf(c, kZeroOob);
+  double m[9];  // the CPU path's matrix
+  MatrixOf(c, m);
   const size_t values = static_cast<size_t>(c.out_h) * c.out_w * 3;
   // Guarded output: NaN (float) or a fill byte (u8, then caught unless within a level of the
   // CPU value) where no thread wrote.
@@ -414,25 +425,8 @@ class ColorOverTheLauncher : public NvdecWarpTest, public ::testing::WithParamIn
 TEST_P(ColorOverTheLauncher, ColoursTheWarpedLevelsAsTheCpuOutputStage) {
   const Case c = GetParam();
   state_.seed = c.width * 31 + c.height;
-  double m[9];
-  MatrixOf(c, m);
-  RegionWarp w;
-  w.x0 = c.x0;
-  w.y0 = c.y0;
-  w.width = c.rw;
-  w.height = c.rh;
-  for (int i = 0; i < 9; ++i) w.matrix[i] = static_cast<float>(m[i]);
-  const float bias[3] = {10.f, 120.f, 200.f}, norm[3] = {0.5f, 2.f, 1.f / 64};
-  for (int i = 0; i < 3; ++i) {
-    w.bias[i] = c.u8 ? 0.f : bias[i];
-    w.norm[i] = c.u8 ? 1.f : norm[i];
-    w.oob_color[i] = 40.f * i + 3.5f;
-  }
-  w.out_height = c.out_h;
-  w.out_width = c.out_w;
-  w.nchw = c.nchw;
-  w.bilinear_chroma = c.bilinear;
-  w.u8_output = c.u8;
+  const float oob[3] = {3.5f, 43.5f, 83.5f};
+  const RegionWarp w = WarpOf(c, oob);
   const int n = c.out_h * c.out_w;
   const size_t values = static_cast<size_t>(n) * 3;
   std::vector<float> flevels(values), fout(values);

@@ -9,14 +9,24 @@
 #ifndef TF_GULP_CC_GPU_TESTING_FAKE_KERNELS_H_
 #define TF_GULP_CC_GPU_TESTING_FAKE_KERNELS_H_
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cc/codec/ycbcr.h"
 #include "cc/gpu/launch_geometry.h"
 #include "cc/gpu/nvdec_api.h"
+#include "cc/gpu/nvdec_rgb.h"
+#include "cc/gpu/testing/eventually.h"
 #include "cc/gpu/testing/fake_nvdec.h"
 
 namespace tfg {
@@ -131,6 +141,77 @@ inline std::string KernelOrderProblem(const FakeNvdec& fake, int* record) {
   if (fake.Count("cuvidUnmapVideoFrame") != 0) return "unmapped before the kernel finished";
   return "";
 }
+
+// What the GPU ops' bodies run on in their tests (decode_hevc_body_test,
+// decode_hevc_warped_body_test): the fake driver and NVDEC, the fatbin's
+// kernels with the RGB and warp kernels' launches counted, and an
+// NvdecRgbDecoder over them.
+struct FakeDecoderRig {
+  FakeNvdec fake;
+  std::atomic<int> rgb_launches{0};   // tfg_ycbcr_to_rgb_u8's (decode_hevc)
+  std::atomic<int> warp_launches{0};  // tfg_decode_warp_ycbcr's (decode_hevc_warped)
+  FakeKernels kernels;
+  std::unique_ptr<NvdecRgbDecoder> decoder;
+  std::vector<std::vector<uint8_t>> bytes;  // the samples, kept for the decodes
+
+  // `more`: the fatbin's other kernels (the colour kernel).
+  explicit FakeDecoderRig(int sessions = 1, int surfaces = 2,
+                          std::map<std::string, FakeKernels::Launch> more = {})
+      : kernels(&fake, Counted(std::move(more))) {
+    NvdecPoolOptions options;
+    options.sessions = sessions;
+    options.surfaces = surfaces;
+    decoder = std::make_unique<NvdecRgbDecoder>(kernels.cuda(), fake.nvdec(), kFakeFatbin,
+                                                sizeof(kFakeFatbin), options);
+  }
+
+  std::map<std::string, FakeKernels::Launch> Counted(
+      std::map<std::string, FakeKernels::Launch> kernels) {
+    kernels["tfg_ycbcr_to_rgb_u8"] = [this](CUstream, void**, const LaunchDims&) {
+      ++rgb_launches;
+    };
+    kernels["tfg_decode_warp_ycbcr"] = [this](CUstream, void**, const LaunchDims&) {
+      ++warp_launches;
+    };
+    return kernels;
+  }
+
+  // A new fake sample of a width x height picture, kept until the rig ends.
+  const std::vector<uint8_t>& Sample(int width, int height) {
+    FakeSample s;
+    s.width = width;
+    s.height = height;
+    bytes.push_back(FakeSampleBytes(s));
+    return bytes.back();
+  }
+
+  // Issue 44 item 4: `start`, run on a caller thread of its own, hands the
+  // body work in which a decode waits in the driver (blocking_waits), and
+  // calls its argument from the body's `done`. The wait must hold one of the
+  // body's threads, never the caller's: the caller returns while the decode
+  // waits, and `done` runs on another thread.
+  void ExpectWaitsOffTheCallersThread(const std::function<void(std::function<void()>)>& start) {
+    std::atomic<bool> returned{false};
+    std::promise<std::thread::id> done_on;
+    std::thread caller([&] {
+      start([&] { done_on.set_value(std::this_thread::get_id()); });
+      returned = true;
+    });
+    ASSERT_TRUE(Eventually([&] { return fake.waiting() == 1; }));
+    EXPECT_TRUE(Eventually([&] { return returned.load(); }))
+        << "the caller's thread is held by a decode";
+    fake.CompleteStream(kStream);
+    caller.join();
+    EXPECT_NE(done_on.get_future().get(), caller.get_id());
+  }
+
+  // The stream's work completed and the decoder gone: no call out of order.
+  void ExpectCleanEnd() {
+    fake.CompleteStream(kStream);
+    decoder.reset();
+    EXPECT_THAT(fake.problems(), ::testing::IsEmpty());
+  }
+};
 
 }  // namespace testing
 }  // namespace gpu

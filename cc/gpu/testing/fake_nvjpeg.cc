@@ -119,42 +119,45 @@ int Destroy(NvjpegHandle handle) {
   return s;
 }
 
-int StateCreate(NvjpegHandle handle, NvjpegState* state) {
+// nvjpeg*Create of an object of `handle`'s, kept in `objects` (states,
+// parsed streams) until its destroy.
+template <typename T, typename Objects>
+int CreateObject(const char* call, NvjpegHandle handle, Objects FakeNvjpeg::*objects, T* out) {
   FakeNvjpeg* f = Current();
   std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  int s = Status(f, "nvjpegJpegStateCreate", "");
+  int s = Status(f, call, "");
   if (s != NVJPEG_STATUS_SUCCESS) return s;
   if (!f->handles.count(handle)) return NVJPEG_STATUS_INVALID_PARAMETER;
-  *state = reinterpret_cast<NvjpegState>(f->next_object++);
-  f->states[*state].handle = handle;
+  *out = reinterpret_cast<T>(f->next_object++);
+  (f->*objects)[*out].handle = handle;
   return NVJPEG_STATUS_SUCCESS;
+}
+
+// nvjpeg*Destroy of one: destroying what was never created (or twice) is a
+// violation.
+template <typename T, typename Objects>
+int DestroyObject(const char* call, const char* kind, Objects FakeNvjpeg::*objects, T object) {
+  FakeNvjpeg* f = Current();
+  std::lock_guard<std::recursive_mutex> lock(f->mutex);
+  Status(f, call, "");
+  if ((f->*objects).erase(object) == 0) f->Violation(Str(call, " of an unknown ", kind));
+  return NVJPEG_STATUS_SUCCESS;
+}
+
+int StateCreate(NvjpegHandle handle, NvjpegState* state) {
+  return CreateObject("nvjpegJpegStateCreate", handle, &FakeNvjpeg::states, state);
 }
 
 int StateDestroy(NvjpegState state) {
-  FakeNvjpeg* f = Current();
-  std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  Status(f, "nvjpegJpegStateDestroy", "");
-  if (f->states.erase(state) == 0) f->Violation("nvjpegJpegStateDestroy of an unknown state");
-  return NVJPEG_STATUS_SUCCESS;
+  return DestroyObject("nvjpegJpegStateDestroy", "state", &FakeNvjpeg::states, state);
 }
 
 int StreamCreate(NvjpegHandle handle, NvjpegStream* stream) {
-  FakeNvjpeg* f = Current();
-  std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  int s = Status(f, "nvjpegJpegStreamCreate", "");
-  if (s != NVJPEG_STATUS_SUCCESS) return s;
-  if (!f->handles.count(handle)) return NVJPEG_STATUS_INVALID_PARAMETER;
-  *stream = reinterpret_cast<NvjpegStream>(f->next_object++);
-  f->parsed[*stream].handle = handle;
-  return NVJPEG_STATUS_SUCCESS;
+  return CreateObject("nvjpegJpegStreamCreate", handle, &FakeNvjpeg::parsed, stream);
 }
 
 int StreamDestroy(NvjpegStream stream) {
-  FakeNvjpeg* f = Current();
-  std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  Status(f, "nvjpegJpegStreamDestroy", "");
-  if (f->parsed.erase(stream) == 0) f->Violation("nvjpegJpegStreamDestroy of an unknown stream");
-  return NVJPEG_STATUS_SUCCESS;
+  return DestroyObject("nvjpegJpegStreamDestroy", "stream", &FakeNvjpeg::parsed, stream);
 }
 
 int StreamParse(NvjpegHandle handle, const unsigned char* data, size_t length, int, int,
@@ -187,59 +190,59 @@ const FakeNvjpeg::Parsed* ParsedOf(FakeNvjpeg* f, NvjpegStream stream, const cha
   return &it->second;
 }
 
-int GetEncoding(NvjpegStream stream, int* encoding) {
+// An nvjpegJpegStreamGet* call on a parsed stream: `read` fills the outputs
+// from its header (a status: INVALID_PARAMETER for a bad argument); else the
+// call's own status, failed or not (FailCall).
+template <typename Read>
+int StreamGet(const char* call, const std::string& args, NvjpegStream stream, Read read) {
   FakeNvjpeg* f = Current();
   std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  int s = Status(f, "nvjpegJpegStreamGetJpegEncoding", "");
-  const FakeNvjpeg::Parsed* p = ParsedOf(f, stream, "nvjpegJpegStreamGetJpegEncoding");
+  int s = Status(f, call, args);
+  const FakeNvjpeg::Parsed* p = ParsedOf(f, stream, call);
   if (p == nullptr) return NVJPEG_STATUS_INVALID_PARAMETER;
-  *encoding = p->header.sof <= 0xC2 ? p->header.sof : NVJPEG_ENCODING_UNKNOWN;
-  return s;
+  const int read_status = read(p->header);
+  return read_status != NVJPEG_STATUS_SUCCESS ? read_status : s;
+}
+
+int GetEncoding(NvjpegStream stream, int* encoding) {
+  return StreamGet("nvjpegJpegStreamGetJpegEncoding", "", stream, [&](const JpegHeader& h) {
+    *encoding = h.sof <= 0xC2 ? h.sof : NVJPEG_ENCODING_UNKNOWN;
+    return NVJPEG_STATUS_SUCCESS;
+  });
 }
 
 int GetFrameDimensions(NvjpegStream stream, unsigned* width, unsigned* height) {
-  FakeNvjpeg* f = Current();
-  std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  int s = Status(f, "nvjpegJpegStreamGetFrameDimensions", "");
-  const FakeNvjpeg::Parsed* p = ParsedOf(f, stream, "nvjpegJpegStreamGetFrameDimensions");
-  if (p == nullptr) return NVJPEG_STATUS_INVALID_PARAMETER;
-  *width = static_cast<unsigned>(p->header.width);
-  *height = static_cast<unsigned>(p->header.height);
-  return s;
+  return StreamGet("nvjpegJpegStreamGetFrameDimensions", "", stream, [&](const JpegHeader& h) {
+    *width = static_cast<unsigned>(h.width);
+    *height = static_cast<unsigned>(h.height);
+    return NVJPEG_STATUS_SUCCESS;
+  });
 }
 
 int GetComponentsNum(NvjpegStream stream, unsigned* components) {
-  FakeNvjpeg* f = Current();
-  std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  int s = Status(f, "nvjpegJpegStreamGetComponentsNum", "");
-  const FakeNvjpeg::Parsed* p = ParsedOf(f, stream, "nvjpegJpegStreamGetComponentsNum");
-  if (p == nullptr) return NVJPEG_STATUS_INVALID_PARAMETER;
-  *components = static_cast<unsigned>(p->header.components);
-  return s;
+  return StreamGet("nvjpegJpegStreamGetComponentsNum", "", stream, [&](const JpegHeader& h) {
+    *components = static_cast<unsigned>(h.components);
+    return NVJPEG_STATUS_SUCCESS;
+  });
 }
 
 int GetComponentDimensions(NvjpegStream stream, unsigned component, unsigned* width,
                            unsigned* height) {
-  FakeNvjpeg* f = Current();
-  std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  int s = Status(f, "nvjpegJpegStreamGetComponentDimensions", Str("component=", component));
-  const FakeNvjpeg::Parsed* p = ParsedOf(f, stream, "nvjpegJpegStreamGetComponentDimensions");
-  if (p == nullptr) return NVJPEG_STATUS_INVALID_PARAMETER;
-  if (component >= static_cast<unsigned>(p->header.components)) {
-    return NVJPEG_STATUS_INVALID_PARAMETER;
-  }
-  PlaneSize(p->header, static_cast<int>(component), width, height);
-  return s;
+  return StreamGet("nvjpegJpegStreamGetComponentDimensions", Str("component=", component), stream,
+                   [&](const JpegHeader& h) {
+                     if (component >= static_cast<unsigned>(h.components)) {
+                       return NVJPEG_STATUS_INVALID_PARAMETER;
+                     }
+                     PlaneSize(h, static_cast<int>(component), width, height);
+                     return NVJPEG_STATUS_SUCCESS;
+                   });
 }
 
 int GetSamplePrecision(NvjpegStream stream, unsigned* precision) {
-  FakeNvjpeg* f = Current();
-  std::lock_guard<std::recursive_mutex> lock(f->mutex);
-  int s = Status(f, "nvjpegJpegStreamGetSamplePrecision", "");
-  const FakeNvjpeg::Parsed* p = ParsedOf(f, stream, "nvjpegJpegStreamGetSamplePrecision");
-  if (p == nullptr) return NVJPEG_STATUS_INVALID_PARAMETER;
-  *precision = static_cast<unsigned>(p->header.precision);
-  return s;
+  return StreamGet("nvjpegJpegStreamGetSamplePrecision", "", stream, [&](const JpegHeader& h) {
+    *precision = static_cast<unsigned>(h.precision);
+    return NVJPEG_STATUS_SUCCESS;
+  });
 }
 
 int BatchedSupported(NvjpegHandle handle, NvjpegStream stream, int* is_supported) {

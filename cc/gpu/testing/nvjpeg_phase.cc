@@ -97,6 +97,24 @@ struct Gpu {
   Status Sync() { return Call(d->cuda.cuStreamSynchronize(stream), "cuStreamSynchronize"); }
 };
 
+// Reference picture `i` (`jpeg`, named `name`) as a batch of one, warped as
+// ReferenceWarp draws it into `out`, its planes from `arena` (emptied: the
+// stream finished the last batch). `jpeg` must outlive the batch.
+JpegClipBatch ReferenceBatch(const Gpu& gpu, Arena& arena, const std::string& jpeg,
+                             const std::string& name, int i, CUdeviceptr out) {
+  JpegClipBatch b;
+  b.frames.push_back({reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(), name});
+  b.stream = gpu.stream;
+  arena.used = 0;
+  b.allocate = [&arena](size_t bytes, CUdeviceptr* p) { return arena.Take(bytes, p); };
+  b.plan = [i](int64_t, int w, int h, RegionWarp* warp) {
+    ReferenceWarp(i, w, h, warp);
+    return Status::Ok();
+  };
+  b.dst = [out](int64_t) { return out; };
+  return b;
+}
+
 // Correctness: every reference picture, decoded and warped on the GPU, against
 // the CPU fused path's bytes. A JSON array; `worst` the largest difference.
 std::string Correctness(Gpu& gpu, const JpegWarpGpu& jw, Arena& arena, const std::string& dir,
@@ -119,17 +137,7 @@ std::string Correctness(Gpu& gpu, const JpegWarpGpu& jw, Arena& arena, const std
       s = InvalidArgumentError(dir, "/", base, ": missing or of the wrong size");
       break;
     }
-    JpegClipBatch b;
-    b.frames.push_back({reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(), base});
-    b.stream = gpu.stream;
-    arena.used = 0;
-    b.allocate = [&](size_t bytes, CUdeviceptr* p) { return arena.Take(bytes, p); };
-    b.plan = [&](int64_t, int w, int h, RegionWarp* warp) {
-      ReferenceWarp(i, w, h, warp);
-      return Status::Ok();
-    };
-    b.dst = [&](int64_t) { return out; };
-    std::string route = "gpu";
+    JpegClipBatch b = ReferenceBatch(gpu, arena, jpeg, base, i, out);
     const Status one = DecodeJpegWarpedNow(jw, b)[0];
     int diff = -1;
     if (one.ok()) {
@@ -172,11 +180,7 @@ std::string ColorCorrectness(Gpu& gpu, const JpegWarpGpu& jw, Arena& arena,
   // One frame on the GPU into `out`, downloaded into `host`.
   auto run = [&](const std::string& jpeg, const std::string& name, int i, bool u8,
                  const warp::ColorDraw* color, void* host) {
-    JpegClipBatch b;
-    b.frames.push_back({reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(), name});
-    b.stream = gpu.stream;
-    arena.used = 0;
-    b.allocate = [&](size_t bytes, CUdeviceptr* p) { return arena.Take(bytes, p); };
+    JpegClipBatch b = ReferenceBatch(gpu, arena, jpeg, name, i, out);
     b.plan = [&](int64_t, int w, int h, RegionWarp* warp) {
       ReferenceWarp(i, w, h, warp);
       warp->u8_output = u8;
@@ -186,7 +190,6 @@ std::string ColorCorrectness(Gpu& gpu, const JpegWarpGpu& jw, Arena& arena,
       }
       return Status::Ok();
     };
-    b.dst = [&](int64_t) { return out; };
     if (color) b.colors = {*color};
     Status one = DecodeJpegWarpedNow(jw, b)[0];
     if (one.ok()) {

@@ -21,14 +21,12 @@
 // first fallback of each kind is logged once, naming the reason.
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "cc/codec/hevc_sample.h"
 #include "cc/gpu/decode_hevc_body.h"
 #include "cc/gpu/nvdec_rgb.h"
 #include "tensorflow/core/framework/common_shape_fns.h"
-#include "tensorflow/core/framework/device.h"
 #include "tensorflow/core/framework/device_base.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
@@ -38,6 +36,7 @@
 #include "tf_gulp/ops/bzna/bzna_ops.h"
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/gpu_fallback.h"
 #include "tf_gulp/ops/framework/gpu_kernel.h"
 #include "tf_gulp/ops/framework/tf_names.h"
 
@@ -53,13 +52,9 @@ struct Sample {
 // Logs the first fallback for NVDEC being unavailable and the first for a
 // picture NVDEC cannot take, each once per process.
 void WarnFallbackOnce(bool per_picture, const tfg::Status& why) {
-  static std::once_flag unavailable, picture;
-  std::call_once(per_picture ? picture : unavailable, [&] {
-    LOG(WARNING) << "tf_gulp: decode_hevc on a GPU device decodes on the CPU and copies the "
-                    "picture to the GPU"
-                 << (per_picture ? " (for pictures NVDEC cannot take; others use NVDEC)" : "")
-                 << ": " << why.message();
-  });
+  static auto* warnings = new OnHostWarnings(
+      "decode_hevc", "decodes on the CPU and copies the picture to the GPU", "NVDEC");
+  warnings->Warn(per_picture, why.message());
 }
 
 class DecodeHevcGpuOp : public AsyncOpKernel {
@@ -177,12 +172,7 @@ class DecodeHevcGpuOp : public AsyncOpKernel {
       done();
       return;
     }
-    auto* device = static_cast<::tensorflow::Device*>(ctx->device());
-    ctx->op_device_context()->CopyCPUTensorToDevice(
-        host.get(), device, output, [ctx, host, done = std::move(done)](const absl::Status& s) {
-          ctx->SetStatus(s);
-          done();
-        });
+    CopyBatchToDevice(ctx, host, output, std::move(done));
   }
 
   HevcDecodeAttrs attrs_;

@@ -25,10 +25,8 @@
 // size limits, not 8-bit 4:2:0) is decoded and warped on the CPU and copied
 // into its slot, the others still use NVDEC. Each kind is logged once.
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -37,10 +35,8 @@
 #include "cc/codec/hevc_sample.h"
 #include "cc/codec/hevc_warp.h"
 #include "cc/gpu/decode_hevc_warped_body.h"
-#include "cc/util/first_error.h"
 #include "cc/util/stateless_random.h"
 #include "cc/warp/similarity_transform.h"
-#include "tensorflow/core/framework/device.h"
 #include "tensorflow/core/framework/device_base.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/op_requires.h"
@@ -50,6 +46,7 @@
 #include "tf_gulp/ops/bzna/bzna_ops.h"
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/gpu_fallback.h"
 #include "tf_gulp/ops/framework/gpu_kernel.h"
 #include "tf_gulp/ops/framework/tf_names.h"
 
@@ -57,13 +54,8 @@ namespace tf_gulp {
 namespace {
 
 void WarnFallbackOnce(bool per_picture, const tfg::Status& why) {
-  static std::once_flag unavailable, picture;
-  std::call_once(per_picture ? picture : unavailable, [&] {
-    LOG(WARNING) << "tf_gulp: decode_hevc_warped on a GPU device decodes and warps on the CPU "
-                    "and copies the result to the GPU"
-                 << (per_picture ? " (for pictures NVDEC cannot take; others use NVDEC)" : "")
-                 << ": " << why.message();
-  });
+  static auto* warnings = new OnHostWarnings("decode_hevc_warped", kDecodesAndWarpsOnCpu, "NVDEC");
+  warnings->Warn(per_picture, why.message());
 }
 
 // One op call in flight: what the worker tasks share.
@@ -75,11 +67,7 @@ struct Batch {
   std::vector<std::string> what;     // names the samples in errors
   std::vector<tfg::Status> statuses;
   std::vector<tfg::codec::ParsedHevcSample> parsed;  // the MP4s, kept until done
-  std::mutex mu;                     // guards the two below and allocate_temp
-  std::vector<int64_t> on_host;      // pictures NVDEC could not take
-  std::vector<Tensor> host;          // their CPU results (pinned), same order
-  std::vector<Tensor> slots;         // their slots of the output, kept alive for the copies
-  tfg::FirstError<absl::Status> copy_error;  // the first failed copy's
+  HostPictures on_host;              // pictures NVDEC could not take
 };
 
 class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
@@ -166,11 +154,13 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
     };
     tfg::gpu::DecodeWarpedBatch(
         decoder, tfg::gpu::TaskThreads::ForDecodes(), body,
-        [this, batch, body, done = std::move(done)](std::vector<tfg::Status> statuses) mutable {
+        [batch, body, done = std::move(done)](std::vector<tfg::Status> statuses) mutable {
           for (int64_t i = 0; i < batch->size; ++i) {
             if (batch->statuses[i].ok()) batch->statuses[i] = statuses[i];  // parse errors first
           }
-          Finish(batch, std::move(done));
+          FinishBatch(batch->ctx, "decode_hevc_warped", batch->statuses,
+                      std::shared_ptr<HostPictures>(batch, &batch->on_host), batch->output,
+                      std::move(done));
         });
   }
 
@@ -217,24 +207,16 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
 
   // The CPU fallback of one picture NVDEC could not take: the CPU kernel's
   // decode + fused warp into a pinned host tensor, copied into the picture's
-  // output slot by Finish.
+  // output slot by FinishBatch.
   tfg::Status OnHost(Batch* b, int64_t i, const tfg::codec::ParsedHevcSample& parsed) {
     Tensor host;
-    {
-      std::lock_guard<std::mutex> lock(b->mu);
-      const absl::Status s = b->ctx->allocate_temp(
-          b->output->dtype(), TensorShape({1, attrs_.output_height, attrs_.output_width, 3}), &host,
-          PinnedHost());
-      if (!s.ok()) return tfg::InternalError(s.message());
-    }
+    TFG_RETURN_IF_ERROR(b->on_host.AllocatePicture(b->ctx, *b->output, &host));
     tfg::codec::HevcDecoder* cpu = nullptr;
     tfg::codec::PictureRegion region;
     TFG_RETURN_IF_ERROR(tfg::codec::DecodeParsedHevcSample(parsed, attrs_.extra.clean(), attrs_.extra.threads,
                                                            b->what[i], &cpu, &region));
     TFG_RETURN_IF_ERROR(WarpOnHost(*b, i, *cpu, region, &host, 0));
-    std::lock_guard<std::mutex> lock(b->mu);
-    b->on_host.push_back(i);
-    b->host.push_back(std::move(host));
+    b->on_host.Add(i, std::move(host));
     return tfg::Status::Ok();
   }
 
@@ -269,10 +251,8 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
   // TensorFlow's CPU threads) into pinned host memory, then one copy.
   void WholeBatchOnHost(std::shared_ptr<Batch> b, DoneCallback done) {
     OpKernelContext* ctx = b->ctx;
-    auto host = std::make_shared<Tensor>();
-    OP_REQUIRES_OK_ASYNC(
-        ctx, ctx->allocate_temp(b->output->dtype(), b->output->shape(), host.get(), PinnedHost()),
-        done);
+    std::shared_ptr<Tensor> host;
+    OP_REQUIRES_OK_ASYNC(ctx, AllocateHostBatch(ctx, *b->output, &host), done);
     auto work = [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const tstring& bytes = Sample(*b, i);
@@ -286,59 +266,11 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
     };
     auto* threads = ctx->device()->tensorflow_cpu_worker_threads();
     ::tensorflow::Shard(threads->num_threads, threads->workers, b->size, 10000000, work);
-    if (!SetFirstError(*b)) {
+    if (!SetFirstPictureError(ctx, "decode_hevc_warped", b->statuses)) {
       done();
       return;
     }
-    auto* device = static_cast<::tensorflow::Device*>(ctx->device());
-    ctx->op_device_context()->CopyCPUTensorToDevice(
-        host.get(), device, b->output, [ctx, host, b, done = std::move(done)](const absl::Status& s) {
-          ctx->SetStatus(s);
-          done();
-        });
-  }
-
-  // The first failed picture's status, as the CPU kernel words it; false if any.
-  bool SetFirstError(const Batch& b) const {
-    for (int64_t i = 0; i < b.size; ++i) {
-      if (!b.statuses[i].ok()) {
-        b.ctx->SetStatus(absl::Status(
-            ToTfStatus(b.statuses[i]).code(),
-            absl::StrCat("decode_hevc_warped: picture ", i, " (element ", Element(b, i),
-                         "): ", b.statuses[i].message())));
-        return false;
-      }
-    }
-    return true;
-  }
-
-  // Every picture's kernel is queued: report the first error, or copy the
-  // pictures the CPU made into their slots, then `done`.
-  void Finish(std::shared_ptr<Batch> b, DoneCallback done) {
-    if (!SetFirstError(*b) || b->on_host.empty()) {
-      done();
-      return;
-    }
-    OpKernelContext* ctx = b->ctx;
-    auto* device = static_cast<::tensorflow::Device*>(ctx->device());
-    auto left = std::make_shared<std::atomic<int>>(static_cast<int>(b->on_host.size()));
-    auto shared_done = std::make_shared<DoneCallback>(std::move(done));
-    for (size_t k = 0; k < b->on_host.size(); ++k) {
-      b->slots.push_back(b->output->Slice(b->on_host[k], b->on_host[k] + 1));
-    }
-    for (size_t k = 0; k < b->on_host.size(); ++k) {
-      ctx->op_device_context()->CopyCPUTensorToDevice(
-          &b->host[k], device, &b->slots[k], [ctx, b, left, shared_done](const absl::Status& s) {
-            // The copies' callbacks may run at once on different threads: the
-            // first error is kept under a lock and handed to the context once,
-            // by the last callback (SetStatus from each would race).
-            b->copy_error.Note(s);
-            if (--*left == 0) {
-              if (b->copy_error.failed()) ctx->SetStatus(b->copy_error.status());
-              (*shared_done)();
-            }
-          });
-    }
+    CopyBatchToDevice(ctx, host, b->output, std::move(done));
   }
 
   DecodeHevcWarpedAttrs attrs_;

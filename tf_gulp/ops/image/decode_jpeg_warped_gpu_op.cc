@@ -15,18 +15,14 @@
 //   - a picture no GPU backend takes (CMYK, 12-bit, arithmetic-coded) or that
 //     nvJPEG cannot read (PNG, BMP, GIF; a damaged JPEG, whose error is then
 //     the CPU kernel's, naming its record).
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cc/gpu/decode_jpeg_warped_body.h"
 #include "cc/gpu/jpeg_warp_gpu.h"
-#include "cc/util/first_error.h"
-#include "tensorflow/core/framework/device.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/op_requires.h"
@@ -36,32 +32,18 @@
 #include "tensorflow/core/platform/logging.h"
 #include "tf_gulp/ops/framework/attr_table.h"
 #include "tf_gulp/ops/framework/core_status.h"
+#include "tf_gulp/ops/framework/gpu_fallback.h"
 #include "tf_gulp/ops/framework/gpu_kernel.h"
+#include "tf_gulp/ops/framework/tf_names.h"
 #include "tf_gulp/ops/image/decode_jpeg_warped_op.h"
 #include "tf_gulp/ops/image/image_ops.h"
 
 namespace tf_gulp {
 namespace {
 
-using ::tensorflow::AsyncOpKernel;
-using ::tensorflow::OpKernelConstruction;
-using ::tensorflow::OpKernelContext;
-using ::tensorflow::Tensor;
-using ::tensorflow::TensorShape;
-using ::tensorflow::tstring;
-
-enum class OnHost { kBatch, kPicture };
-
-void WarnOnce(OnHost kind, const std::string& why) {
-  static std::once_flag batch, picture;
-  std::call_once(kind == OnHost::kBatch ? batch : picture, [&] {
-    LOG(WARNING) << "tf_gulp: decode_jpeg_warped on a GPU device decodes and warps on the CPU "
-                    "and copies the result to the GPU"
-                 << (kind == OnHost::kPicture ? " (for pictures nvJPEG cannot take; others use "
-                                                "nvJPEG)"
-                                              : "")
-                 << ": " << why;
-  });
+OnHostWarnings& Warnings() {
+  static auto* warnings = new OnHostWarnings(kDecodeJpegWarped, kDecodesAndWarpsOnCpu, "nvJPEG");
+  return *warnings;
 }
 
 // One op call in flight: what the body's callbacks share.
@@ -69,12 +51,8 @@ struct Batch {
   OpKernelContext* ctx = nullptr;
   Tensor* output = nullptr;
   int64_t size = 0;
-  std::mutex mu;                  // guards allocate_temp and the vectors below
-  std::vector<Tensor> planes;     // the decoded planes, until the kernels are queued
-  std::vector<int64_t> on_host;   // pictures made on the CPU ...
-  std::vector<Tensor> host;       // ... their pinned results, same order
-  std::vector<Tensor> slots;      // their slots of the output, alive for the copies
-  tfg::FirstError<absl::Status> copy_error;
+  HostPictures on_host;        // its lock also guards `planes`
+  std::vector<Tensor> planes;  // the decoded planes, until the kernels are queued
 };
 
 class DecodeJpegWarpedGpuOp : public AsyncOpKernel {
@@ -127,7 +105,7 @@ class DecodeJpegWarpedGpuOp : public AsyncOpKernel {
     const tfg::Status available =
         not_on_gpu_.empty() ? tfg::gpu::JpegWarpGpuFor(stream, &gpu) : tfg::Status::Ok();
     if (!not_on_gpu_.empty() || !available.ok()) {
-      WarnOnce(OnHost::kBatch, not_on_gpu_.empty() ? available.message() : not_on_gpu_);
+      Warnings().Warn(false, not_on_gpu_.empty() ? available.message() : not_on_gpu_);
       ctx->device()->tensorflow_cpu_worker_threads()->workers->Schedule(
           [this, b, done = std::move(done)]() mutable { WholeBatchOnHost(b, std::move(done)); });
       return;
@@ -142,13 +120,12 @@ class DecodeJpegWarpedGpuOp : public AsyncOpKernel {
     }
     Batch* raw = b.get();
     body->allocate = [raw](size_t bytes, CUdeviceptr* ptr) {
-      std::lock_guard<std::mutex> lock(raw->mu);
       Tensor planes;
-      const absl::Status s = raw->ctx->allocate_temp(
-          ::tensorflow::DT_UINT8, TensorShape({static_cast<int64_t>(bytes)}), &planes);
+      const absl::Status s = raw->on_host.AllocateTemp(
+          raw->ctx, ::tensorflow::DT_UINT8, TensorShape({static_cast<int64_t>(bytes)}), &planes);
       if (!s.ok()) return tfg::InternalError("decode_jpeg_warped: planes of ", bytes, " bytes: ", s.message());
       *ptr = reinterpret_cast<CUdeviceptr>(planes.tensor_data().data());
-      raw->planes.push_back(std::move(planes));
+      raw->on_host.Locked([&] { raw->planes.push_back(std::move(planes)); });
       return tfg::Status::Ok();
     };
     if (!attrs_.color.empty()) {  // one draw per picture, from the CPU kernel's key
@@ -179,7 +156,8 @@ class DecodeJpegWarpedGpuOp : public AsyncOpKernel {
               statuses[i] = PictureOnHost(b.get(), i, statuses[i]);
             }
           }
-          Finish(b, statuses, std::move(done));
+          FinishBatch(b->ctx, kDecodeJpegWarped, statuses,
+                      std::shared_ptr<HostPictures>(b, &b->on_host), b->output, std::move(done));
         });
   }
 
@@ -197,19 +175,12 @@ class DecodeJpegWarpedGpuOp : public AsyncOpKernel {
     return static_cast<size_t>(attrs_.output_height) * attrs_.output_width * attrs_.channels;
   }
 
-  // Picture i by the CPU kernel's code into pinned memory; Finish copies it
+  // Picture i by the CPU kernel's code into pinned memory; FinishBatch copies it
   // into its slot.
   tfg::Status PictureOnHost(Batch* b, int64_t i, const tfg::Status& why) {
-    WarnOnce(OnHost::kPicture, why.message());
+    Warnings().Warn(true, why.message());
     Tensor host;
-    {
-      std::lock_guard<std::mutex> lock(b->mu);
-      const absl::Status s = b->ctx->allocate_temp(
-          b->output->dtype(), TensorShape({1, attrs_.output_height, attrs_.output_width,
-                                           attrs_.channels}),
-          &host, PinnedHost());
-      if (!s.ok()) return tfg::InternalError(s.message());
-    }
+    TFG_RETURN_IF_ERROR(b->on_host.AllocatePicture(b->ctx, *b->output, &host));
     FusedWarpPicture picture;
     picture.attrs = &attrs_;
     picture.seed = Seed(b->ctx);
@@ -218,19 +189,15 @@ class DecodeJpegWarpedGpuOp : public AsyncOpKernel {
     picture.output = &host;
     TFG_RETURN_IF_ERROR(DecodeJpegWarpedPicture(attrs_, options_, b->ctx->input(0).flat<tstring>()(i),
                                                 b->ctx->input(1).flat<tstring>()(i), picture));
-    std::lock_guard<std::mutex> lock(b->mu);
-    b->on_host.push_back(i);
-    b->host.push_back(std::move(host));
+    b->on_host.Add(i, std::move(host));
     return tfg::Status::Ok();
   }
 
   // The CPU kernel over the whole batch into pinned memory, then one copy.
   void WholeBatchOnHost(std::shared_ptr<Batch> b, DoneCallback done) {
     OpKernelContext* ctx = b->ctx;
-    auto host = std::make_shared<Tensor>();
-    OP_REQUIRES_OK_ASYNC(
-        ctx, ctx->allocate_temp(b->output->dtype(), b->output->shape(), host.get(), PinnedHost()),
-        done);
+    std::shared_ptr<Tensor> host;
+    OP_REQUIRES_OK_ASYNC(ctx, AllocateHostBatch(ctx, *b->output, &host), done);
     const auto what = ctx->input(1).flat<tstring>();
     ComputeFusedWarpBatch(
         ctx, kDecodeJpegWarped, attrs_, {"what"}, 1000000,
@@ -242,49 +209,7 @@ class DecodeJpegWarpedGpuOp : public AsyncOpKernel {
       done();
       return;
     }
-    auto* device = static_cast<::tensorflow::Device*>(ctx->device());
-    ctx->op_device_context()->CopyCPUTensorToDevice(
-        host.get(), device, b->output, [ctx, host, done = std::move(done)](const absl::Status& s) {
-          ctx->SetStatus(s);
-          done();
-        });
-  }
-
-  // Every picture's kernel is queued: the first error as the CPU kernel words
-  // it, or the CPU's pictures copied into their slots, then `done`.
-  void Finish(std::shared_ptr<Batch> b, const std::vector<tfg::Status>& statuses,
-              DoneCallback done) {
-    OpKernelContext* ctx = b->ctx;
-    for (int64_t i = 0; i < b->size; ++i) {
-      if (!statuses[i].ok()) {
-        ctx->SetStatus(absl::Status(
-            ToTfStatus(statuses[i]).code(),
-            absl::StrCat(kDecodeJpegWarped, ": picture ", i, " (element ", Element(ctx, i),
-                         "): ", statuses[i].message())));
-        done();
-        return;
-      }
-    }
-    if (b->on_host.empty()) {
-      done();
-      return;
-    }
-    auto* device = static_cast<::tensorflow::Device*>(ctx->device());
-    auto left = std::make_shared<std::atomic<int>>(static_cast<int>(b->on_host.size()));
-    auto shared_done = std::make_shared<DoneCallback>(std::move(done));
-    for (int64_t i : b->on_host) b->slots.push_back(b->output->Slice(i, i + 1));
-    for (size_t k = 0; k < b->on_host.size(); ++k) {
-      ctx->op_device_context()->CopyCPUTensorToDevice(
-          &b->host[k], device, &b->slots[k], [ctx, b, left, shared_done](const absl::Status& s) {
-            // Callbacks may run at once on several threads: the first error is kept under a
-            // lock and set once, by the last.
-            b->copy_error.Note(s);
-            if (--*left == 0) {
-              if (b->copy_error.failed()) ctx->SetStatus(b->copy_error.status());
-              (*shared_done)();
-            }
-          });
-    }
+    CopyBatchToDevice(ctx, host, b->output, std::move(done));
   }
 
   DecodeJpegWarpedAttrs attrs_;
