@@ -40,8 +40,7 @@ Usage (from the repository root; DALI is installed only for this benchmark, neve
 
     PYTHONPATH=. python3 bench/bench_fused_warp.py [--rounds 5] [--output bench/results/fused_warp.json]
 
-``--cases both --readers "fused + colour"`` runs only the colour comparison, at both sizes
-(what bench/results/fused_warp_color.json holds).
+``--cases both --readers "fused + colour"`` runs only the colour comparison, at both sizes.
 """
 
 from __future__ import annotations

@@ -147,19 +147,6 @@ def fused_warp() -> List[str]:
     return per_output_size("fused_warp", section)
 
 
-def fused_warp_color() -> List[str]:
-    def section(case: Dict[str, Any]) -> List[str]:
-        rows = [[f"**{k}**" if k == "fused" else k, f1(r["frames_per_s"]),
-                 f1(r["cpu_us_per_frame"])] for k, r in case["results"].items()]
-        cost = case["colour_cost"]
-        rows.append(["**colour stage cost** (fused + colour ÷ fused)",
-                     f2(cost["frames_per_s"]) + "x (per-round pairs: "
-                     + f2(cost["per_round_frames_per_s_median"]) + "x)",
-                     f2(cost["cpu_per_frame"]) + "x"])
-        return table(["reader", "frames/s", "CPU µs/frame"], rows)
-    return per_output_size("fused_warp_color", section)
-
-
 BZNA_NAMES = {"raw": "raw libavcodec, one decoder per core (the bound)",
               "raw_frame": "raw libavcodec, frame threads", "raw_slice": "raw libavcodec, slice threads",
               "decode": "**BenzinaDataset** (decode)", "bzna": "**DataLoader** (decode + warp)",
@@ -429,7 +416,7 @@ def gpu_check_new_phases(d: Dict[str, Any], med: Dict[tuple, Dict[str, Any]],
 
 RENDERERS: Dict[str, Callable[[], List[str]]] = {
     "gulp_read": gulp_read, "fair_peers": fair_peers, "fused_warp": fused_warp,
-    "fused_warp_color": fused_warp_color, "bzna": bzna,
+    "bzna": bzna,
     "ffrecord": ffrecord, "ingest": ingest, "shuffle": shuffle,
     "bzna_size": bzna_size, "index_open": index_open, "profile_gulp_cpu": profile_gulp_cpu,
     "gpu_check": gpu_check}
