@@ -68,7 +68,9 @@ def jpeg_on_device(inputs: Mapping[str, tf.Tensor], augment, device: Optional[st
     width, C]``.
 
     Args:
-      inputs: the batch: ``{"jpeg": string [B], "key": string [B, 3], "name": string [B]}``.
+      inputs: the batch: ``{"jpeg": string [B], "key": string [B, 3], "name": string [B]}``, or
+        a batch of ``GulpDataset(..., device=...)``'s clips (``"jpeg"``, ``"name"``: ``[B, T]``)
+        to ``[B, T, height, width, C]``.
       augment: the dataset's ``augment`` list.
       device: where to decode; None (default) is the device the caller runs on (each replica's
         GPU under ``tf.distribute``; in Keras' step the GPU when there is one).
@@ -85,15 +87,31 @@ def jpeg_on_device(inputs: Mapping[str, tf.Tensor], augment, device: Optional[st
     on_device._say_once_if_no_gpu_ran(device, "jpeg_on_device")  # pylint: disable=protected-access
     decode = dict(dct_scaling=dct_scaling, colorspace=colorspace, dct_method=dct_method)
     if device is None:
-        return _decode_per_epoch(inputs, augment, decode)
+        return _decode_batch(inputs, augment, decode)
     with tf.device(device):
+        return _decode_batch(inputs, augment, decode)
+
+
+def _decode_batch(inputs: Mapping[str, tf.Tensor], augment: Augment, decode: dict) -> tf.Tensor:
+    """Pictures ``[B]`` to ``[B, H, W, C]``; clips ``[B, T]`` (GulpDataset's) to ``[B, T, H, W,
+    C]``, every frame keyed by its clip's key: frames of one size draw the clip's one transform
+    and colour, as the kernel draws them for the clip."""
+    jpegs = tf.convert_to_tensor(inputs["jpeg"])
+    if jpegs.shape.rank != 2:
         return _decode_per_epoch(inputs, augment, decode)
+    clips = tf.shape(jpegs)
+    frames = {"jpeg": tf.reshape(jpegs, [-1]),
+              KEY_INPUT: tf.repeat(inputs[KEY_INPUT], clips[1], axis=0),
+              "name": tf.reshape(inputs["name"], [-1])}
+    out = _decode_per_epoch(frames, augment, decode)
+    return tf.reshape(out, tf.concat([clips, tf.shape(out)[1:]], 0))
 
 
 class JpegOnDevice(on_device.OnDeviceLayer):
     """A Keras layer that runs :func:`jpeg_on_device`: the first layer of a model fed by
-    ``FFRecordDataset(...).decode_jpeg_warped(augment, device="/GPU:0")``, so ``model.fit``
-    decodes and augments the JPEGs on the GPU.
+    ``FFRecordDataset(...).decode_jpeg_warped(augment, device="/GPU:0")`` or
+    ``GulpDataset(..., augment=augment, device="/GPU:0")`` (clips), so ``model.fit`` decodes and
+    augments the JPEGs on the GPU.
 
     Args:
       augment: the dataset's ``augment`` list.
@@ -114,9 +132,9 @@ class JpegOnDevice(on_device.OnDeviceLayer):
         return jpeg_on_device(inputs, self.augment, self.device_name, **self.decode)
 
     def compute_output_shape(self, input_shape):
-        batch = input_shape["jpeg"][0] if isinstance(input_shape, Mapping) else None
+        jpeg = tuple(input_shape["jpeg"]) if isinstance(input_shape, Mapping) else (None,)
         channels = 1 if self.decode["colorspace"] == "gray" else 3
-        return (batch, self.augment.height, self.augment.width, channels)
+        return jpeg + (self.augment.height, self.augment.width, channels)
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -133,6 +133,13 @@ class GulpDataset(ClassTable, OptionSourceDataset):
         kernel from (seed, epoch, element). Default None: frames at their size.
       epoch: the epoch of the first pass (default 0): a dataset made with ``epoch=3`` gives on its
         first pass exactly the 4th pass of one made with ``epoch=0`` (docs/checkpoint.md).
+      device: None (default): decode here. A device (``"/GPU:0"``): tf.data does not decode;
+        each element is ``{"jpeg": string [T], "key": string [3] (seed, epoch, element as
+        decimal strings), "name": string [T], "id", "label", "meta"}`` for
+        :class:`tf_gulp.JpegOnDevice` (``augment`` goes to it too), which decodes and augments
+        the clips in the step: pixel for pixel this dataset's ``augment`` on ``"/CPU:0"``. One
+        view per element and ``colorspace="rgb"`` only; a device TensorFlow lacks, or a GPU
+        where nvJPEG cannot run, is a ValueError naming the fix.
       **options: the options of the op's attr table, listed below (and in docs/gulp_dataset.md).
 
     ``class_names`` / ``num_classes``: the classes of the label indices, from ``label2idx`` or
@@ -165,6 +172,7 @@ class GulpDataset(ClassTable, OptionSourceDataset):
         label_field: Optional[str] = "label",
         augment=None,
         epoch: int = 0,
+        device: Optional[str] = None,
         _shard: Tuple[int, int] = (1, 0),
         **options,
     ) -> None:
@@ -173,6 +181,10 @@ class GulpDataset(ClassTable, OptionSourceDataset):
             directory = A.path(directory, "directory", what=what)
         frames = _frame_spec(frames)
         attrs = self._check_options(options, what)
+        if device is not None:
+            self._init_undecoded(directory, frames, seed, ids, label2idx, label_field, augment,
+                                 epoch, device, _shard, options, attrs)
+            return
         self._attrs = attrs
         chosen = [name for name, given in (("frames", frames is not None),
                                            ("num_frames", attrs["num_frames"] != 0),
@@ -217,6 +229,62 @@ class GulpDataset(ClassTable, OptionSourceDataset):
         self._element_spec = _element_spec(attrs, frames, fused)
         super().__init__(variant)
 
+    def _init_undecoded(self, directory, frames, seed, ids, label2idx, label_field, augment,
+                        epoch, device, shard, options, attrs) -> None:
+        """``device=``: the clips' JPEG bytes and keys for :class:`tf_gulp.JpegOnDevice`, read
+        by a ``decode=False, keys=True`` dataset of the same options."""
+        from tf_gulp.ffrecord.dataset import _check_jpeg_device  # pylint: disable=protected-access
+        what = "GulpDataset: "
+        if augment is None:
+            raise ValueError(f"{what}device={device!r} decodes in tf_gulp.JpegOnDevice(augment): "
+                             f"give augment= (the layer's list), or leave device out")
+        compile_augment(augment, what)
+        if attrs["colorspace"] != "rgb":
+            raise ValueError(f"{what}device={device!r} decodes colour clips only: leave "
+                             f"colorspace={attrs['colorspace']!r} out, or leave device out to "
+                             f"decode in tf.data on the CPU")
+        given = {k: attrs[k] for k, default in (("dct_method", "fast"), ("dct_scaling", True))
+                 if attrs[k] != default}
+        if given:
+            # Nothing is decoded here: the options would be lost silently.
+            raise ValueError(f"{what}with device={device!r} the decode runs in "
+                             f"tf_gulp.JpegOnDevice: give {given} to it, not here")
+        if attrs["scale"] != 1 or not attrs["decode"]:
+            raise ValueError(f"{what}device={device!r} decodes with augment's geometry: leave "
+                             f"scale= and decode= out")
+        views = element_views({**_frame_attrs(frames, attrs),
+                               **_fused_args(augment, True, what, attrs["crops"])})
+        if views:
+            raise ValueError(f"{what}device={device!r} decodes one clip [T] per element; these "
+                             f"options give {views[0]} views [V, T] (clips x crops): use "
+                             f"num_clips=1 without crops, or leave device out to decode in "
+                             f"tf.data on the CPU")
+        device = _check_jpeg_device(device, what)
+        seed, seed_given = source_seed(seed, what)  # one seed for the reads and the keys
+        inner = GulpDataset(directory, frames=frames, seed=seed, ids=ids, label2idx=label2idx,
+                            label_field=label_field, epoch=epoch, _shard=shard,
+                            **dict(options, decode=False, keys=True))
+        self._attrs = inner._attrs  # pylint: disable=protected-access
+        self._class_names = inner._class_names  # pylint: disable=protected-access
+        self._keep_arguments(dict(
+            directory=directory, frames=frames, seed=seed, ids=ids, label2idx=label2idx,
+            label_field=label_field, augment=augment, epoch=epoch, device=device, **options),
+            seed_given, shard)
+        where = directory if isinstance(directory, tf.Tensor) else tf.constant(str(directory))
+
+        def undecoded(e):
+            # What JpegOnDevice decodes in the step, keyed as the kernel keys the clip's draws.
+            frame = tf.strings.as_string(tf.range(tf.size(e["frames"], tf.int64)))
+            return {"jpeg": e["frames"],
+                    "key": tf.strings.as_string(tf.stack([tf.constant(seed, tf.int64),
+                                                          e["epoch"], e["index"]])),
+                    "name": tf.strings.join([where, " id '", e["id"], "' frame ", frame]),
+                    "id": e["id"], "label": e["label"], "meta": e["meta"]}
+
+        mapped = inner.map(undecoded, num_parallel_calls=tf.data.AUTOTUNE)
+        self._element_spec = mapped.element_spec
+        super().__init__(mapped._variant_tensor)  # pylint: disable=protected-access
+
 
 def _frame_attrs(frames: FrameSpec, attrs: dict) -> dict:
     """The op's attrs with the frame selection ``frames`` (a Python slice or index list) or the
@@ -256,12 +324,16 @@ def _element_spec(attrs: dict, frames: FrameSpec, fused: dict) -> dict:
         frame_spec = tf.TensorSpec(views + [num_selected, None, None, channels], tf.uint8)
     else:
         frame_spec = tf.TensorSpec(views + [num_selected], tf.string)
-    return {
+    spec = {
         "frames": frame_spec,
         "id": tf.TensorSpec([], tf.string),
         "label": tf.TensorSpec([], tf.int64),
         "meta": tf.TensorSpec([], tf.string),
     }
+    if attrs["keys"]:
+        # The op's outputs (epoch, frames, id, index, label, meta): the keys in sorted order.
+        spec.update(epoch=tf.TensorSpec([], tf.int64), index=tf.TensorSpec([], tf.int64))
+    return spec
 
 
 def _fused_args(augment, decode: bool, what: str, crops: str = "none") -> dict:

@@ -268,6 +268,13 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced, Options>
                                    tensorflow::DT_STRING});
     shapes_.insert(shapes_.end(), {PartialTensorShape({}), PartialTensorShape({}),
                                    PartialTensorShape({})});
+    if (options_.keys) {
+      // (epoch, frames, id, index, label, meta): the dict's keys in sorted order.
+      dtypes_.insert(dtypes_.begin(), tensorflow::DT_INT64);
+      shapes_.insert(shapes_.begin(), PartialTensorShape({}));
+      dtypes_.insert(dtypes_.begin() + 3, tensorflow::DT_INT64);
+      shapes_.insert(shapes_.begin() + 3, PartialTensorShape({}));
+    }
   }
 
   DataType frames_dtype() const {
@@ -428,8 +435,10 @@ class GulpDatasetOp::Dataset : public PositionalSourceDataset<Produced, Options>
         frames = std::move(reshaped);
       }
       tensors->clear();
+      if (o.keys) tensors->emplace_back(epoch);
       tensors->push_back(std::move(frames));
       tensors->emplace_back(tensorflow::tstring(item.id));
+      if (o.keys) tensors->emplace_back(element);
       tensors->emplace_back(static_cast<int64_t>(ref.label));
       tensors->emplace_back(tensorflow::tstring(item.meta_json));
       return absl::OkStatus();

@@ -93,6 +93,10 @@ struct GulpDatasetAttrs {
   // the colour transforms after it, one draw per clip (color_transform.h); the
   // attrs DecodeJpegWarped and DecodeHevcWarped have (fused_warp_args.h).
   FusedWarpAttrs fused;
+  // Each element also carries its epoch and its element index (the key of its
+  // random draws, decode_jpeg_warped's epoch and elements): outputs (epoch,
+  // frames, id, index, label, meta), a dict's keys in sorted order.
+  bool keys = false;
   // Dataset.shard's, the epoch counter's, shuffle and seed (source_attrs.h).
   SourceAttrs source;
 
@@ -129,6 +133,8 @@ struct GulpDatasetAttrs {
     // The fused decode + augment (tf_gulp.GulpDataset's augment=, compiled by
     // tf_gulp.transforms); off while output_height and output_width are 0.
     FusedWarpAttrs::ForEachAttr(a.fused, visit);
+    visit("keys", "bool = false", a.keys,
+          "elements also carry epoch and index: the key of each clip's random draws");
     SourceAttrs::ForEachAttr(a.source, visit);
   }
 };
