@@ -135,11 +135,12 @@ class GulpDataset(ClassTable, OptionSourceDataset):
         first pass exactly the 4th pass of one made with ``epoch=0`` (docs/checkpoint.md).
       device: None (default): decode here. A device (``"/GPU:0"``): tf.data does not decode;
         each element is ``{"jpeg": string [T], "key": string [3] (seed, epoch, element as
-        decimal strings), "name": string [T], "id", "label", "meta"}`` for
-        :class:`tf_gulp.JpegOnDevice` (``augment`` goes to it too), which decodes and augments
-        the clips in the step: pixel for pixel this dataset's ``augment`` on ``"/CPU:0"``. One
-        view per element and ``colorspace="rgb"`` only; a device TensorFlow lacks, or a GPU
-        where nvJPEG cannot run, is a ValueError naming the fix.
+        decimal strings), "name": string [T] (directory, id and place in the clip, for errors),
+        "id", "label", "meta"}`` for :class:`tf_gulp.JpegOnDevice` (``augment`` goes to it
+        too), which decodes and augments the clips in the step: pixel for pixel this dataset's
+        ``augment`` on ``"/CPU:0"``. One view per element and ``colorspace="rgb"`` only; a
+        device TensorFlow lacks, or a GPU where nvJPEG cannot run, is a ValueError naming the
+        fix.
       **options: the options of the op's attr table, listed below (and in docs/gulp_dataset.md).
 
     ``class_names`` / ``num_classes``: the classes of the label indices, from ``label2idx`` or
