@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from tf_gulp.bzna import on_device
 from tf_gulp.bzna.on_device import KEY_INPUT
+from tf_gulp.ops.image import jpeg_ops
 from tf_gulp.ops.image.jpeg_ops import decode_jpeg_warped
 from tf_gulp.transforms import Augment, compile_augment
 
@@ -140,3 +141,16 @@ class JpegOnDevice(on_device.OnDeviceLayer):
         config = super().get_config()
         config.update(self.decode)
         return config
+
+
+def check_jpeg_device(device: str, what: str) -> str:
+    """A reader's ``device=`` (the decode left to this layer) as TensorFlow names it; ValueError
+    for a device TensorFlow lacks (naming its devices) or a GPU where nvJPEG cannot run (naming
+    what is missing and the fix)."""
+    device = on_device.check_device(device, what)
+    if device.startswith("/GPU"):
+        reason = jpeg_ops.nvjpeg_unavailable_reason()
+        if reason:
+            raise ValueError(f"{what}device={device!r}: the GPU kernel cannot decode JPEG here: "
+                             f"{reason}. Or leave device out to decode in tf.data on the CPU")
+    return device

@@ -165,7 +165,9 @@ class FFRecordDataset(ClassTable, OptionSourceDataset):
         what = "FFRecordDataset.decode_jpeg_warped: "
         plan = compile_augment(augment, what)
         if device is not None:
-            device = _check_jpeg_device(device, what)
+            from tf_gulp.jpeg_on_device import check_jpeg_device  # the layer's own check
+
+            device = check_jpeg_device(device, what)
             given = {k: v for k, v in (("dct_scaling", dct_scaling), ("colorspace", colorspace),
                                        ("dct_method", dct_method))
                      if v != {"dct_scaling": True, "colorspace": "rgb", "dct_method": "fast"}[k]}
@@ -201,21 +203,6 @@ class FFRecordDataset(ClassTable, OptionSourceDataset):
 
         return keyed.map(decode if device is None else undecoded,
                          num_parallel_calls=num_parallel_calls, deterministic=deterministic)
-
-
-def _check_jpeg_device(device: str, what: str) -> str:
-    """`device` as TensorFlow names it; ValueError for a device TensorFlow lacks (naming its
-    devices) or a GPU where nvJPEG cannot run (naming what is missing and the fix)."""
-    from tf_gulp.bzna.on_device import check_device
-    from tf_gulp.ops.image.jpeg_ops import nvjpeg_unavailable_reason
-
-    device = check_device(device, what)
-    if device.startswith("/GPU"):
-        reason = nvjpeg_unavailable_reason()
-        if reason:
-            raise ValueError(f"{what}device={device!r}: the GPU kernel cannot decode JPEG here: "
-                             f"{reason}. Or leave device out to decode in tf.data on the CPU")
-    return device
 
 
 def _class_names(paths, what: str):

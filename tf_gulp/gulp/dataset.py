@@ -234,7 +234,7 @@ class GulpDataset(ClassTable, OptionSourceDataset):
                         epoch, device, shard, options, attrs) -> None:
         """``device=``: the clips' JPEG bytes and keys for :class:`tf_gulp.JpegOnDevice`, read
         by a ``decode=False, keys=True`` dataset of the same options."""
-        from tf_gulp.ffrecord.dataset import _check_jpeg_device  # pylint: disable=protected-access
+        from tf_gulp.jpeg_on_device import check_jpeg_device  # pylint: disable=import-outside-toplevel
         what = "GulpDataset: "
         if augment is None:
             raise ValueError(f"{what}device={device!r} decodes in tf_gulp.JpegOnDevice(augment): "
@@ -260,7 +260,7 @@ class GulpDataset(ClassTable, OptionSourceDataset):
                              f"options give {views[0]} views [V, T] (clips x crops): use "
                              f"num_clips=1 without crops, or leave device out to decode in "
                              f"tf.data on the CPU")
-        device = _check_jpeg_device(device, what)
+        device = check_jpeg_device(device, what)
         seed, seed_given = source_seed(seed, what)  # one seed for the reads and the keys
         inner = GulpDataset(directory, frames=frames, seed=seed, ids=ids, label2idx=label2idx,
                             label_field=label_field, epoch=epoch, _shard=shard,
