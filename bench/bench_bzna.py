@@ -4,7 +4,7 @@ the same run: raw libavcodec decoding the same HEVC pictures on all cores, and t
 ImageNet JPEG pipeline.
 
     PYTHONPATH=. python3 bench/bench_bzna.py [--images 128] [--rounds 5] [--batch 64]
-        [--preset medium] [--output bench/results/bzna.json]
+        [--preset medium] [--crf 10] [--output bench/results/bzna.json]
 
 Data (made once, reused while the parameters match): ``--images`` smooth synthetic colour photos of
 ImageNet-like sizes (shorter side 300-500, aspect 3/4-4/3) written as JPEG (libjpeg-turbo quality 90
@@ -72,13 +72,13 @@ def make_images(n: int, seed: int = 0):
         yield np.clip(img, 0, 255).astype(np.uint8)
 
 
-def prepare(root: str, n: int, preset: str):
+def prepare(root: str, n: int, preset: str, crf: int):
     import simplejpeg
 
     from tf_gulp.bzna.create import create_dataset
 
     stamp = os.path.join(root, "params.json")
-    params = {"images": n, "preset": preset, "version": 1}
+    params = {"images": n, "preset": preset, "crf": crf, "version": 1}
     bzna = os.path.join(root, "data.bzna")
     jpeg_dir = os.path.join(root, "jpeg")
     if os.path.exists(stamp) and json.load(open(stamp)) == params and os.path.exists(bzna):
@@ -88,7 +88,7 @@ def prepare(root: str, n: int, preset: str):
     for i, img in enumerate(make_images(n)):
         with open(os.path.join(cls_dir, f"{i:06d}.jpg"), "wb") as f:
             f.write(simplejpeg.encode_jpeg(img, quality=90, colorsubsampling="420"))
-    create_dataset(jpeg_dir, bzna, preset=preset, overwrite=True, progress=True)
+    create_dataset(jpeg_dir, bzna, crf=crf, preset=preset, overwrite=True, progress=True)
     json.dump(params, open(stamp, "w"))
     return bzna, jpeg_dir
 
@@ -204,6 +204,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--preset", default="medium")
+    # The reference toolchain's crf, which the committed figures use (create_dataset's default is
+    # another: the bench pins its own so that runs stay comparable).
+    ap.add_argument("--crf", type=int, default=10)
     ap.add_argument("--label", default="", help="names the run in the JSON (e.g. the checkout)")
     ap.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "tf_gulp_bench_bzna"))
     ap.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results", "bzna.json"))
@@ -211,7 +214,7 @@ def main(argv=None) -> int:
     machine = run_info.machine()  # before the run: its load and tree as the run found them
 
     os.makedirs(args.data, exist_ok=True)
-    bzna, jpeg_dir = prepare(args.data, args.images, args.preset)
+    bzna, jpeg_dir = prepare(args.data, args.images, args.preset, args.crf)
     jpeg_files = [os.path.join(dp, f) for dp, _, fs in os.walk(jpeg_dir) for f in fs]
     sizes = {"bzna": os.path.getsize(bzna) / args.images,
              "jpeg": sum(os.path.getsize(f) for f in jpeg_files) / len(jpeg_files)}
@@ -257,7 +260,7 @@ def main(argv=None) -> int:
         "label": args.label, "tf_gulp": os.path.dirname(tf_gulp.__file__),
         # When and how: the plots and tests/test_plot_results.py read these.
         "date": run_info.now(), "command": run_info.command(argv), "machine": machine,
-        "images": args.images, "batch": args.batch, "rounds": args.rounds, "preset": args.preset,
+        "images": args.images, "batch": args.batch, "rounds": args.rounds, "preset": args.preset, "crf": args.crf,
         "cpus": cpus, "load_average": os.getloadavg(),
         "images_per_s": medians,
         "images_per_s_range": {k: [min(v), max(v)] for k, v in rates.items()},
