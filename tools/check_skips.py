@@ -34,7 +34,7 @@ class Allowed:
 
 ALLOWLIST: Tuple[Allowed, ...] = (
     Allowed("needs a GPU",
-            r"nvcc|CUDA toolkit|NVIDIA driver|libnvcuvid|TensorFlow sees a GPU|NVDEC is usable"
+            r"nvcc|CUDA toolkit|NVIDIA driver|libnvcuvid|TensorFlow sees a GPU|NVDEC is usable|nvJPEG is usable"
             r"|holds no GPU kernels",
             "the GPU code is built by the CUDA toolkit and proven on an NVIDIA GPU; CI machines "
             "have neither (the GPU machine's own run covers these; a GPU machine in turn cannot "
