@@ -39,27 +39,17 @@ _XLA_FIX = ("leave the model's jit_compile at its default (\"auto\" runs this mo
 
 def _decode_per_epoch(inputs: Mapping[str, tf.Tensor], augment: Augment, decode: dict
                       ) -> tf.Tensor:
-    """One ``decode_jpeg_warped`` per epoch the batch spans (usually one), each picture keyed by
-    its own (seed, epoch, index) as the CPU path keys it."""
-    key = tf.strings.to_number(inputs[KEY_INPUT], tf.int64)
-    seeds, epochs, elements = key[:, 0], key[:, 1], key[:, 2]
-    jpegs, names = inputs["jpeg"], inputs["name"]
-    unique_epochs, group = tf.unique(epochs)
+    """The batch decoded by ``decode_jpeg_warped`` (``on_device.per_epoch``), each picture keyed
+    by its own (seed, epoch, index) as the CPU path keys it."""
     channels = 1 if decode.get("colorspace") == "gray" else 3
-    out_type = tf.float32 if augment.dtype == "float32" else tf.uint8
 
-    def one_epoch(k, pictures):
-        chosen = tf.where(tf.equal(group, k))[:, 0]
-        out = decode_jpeg_warped(tf.gather(jpegs, chosen), augment, seed=seeds[chosen[0]],
-                                 epoch=unique_epochs[k], elements=tf.gather(elements, chosen),
-                                 names=tf.gather(names, chosen), **decode)
-        return k + 1, tf.tensor_scatter_nd_update(pictures, chosen[:, None], out)
+    def one(chosen, seed, epoch, elements):
+        return decode_jpeg_warped(tf.gather(inputs["jpeg"], chosen), augment, seed=seed,
+                                  epoch=epoch, elements=elements,
+                                  names=tf.gather(inputs["name"], chosen), **decode)
 
-    _, pictures = tf.while_loop(
-        lambda k, _: k < tf.size(unique_epochs), one_epoch,
-        [tf.constant(0), tf.zeros([tf.shape(jpegs)[0], augment.height, augment.width, channels],
-                                  out_type)])
-    return pictures
+    return on_device.per_epoch(inputs[KEY_INPUT], [augment.height, augment.width, channels],
+                               tf.float32 if augment.dtype == "float32" else tf.uint8, one)
 
 
 def jpeg_on_device(inputs: Mapping[str, tf.Tensor], augment, device: Optional[str] = None, *,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Mapping, Optional, Tuple
+from typing import Callable, Mapping, Optional, Sequence, Tuple
 
 import tensorflow as tf
 from tensorflow.python.framework import ops as tf_ops
@@ -117,38 +117,48 @@ def gpu_memory_unsettled(device: str) -> Optional[str]:
             "\"GPU memory\", gives the amount)")
 
 
-def _fused_decode_warp(inputs: Mapping[str, tf.Tensor], augment: Augment) -> tf.Tensor:
-    """One ``decode_hevc_warped`` per epoch the batch spans (usually one): the GPU kernel decodes
-    with NVDEC and warps with one fused kernel per picture, as the CPU kernel does."""
-    key = tf.strings.to_number(inputs[KEY_INPUT], tf.int64)
+def per_epoch(keys: tf.Tensor, shape: Sequence, dtype: tf.DType,
+              decode: Callable[[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]
+              ) -> tf.Tensor:
+    """A batch keyed by ``keys`` (string ``[B, 3]``: seed, epoch, element, as decimal strings)
+    decoded by one ``decode(chosen, seed, epoch, elements)`` call per epoch the batch spans
+    (usually one): ``chosen`` are the batch positions of that epoch, whose results are scattered
+    back into ``[B, *shape]`` of ``dtype``. The decode ops take one seed and epoch per call."""
+    key = tf.strings.to_number(keys, tf.int64)
     seeds, epochs, elements = key[:, 0], key[:, 1], key[:, 2]
-    samples, whats = inputs["sample"], inputs["what"]
     unique_epochs, group = tf.unique(epochs)
-    count = tf.shape(samples)[0]
-    channels = 3
-    out_type = tf.float32 if augment.dtype == "float32" else tf.uint8
 
-    def one_epoch(k, pictures):
+    def one_epoch(k, out):
         chosen = tf.where(tf.equal(group, k))[:, 0]
-        seed, epoch = seeds[chosen[0]], unique_epochs[k]
-        picked = tf.gather(elements, chosen)
+        decoded = decode(chosen, seeds[chosen[0]], unique_epochs[k], tf.gather(elements, chosen))
+        return k + 1, tf.tensor_scatter_nd_update(out, chosen[:, None], decoded)
+
+    _, out = tf.while_loop(lambda k, _: k < tf.size(unique_epochs), one_epoch,
+                           [tf.constant(0), tf.zeros([tf.shape(keys)[0], *shape], dtype)])
+    return out
+
+
+def _fused_decode_warp(inputs: Mapping[str, tf.Tensor], augment: Augment) -> tf.Tensor:
+    """The batch decoded and augmented by ``decode_hevc_warped`` (:func:`per_epoch`): the GPU
+    kernel decodes with NVDEC and warps with one fused kernel per picture, as the CPU kernel
+    does."""
+
+    def decode(chosen, seed, epoch, elements):
         # The layer's list must be the loader's: the matrices the kernel will draw are compared
         # with the ones tf.data drew for the batch (cheap, on the host).
         drawn = similarity_transform_matrices(tf.gather(inputs["size"], chosen), augment,
-                                              seed=seed, epoch=epoch, elements=picked)
+                                              seed=seed, epoch=epoch, elements=elements)
         same = tf.debugging.assert_near(
             drawn, tf.gather(tf.cast(inputs["matrix"], tf.float32), chosen), rtol=1e-5,
             atol=1e-3, message="warp_on_device: the layer's augment is not the DataLoader's "
             "(its crops differ from the batch's); give WarpOnDevice the loader's list")
         with tf.control_dependencies([same]):
-            out = decode_hevc_warped(tf.gather(samples, chosen), augment, seed=seed, epoch=epoch,
-                                     elements=picked, what=tf.gather(whats, chosen))
-        return k + 1, tf.tensor_scatter_nd_update(pictures, chosen[:, None], out)
+            return decode_hevc_warped(tf.gather(inputs["sample"], chosen), augment, seed=seed,
+                                      epoch=epoch, elements=elements,
+                                      what=tf.gather(inputs["what"], chosen))
 
-    _, pictures = tf.while_loop(
-        lambda k, _: k < tf.size(unique_epochs), one_epoch,
-        [tf.constant(0), tf.zeros([count, augment.height, augment.width, channels], out_type)])
-    return pictures
+    return per_epoch(inputs[KEY_INPUT], [augment.height, augment.width, 3],
+                     tf.float32 if augment.dtype == "float32" else tf.uint8, decode)
 
 
 _log = logging.getLogger("tf_gulp")
