@@ -81,21 +81,11 @@ Status Load(int min_driver_version, GpuRuntime* rt) {
   }
   CudaApi& c = rt->cuda;
   c.cuDriverGetVersion = get_version;
-  c.cuGetErrorName = cuda->cuGetErrorName;
-  c.cuCtxPushCurrent = cuda->cuCtxPushCurrent;
-  c.cuCtxPopCurrent = cuda->cuCtxPopCurrent;
   c.cuCtxSynchronize = synchronize;
-  c.cuEventCreate = cuda->cuEventCreate;
-  c.cuEventDestroy = cuda->cuEventDestroy;
-  c.cuEventRecord = cuda->cuEventRecord;
-  c.cuEventQuery = cuda->cuEventQuery;
-  c.cuEventSynchronize = cuda->cuEventSynchronize;
-  c.cuStreamSynchronize = cuda->cuStreamSynchronize;
   c.cuStreamGetCtx = stream_ctx;
-  c.cuModuleLoadData = cuda->cuModuleLoadData;
-  c.cuModuleGetFunction = cuda->cuModuleGetFunction;
-  c.cuLaunchKernel = cuda->cuLaunchKernel;
-  c.cuMemcpyHtoDAsync = cuda->cuMemcpyHtoDAsync;
+#define TFG_COPY(type, name) c.name = cuda->name;
+  TFG_FFNVCODEC_CUDA_CALLS(TFG_COPY)
+#undef TFG_COPY
   rt->path = GpuPath::kCpuDecodeGpuWarp;
 
   CuvidFunctions* cuvid = nullptr;
@@ -108,17 +98,9 @@ Status Load(int min_driver_version, GpuRuntime* rt) {
                             "NVIDIA_DRIVER_CAPABILITIES=compute,utility,video");
   }
   NvdecApi& n = rt->nvdec;
-  n.cuvidGetDecoderCaps = cuvid->cuvidGetDecoderCaps;
-  n.cuvidCreateDecoder = cuvid->cuvidCreateDecoder;
-  n.cuvidDestroyDecoder = cuvid->cuvidDestroyDecoder;
-  n.cuvidReconfigureDecoder = cuvid->cuvidReconfigureDecoder;
-  n.cuvidDecodePicture = cuvid->cuvidDecodePicture;
-  n.cuvidMapVideoFrame = cuvid->cuvidMapVideoFrame;
-  n.cuvidGetDecodeStatus = cuvid->cuvidGetDecodeStatus;
-  n.cuvidUnmapVideoFrame = cuvid->cuvidUnmapVideoFrame;
-  n.cuvidCreateVideoParser = cuvid->cuvidCreateVideoParser;
-  n.cuvidParseVideoData = cuvid->cuvidParseVideoData;
-  n.cuvidDestroyVideoParser = cuvid->cuvidDestroyVideoParser;
+#define TFG_COPY(type, name) n.name = cuvid->name;
+  TFG_FFNVCODEC_NVDEC_CALLS(TFG_COPY)
+#undef TFG_COPY
   rt->path = GpuPath::kNvdecAndGpuWarp;
   return Status::Ok();
 }

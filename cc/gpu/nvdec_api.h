@@ -27,46 +27,61 @@ typedef CUresult CUDAAPI tcuStreamGetCtx_t(CUstream stream, CUcontext* context);
 // cuda.h's CUDA_ERROR_OUT_OF_MEMORY; ffnvcodec 11.1's CUresult does not name it.
 constexpr CUresult kCudaErrorOutOfMemory = static_cast<CUresult>(2);
 
-// The CUDA driver calls the pool needs (context, events, stream sync).
+// The calls ffnvcodec's loader binds, as X(its type, the name): one list
+// declares the tables' fields below and gpu_runtime.cc's copy from the loaded
+// libraries, so the two cannot drift apart.
+//  - CUDA: context, events, stream sync for the decoder pool; the warp's
+//    module and launch on a caller's stream (stream_warp.h); similarity_warp's
+//    parameters to the device, ordered on its stream.
+//  - NVDEC (libnvcuvid.so.1): cuvidMapVideoFrame is the 64-bit
+//    cuvidMapVideoFrame64 (ffnvcodec maps the name on 64-bit hosts);
+//    cuvidGetDecodeStatus says whether a mapped picture decoded cleanly
+//    (older drivers may lack it: then not checked).
+#define TFG_FFNVCODEC_CUDA_CALLS(X)             \
+  X(tcuGetErrorName, cuGetErrorName)            \
+  X(tcuCtxPushCurrent_v2, cuCtxPushCurrent)     \
+  X(tcuCtxPopCurrent_v2, cuCtxPopCurrent)       \
+  X(tcuEventCreate, cuEventCreate)              \
+  X(tcuEventDestroy_v2, cuEventDestroy)         \
+  X(tcuEventRecord, cuEventRecord)              \
+  X(tcuEventQuery, cuEventQuery)                \
+  X(tcuEventSynchronize, cuEventSynchronize)    \
+  X(tcuStreamSynchronize, cuStreamSynchronize)  \
+  X(tcuModuleLoadData, cuModuleLoadData)        \
+  X(tcuModuleGetFunction, cuModuleGetFunction)  \
+  X(tcuLaunchKernel, cuLaunchKernel)            \
+  X(tcuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync)
+
+#define TFG_FFNVCODEC_NVDEC_CALLS(X)                    \
+  X(tcuvidGetDecoderCaps, cuvidGetDecoderCaps)          \
+  X(tcuvidCreateDecoder, cuvidCreateDecoder)            \
+  X(tcuvidDestroyDecoder, cuvidDestroyDecoder)          \
+  X(tcuvidReconfigureDecoder, cuvidReconfigureDecoder)  \
+  X(tcuvidDecodePicture, cuvidDecodePicture)            \
+  X(tcuvidMapVideoFrame, cuvidMapVideoFrame)            \
+  X(tcuvidGetDecodeStatus, cuvidGetDecodeStatus)        \
+  X(tcuvidUnmapVideoFrame, cuvidUnmapVideoFrame)        \
+  X(tcuvidCreateVideoParser, cuvidCreateVideoParser)    \
+  X(tcuvidParseVideoData, cuvidParseVideoData)          \
+  X(tcuvidDestroyVideoParser, cuvidDestroyVideoParser)
+
+#define TFG_API_FIELD(type, name) type* name = nullptr;
+
+// The CUDA driver calls the decoder pool and the warp make.
 struct CudaApi {
+  // ffnvcodec 11.1 loads none of these three; gpu_runtime.cc looks them up.
   tcuDriverGetVersion_t* cuDriverGetVersion = nullptr;
-  tcuGetErrorName* cuGetErrorName = nullptr;
-  tcuCtxPushCurrent_v2* cuCtxPushCurrent = nullptr;
-  tcuCtxPopCurrent_v2* cuCtxPopCurrent = nullptr;
   tcuCtxSynchronize_t* cuCtxSynchronize = nullptr;
-  tcuEventCreate* cuEventCreate = nullptr;
-  tcuEventDestroy_v2* cuEventDestroy = nullptr;
-  tcuEventRecord* cuEventRecord = nullptr;
-  tcuEventQuery* cuEventQuery = nullptr;
-  tcuEventSynchronize* cuEventSynchronize = nullptr;
-  tcuStreamSynchronize* cuStreamSynchronize = nullptr;
-  // The warp on a caller's stream (stream_warp.h): the stream's context, the
-  // kernels' module, the launch. The decoder pool does not use these.
   tcuStreamGetCtx_t* cuStreamGetCtx = nullptr;
-  tcuModuleLoadData* cuModuleLoadData = nullptr;
-  tcuModuleGetFunction* cuModuleGetFunction = nullptr;
-  tcuLaunchKernel* cuLaunchKernel = nullptr;
-  // similarity_warp's parameters to the device, ordered on its stream.
-  tcuMemcpyHtoDAsync_v2* cuMemcpyHtoDAsync = nullptr;
+  TFG_FFNVCODEC_CUDA_CALLS(TFG_API_FIELD)
 };
 
-// The NVDEC calls (libnvcuvid.so.1). cuvidMapVideoFrame is the 64-bit
-// cuvidMapVideoFrame64 (ffnvcodec maps the name on 64-bit hosts).
+// The NVDEC calls the decoder pool makes.
 struct NvdecApi {
-  tcuvidGetDecoderCaps* cuvidGetDecoderCaps = nullptr;
-  tcuvidCreateDecoder* cuvidCreateDecoder = nullptr;
-  tcuvidDestroyDecoder* cuvidDestroyDecoder = nullptr;
-  tcuvidReconfigureDecoder* cuvidReconfigureDecoder = nullptr;
-  tcuvidDecodePicture* cuvidDecodePicture = nullptr;
-  tcuvidMapVideoFrame* cuvidMapVideoFrame = nullptr;
-  // Whether a mapped picture decoded cleanly (older drivers may lack it:
-  // then not checked).
-  tcuvidGetDecodeStatus* cuvidGetDecodeStatus = nullptr;
-  tcuvidUnmapVideoFrame* cuvidUnmapVideoFrame = nullptr;
-  tcuvidCreateVideoParser* cuvidCreateVideoParser = nullptr;
-  tcuvidParseVideoData* cuvidParseVideoData = nullptr;
-  tcuvidDestroyVideoParser* cuvidDestroyVideoParser = nullptr;
+  TFG_FFNVCODEC_NVDEC_CALLS(TFG_API_FIELD)
 };
+
+#undef TFG_API_FIELD
 
 }  // namespace gpu
 }  // namespace tfg

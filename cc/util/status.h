@@ -12,15 +12,27 @@
 
 namespace tfg {
 
+// Each error code as X(code, absl's canonical value, its factory). One list
+// makes the enum and the factories below; the values are absl's, so the
+// TensorFlow glue converts by value (tf_gulp/ops/framework/core_status.h
+// checks each against absl).
+//   kUnavailable: a capability this machine lacks (no GPU driver, no io_uring).
+//   kResourceExhausted: out of (device) memory; the message says what to free
+//   or configure.
+#define TFG_ERROR_CODES(X)                       \
+  X(kInvalidArgument, 3, InvalidArgumentError)   \
+  X(kNotFound, 5, NotFoundError)                 \
+  X(kResourceExhausted, 8, ResourceExhaustedError) \
+  X(kOutOfRange, 11, OutOfRangeError)            \
+  X(kInternal, 13, InternalError)                \
+  X(kUnavailable, 14, UnavailableError)          \
+  X(kDataLoss, 15, DataLossError)
+
 enum class StatusCode {
   kOk = 0,
-  kNotFound,
-  kInvalidArgument,
-  kDataLoss,
-  kOutOfRange,
-  kInternal,
-  kUnavailable,  // a capability this machine lacks (no GPU driver, no io_uring)
-  kResourceExhausted,  // out of (device) memory; the message says what to free or configure
+#define TFG_ENUMERATOR(code, value, factory) code = value,
+  TFG_ERROR_CODES(TFG_ENUMERATOR)
+#undef TFG_ENUMERATOR
 };
 
 class Status {
@@ -49,34 +61,13 @@ std::string StrCat(const Args&... args) {
 }
 }  // namespace internal
 
-template <typename... Args>
-Status NotFoundError(const Args&... args) {
-  return Status(StatusCode::kNotFound, internal::StrCat(args...));
-}
-template <typename... Args>
-Status InvalidArgumentError(const Args&... args) {
-  return Status(StatusCode::kInvalidArgument, internal::StrCat(args...));
-}
-template <typename... Args>
-Status DataLossError(const Args&... args) {
-  return Status(StatusCode::kDataLoss, internal::StrCat(args...));
-}
-template <typename... Args>
-Status OutOfRangeError(const Args&... args) {
-  return Status(StatusCode::kOutOfRange, internal::StrCat(args...));
-}
-template <typename... Args>
-Status InternalError(const Args&... args) {
-  return Status(StatusCode::kInternal, internal::StrCat(args...));
-}
-template <typename... Args>
-Status UnavailableError(const Args&... args) {
-  return Status(StatusCode::kUnavailable, internal::StrCat(args...));
-}
-template <typename... Args>
-Status ResourceExhaustedError(const Args&... args) {
-  return Status(StatusCode::kResourceExhausted, internal::StrCat(args...));
-}
+#define TFG_FACTORY(code, value, factory)                 \
+  template <typename... Args>                             \
+  Status factory(const Args&... args) {                   \
+    return Status(StatusCode::code, internal::StrCat(args...)); \
+  }
+TFG_ERROR_CODES(TFG_FACTORY)
+#undef TFG_FACTORY
 
 }  // namespace tfg
 

@@ -278,16 +278,6 @@ class DecodeHevcWarpedGpuOp : public AsyncOpKernel {
 
 }  // namespace
 
-// The compressed samples, their names, the random keys' parts are read on the
-// host (MP4 parsing, the matrices); the pictures are decoded and warped on the
-// GPU, into GPU memory.
-REGISTER_KERNEL_BUILDER(Name(kDecodeHevcWarpedOp)
-                            .Device(::tensorflow::DEVICE_GPU)
-                            .HostMemory("contents")
-                            .HostMemory("what")
-                            .HostMemory("seed")
-                            .HostMemory("epoch")
-                            .HostMemory("elements"),
-                        DecodeHevcWarpedGpuOp);
+TF_GULP_REGISTER_DECODE_WARPED_GPU_KERNEL(kDecodeHevcWarpedOp, DecodeHevcWarpedGpuOp);
 
 }  // namespace tf_gulp

@@ -15,30 +15,19 @@ namespace tf_gulp {
 // as the last resort (a file name listed from a directory may be any bytes):
 // TensorFlow hands it to Python as a str, and a message that does not decode
 // would surface as a UnicodeDecodeError instead of this error.
+#define TFG_SAME_AS_ABSL(code, value, factory)                                 \
+  static_assert(static_cast<int>(absl::StatusCode::code) == value, \
+                "tfg::StatusCode::" #code " is not absl's");
+TFG_ERROR_CODES(TFG_SAME_AS_ABSL)
+#undef TFG_SAME_AS_ABSL
+
 inline absl::Status ToTfStatus(const tfg::Status& status) {
   if (status.ok()) return absl::OkStatus();
   const std::string message = tfg::ValidUtf8(status.message());
-  switch (status.code()) {
-    case tfg::StatusCode::kOk:
-      return absl::OkStatus();
-    case tfg::StatusCode::kNotFound:
-      return absl::NotFoundError(message);
-    case tfg::StatusCode::kInvalidArgument:
-      return absl::InvalidArgumentError(message);
-    case tfg::StatusCode::kDataLoss:
-      return absl::DataLossError(message);
-    case tfg::StatusCode::kOutOfRange:
-      // OutOfRange means "end of sequence" to tf.data; a bad frame index is
-      // an invalid argument from the user's point of view.
-      return absl::InvalidArgumentError(message);
-    case tfg::StatusCode::kInternal:
-      return absl::InternalError(message);
-    case tfg::StatusCode::kUnavailable:
-      return absl::UnavailableError(message);
-    case tfg::StatusCode::kResourceExhausted:
-      return absl::ResourceExhaustedError(message);
-  }
-  return absl::UnknownError(message);
+  // OutOfRange means "end of sequence" to tf.data; a bad frame index is an
+  // invalid argument from the user's point of view. Every other code is kept.
+  if (status.code() == tfg::StatusCode::kOutOfRange) return absl::InvalidArgumentError(message);
+  return absl::Status(static_cast<absl::StatusCode>(status.code()), message);
 }
 
 }  // namespace tf_gulp

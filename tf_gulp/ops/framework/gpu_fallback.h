@@ -193,4 +193,17 @@ inline void CopyBatchToDevice(::tensorflow::OpKernelContext* ctx,
 
 }  // namespace tf_gulp
 
+// Registers a decode-and-warp op's GPU kernel. The bytes, their names and the
+// random keys' parts are read on the host (the container and JPEG headers are
+// parsed there, the matrices drawn there); only the output lives in GPU memory.
+#define TF_GULP_REGISTER_DECODE_WARPED_GPU_KERNEL(op_name, kernel)  \
+  REGISTER_KERNEL_BUILDER(Name(op_name)                             \
+                              .Device(::tensorflow::DEVICE_GPU)     \
+                              .HostMemory("contents")               \
+                              .HostMemory("what")                   \
+                              .HostMemory("seed")                   \
+                              .HostMemory("epoch")                  \
+                              .HostMemory("elements"),              \
+                          kernel)
+
 #endif  // TF_GULP_OPS_FRAMEWORK_GPU_FALLBACK_H_

@@ -247,16 +247,6 @@ what is missing (nvJPEG, the driver, the kernels) and how to get it.
 
 REGISTER_KERNEL_BUILDER(Name(kStatusOp).Device(::tensorflow::DEVICE_CPU), NvjpegStatusOp);
 
-// The JPEG bytes, their names and the random keys' parts are read on the
-// host (nvJPEG parses on the host, the matrices are drawn there); only the
-// output lives in GPU memory.
-REGISTER_KERNEL_BUILDER(Name(kDecodeJpegWarpedOp)
-                            .Device(::tensorflow::DEVICE_GPU)
-                            .HostMemory("contents")
-                            .HostMemory("what")
-                            .HostMemory("seed")
-                            .HostMemory("epoch")
-                            .HostMemory("elements"),
-                        DecodeJpegWarpedGpuOp);
+TF_GULP_REGISTER_DECODE_WARPED_GPU_KERNEL(kDecodeJpegWarpedOp, DecodeJpegWarpedGpuOp);
 
 }  // namespace tf_gulp
