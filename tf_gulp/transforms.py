@@ -108,11 +108,23 @@ def _bilinear(interpolation: Any, antialias: Optional[bool], owner: str) -> Opti
     return antialias
 
 
-class RandomResizedCrop:
+class _Transform:
+    """A transform of the list, shown (in refusals) as its name and the arguments it keeps."""
+
+    _shown: Tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{name}={getattr(self, name)}" for name in self._shown)
+        return f"{type(self).__name__}({args})"
+
+
+class RandomResizedCrop(_Transform):
     """torchvision's ``RandomResizedCrop(size, scale, ratio)``: a crop of a random area fraction
     (uniform in ``scale``) and aspect ratio (log-uniform in ``ratio``), 10 tries, else the centred
     crop clamped to ``ratio``; resized to ``size`` (an int s for (s, s), or (height, width)).
     Crops are whole pixels, drawn as torchvision draws them."""
+
+    _shown = ("size", "scale", "ratio")
 
     def __init__(self, size: Size, scale: Pair = (0.08, 1.0),
                  ratio: Pair = (3.0 / 4.0, 4.0 / 3.0), interpolation: Any = "bilinear",
@@ -126,11 +138,8 @@ class RandomResizedCrop:
                              f"{self.scale}, ratio={self.ratio}")
         self.antialias = _bilinear(interpolation, antialias, owner)
 
-    def __repr__(self) -> str:
-        return f"RandomResizedCrop(size={self.size}, scale={self.scale}, ratio={self.ratio})"
 
-
-class Resize:
+class Resize(_Transform):
     """torchvision's ``Resize(size)``: an int s resizes the shorter side to s (the longer one in
     proportion, truncated), (height, width) resizes to that. Alone it must fix the output's size:
     ``Resize((h, w))``, or ``Resize(s)`` followed by ``CenterCrop``."""
@@ -148,35 +157,32 @@ class Resize:
         return f"Resize(size={self.size[0] if not self.size[1] else self.size})"
 
 
-class CenterCrop:
+class CenterCrop(_Transform):
     """torchvision's ``CenterCrop(size)``: the centre ``size`` (int or (height, width)), padded
     with zeros where the picture is smaller; after ``Resize``, of the resized picture."""
+
+    _shown = ("size",)
 
     def __init__(self, size: Size) -> None:
         self.size = _size(size, "CenterCrop")
 
-    def __repr__(self) -> str:
-        return f"CenterCrop(size={self.size})"
 
-
-class RandomHorizontalFlip:
+class RandomHorizontalFlip(_Transform):
     """torchvision's ``RandomHorizontalFlip(p=0.5)``: mirrors the output left-right."""
+
+    _shown = ("p",)
 
     def __init__(self, p: float = 0.5) -> None:
         self.p = _probability(p, "RandomHorizontalFlip")
 
-    def __repr__(self) -> str:
-        return f"RandomHorizontalFlip(p={self.p})"
 
-
-class RandomVerticalFlip:
+class RandomVerticalFlip(_Transform):
     """torchvision's ``RandomVerticalFlip(p=0.5)``: mirrors the output top-bottom."""
+
+    _shown = ("p",)
 
     def __init__(self, p: float = 0.5) -> None:
         self.p = _probability(p, "RandomVerticalFlip")
-
-    def __repr__(self) -> str:
-        return f"RandomVerticalFlip(p={self.p})"
 
 
 # The kernels' colour encoding (cc/warp/color_transform.h).
@@ -210,12 +216,14 @@ def _factor_range(value: Any, name: str, center: float,
     return lo, hi
 
 
-class ColorJitter:
+class ColorJitter(_Transform):
     """torchvision's ``ColorJitter(brightness, contrast, saturation, hue)``: the four adjustments
     in a random order, each factor uniform in its range (a number x is ``[max(0, 1 - x), 1 + x]``,
     hue ``[-x, x]`` with x <= 0.5; None or 0 leaves it out). Definitions are torchvision's
     ``adjust_*`` on levels 0-255, clamped after each step; contrast blends with each frame's mean
     gray. ``p`` (not torchvision's): the probability of applying it, default 1."""
+
+    _shown = ("brightness", "contrast", "saturation", "hue", "p")
 
     def __init__(self, brightness: Optional[Pair] = None, contrast: Optional[Pair] = None,
                  saturation: Optional[Pair] = None, hue: Optional[Pair] = None, *,
@@ -230,23 +238,18 @@ class ColorJitter:
         return [_COLOR_JITTER, self.p, *self.brightness, *self.contrast, *self.saturation,
                 *self.hue]
 
-    def __repr__(self) -> str:
-        return (f"ColorJitter(brightness={self.brightness}, contrast={self.contrast}, "
-                f"saturation={self.saturation}, hue={self.hue}, p={self.p})")
 
-
-class RandomGrayscale:
+class RandomGrayscale(_Transform):
     """torchvision's ``RandomGrayscale(p=0.1)``: with probability p every channel becomes
     ``0.2989 R + 0.587 G + 0.114 B`` (a clip's frames all or none)."""
+
+    _shown = ("p",)
 
     def __init__(self, p: float = 0.1) -> None:
         self.p = _probability(p, "RandomGrayscale")
 
     def _color_params(self) -> List[float]:
         return [_RANDOM_GRAYSCALE, self.p]
-
-    def __repr__(self) -> str:
-        return f"RandomGrayscale(p={self.p})"
 
 
 def _float_dtype(dtype: Any) -> Optional[bool]:
@@ -256,7 +259,7 @@ def _float_dtype(dtype: Any) -> Optional[bool]:
     return {"float32": True, "float": True, "uint8": False}.get(name)
 
 
-class ToDtype:
+class ToDtype(_Transform):
     """torchvision's ``ToDtype(dtype, scale=False)``: ``tf.float32`` (or ``"float32"``,
     ``torch.float32``) gives float output, levels 0-255, or 0-1 with ``scale=True``;
     ``tf.uint8`` keeps levels."""
@@ -271,9 +274,11 @@ class ToDtype:
         return f"ToDtype({'float32' if self.float else 'uint8'}, scale={self.scale})"
 
 
-class Normalize:
+class Normalize(_Transform):
     """torchvision's ``Normalize(mean, std)``: ``(v - mean) / std`` per channel, on the scale
     ``ToDtype`` left (0-1 with ``scale=True``, else 0-255); needs a float ``ToDtype`` before it."""
+
+    _shown = ("mean", "std")
 
     def __init__(self, mean: Sequence[float], std: Sequence[float], inplace: bool = False) -> None:
         del inplace  # tensors here are never modified in place
@@ -284,9 +289,6 @@ class Normalize:
                              f"{len(self.mean)} and {len(self.std)}")
         if any(s == 0 for s in self.std):
             raise ValueError(f"Normalize: std must not be 0, got {self.std}")
-
-    def __repr__(self) -> str:
-        return f"Normalize(mean={self.mean}, std={self.std})"
 
 
 _GEOMETRY = (RandomResizedCrop, Resize, CenterCrop)

@@ -54,6 +54,20 @@ __all__ = ["AbstractDatasetAdapter", "FrameOptions", "ImageFolderAdapter", "Imag
            "video_extensions"]
 
 
+def _existing_file(path: str) -> str:
+    """``path`` made absolute; FileNotFoundError naming it where it is no file."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    return os.path.abspath(path)
+
+
+def _existing_folder(path: str) -> str:
+    """``path`` made absolute; FileNotFoundError naming it where it is no folder."""
+    if not os.path.isdir(path):
+        raise FileNotFoundError(f"{path}: no such folder")
+    return os.path.abspath(path)
+
+
 class AbstractDatasetAdapter(abc.ABC):
     """Base class of the adapters that :class:`~tf_gulp.gulp.GulpIngestor` reads from.
 
@@ -318,9 +332,7 @@ class _FolderAdapter(MediaAdapter):
                  label2idx: Optional[Dict[str, int]] = None,
                  class_file: Optional[Union[str, os.PathLike]] = None) -> None:
         super().__init__(options, label2idx, class_file)
-        if not os.path.isdir(root):
-            raise FileNotFoundError(f"{root}: no such folder")
-        self.root = os.path.abspath(root)
+        self.root = _existing_folder(root)
         default = self._default_extensions()
         self.extensions = _normalize_extensions(extensions, default)
         self._default_extensions_used = extensions is None
@@ -461,9 +473,7 @@ class ImageListAdapter(MediaAdapter):
                  label2idx: Optional[Dict[str, int]] = None,
                  class_file: Optional[Union[str, os.PathLike]] = None) -> None:
         super().__init__(options, label2idx, class_file)
-        if not os.path.isfile(list_file):
-            raise FileNotFoundError(f"{list_file}: no such file")
-        self.list_file = os.path.abspath(list_file)
+        self.list_file = _existing_file(list_file)
         self.root = os.path.abspath(root) if root else os.path.dirname(self.list_file)
         rows = self._parse(self.list_file)
         if not rows:
@@ -558,12 +568,8 @@ class TwentyBNAdapter(MediaAdapter):
                  options: Optional[FrameOptions] = None,
                  label2idx: Optional[Dict[str, int]] = None) -> None:
         super().__init__(options, label2idx, class_file or None)
-        if not os.path.isfile(labels_file):
-            raise FileNotFoundError(f"{labels_file}: no such file")
-        if not os.path.isdir(data_dir):
-            raise FileNotFoundError(f"{data_dir}: no such folder")
-        self.labels_file = os.path.abspath(labels_file)
-        self.data_dir = os.path.abspath(data_dir)
+        self.labels_file = _existing_file(labels_file)
+        self.data_dir = _existing_folder(data_dir)
         entries = self._read_entries(self.labels_file)
         videos: Dict[str, str] = {}
         folders: Dict[str, str] = {}
@@ -690,12 +696,8 @@ class KineticsAdapter(MediaAdapter):
                  label2idx: Optional[Dict[str, int]] = None,
                  class_file: Optional[Union[str, os.PathLike]] = None) -> None:
         super().__init__(options, label2idx, class_file)
-        if not os.path.isfile(csv_file):
-            raise FileNotFoundError(f"{csv_file}: no such file")
-        if not os.path.isdir(data_dir):
-            raise FileNotFoundError(f"{data_dir}: no such folder")
-        self.csv_file = os.path.abspath(csv_file)
-        self.data_dir = os.path.abspath(data_dir)
+        self.csv_file = _existing_file(csv_file)
+        self.data_dir = _existing_folder(data_dir)
         with open(self.csv_file, newline="", encoding="utf-8") as f:
             table = list(csv.reader(f))
         if not table:
