@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "cc/codec/jpeg_markers.h"
 #include "cc/codec/ycbcr.h"
 
 namespace tfg {
@@ -12,42 +13,26 @@ namespace gpu {
 namespace testing {
 
 bool ReadJpegHeader(const unsigned char* data, size_t size, JpegHeader* header) {
-  if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) return false;
-  size_t at = 2;
-  while (at + 4 <= size) {
-    if (data[at] != 0xFF) return false;
-    const int marker = data[at + 1];
-    if (marker == 0xFF) {  // fill byte
-      ++at;
-      continue;
-    }
-    const size_t length = (size_t{data[at + 2]} << 8) | data[at + 3];
-    if (length < 2 || at + 2 + length > size) return false;
-    const unsigned char* p = data + at + 4;
-    const bool sof = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 &&
-                     marker != 0xCC;
-    if (sof) {
-      if (length < 8) return false;
-      header->sof = marker;
-      header->precision = p[0];
-      header->height = (p[1] << 8) | p[2];
-      header->width = (p[3] << 8) | p[4];
-      header->components = p[5];
-      if (header->components < 1 || header->components > 4 ||
-          length < 8 + 3 * static_cast<size_t>(header->components)) {
-        return false;
-      }
-      for (int c = 0; c < header->components; ++c) {
-        header->h[c] = p[7 + 3 * c] >> 4;
-        header->v[c] = p[7 + 3 * c] & 15;
-        if (header->h[c] < 1 || header->v[c] < 1) return false;
-      }
-      return header->width > 0 && header->height > 0;
-    }
-    if (marker == 0xDA) return false;  // a scan before any frame header
-    at += 2 + length;
+  jpeg::FrameSegment frame;
+  if (!jpeg::FindFrameHeader(data, size, &frame) || !frame.complete || frame.length < 6) {
+    return false;
   }
-  return false;
+  const unsigned char* p = frame.payload;
+  header->sof = frame.marker;
+  header->precision = p[0];
+  header->height = (p[1] << 8) | p[2];
+  header->width = (p[3] << 8) | p[4];
+  header->components = p[5];
+  if (header->components < 1 || header->components > 4 ||
+      frame.length < 6 + 3 * static_cast<size_t>(header->components)) {
+    return false;
+  }
+  for (int c = 0; c < header->components; ++c) {
+    header->h[c] = p[7 + 3 * c] >> 4;
+    header->v[c] = p[7 + 3 * c] & 15;
+    if (header->h[c] < 1 || header->v[c] < 1) return false;
+  }
+  return header->width > 0 && header->height > 0;
 }
 
 namespace {
