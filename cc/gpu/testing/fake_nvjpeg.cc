@@ -432,28 +432,6 @@ FakeNvjpeg::FakeNvjpeg(std::map<std::string, Kernel> k) : kernels(std::move(k)) 
 
 FakeNvjpeg::~FakeNvjpeg() { Current() = nullptr; }
 
-void FakeNvjpeg::FailCall(const std::string& call, int nth, int status) {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  failures[call][seen[call] + nth] = status;
-}
-
-int FakeNvjpeg::Enter(const std::string& name, const std::string& args) {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  log.push_back(name + "(" + args + ")");
-  const int n = ++seen[name];
-  auto it = failures.find(name);
-  if (it != failures.end()) {
-    auto f = it->second.find(n);
-    if (f != it->second.end()) return f->second;
-  }
-  return NVJPEG_STATUS_SUCCESS;
-}
-
-void FakeNvjpeg::Violation(const std::string& what) {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  broken.push_back(what);
-}
-
 int FakeNvjpeg::DecodeInto(const unsigned char* data, size_t size, int format,
                            const NvjpegImage& image, CUstream stream) {
   JpegHeader h;
@@ -520,16 +498,6 @@ void FakeNvjpeg::KernelRead(CUstream stream, const void* luma) {
   }
 }
 
-std::vector<std::string> FakeNvjpeg::calls() const {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  return log;
-}
-
-std::vector<std::string> FakeNvjpeg::violations() const {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  return broken;
-}
-
 std::vector<std::string> FakeNvjpeg::problems() const {
   std::lock_guard<std::recursive_mutex> lock(mutex);
   std::vector<std::string> all = broken;
@@ -537,21 +505,6 @@ std::vector<std::string> FakeNvjpeg::problems() const {
   if (!states.empty()) all.push_back(Str("states: ", states.size(), " left alive"));
   if (!parsed.empty()) all.push_back(Str("jpeg streams: ", parsed.size(), " left alive"));
   return all;
-}
-
-int FakeNvjpeg::Count(const std::string& prefix) const {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  int n = 0;
-  for (const auto& c : log) n += c.compare(0, prefix.size(), prefix) == 0;
-  return n;
-}
-
-int FakeNvjpeg::Find(const std::string& prefix, int from) const {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  for (size_t i = static_cast<size_t>(std::max(from, 0)); i < log.size(); ++i) {
-    if (log[i].compare(0, prefix.size(), prefix) == 0) return static_cast<int>(i);
-  }
-  return -1;
 }
 
 }  // namespace testing
