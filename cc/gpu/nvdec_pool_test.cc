@@ -63,6 +63,12 @@ class NvdecPoolTest : public ::testing::Test {
     return DecodeSample(Sample(width, height), picture, stream);
   }
   Status Release(const NvdecPicture& picture) { return pool->Release(picture, kStream); }
+  // A picture decoded and handed back at once (no kernel reads it).
+  Status DecodeAndRelease(int width, int height) {
+    NvdecPicture picture;
+    TFG_RETURN_IF_ERROR(Decode(width, height, &picture));
+    return Release(picture);
+  }
   // The pool destroyed (what a test ends with), then nothing left behind.
   void ExpectCleanEnd() {
     pool.reset();
@@ -124,9 +130,7 @@ TEST_F(NvdecPoolTest, MapsOnTheCallersStreamAndUnmapsOnlyAfterTheKernelsEvent) {
 
 TEST_F(NvdecPoolTest, EveryNvdecCallHasTheContextPushed) {
   MakePool();
-  NvdecPicture a;
-  ASSERT_TRUE(Decode(64, 64, &a).ok());
-  ASSERT_TRUE(Release(a).ok());
+  ASSERT_TRUE(DecodeAndRelease(64, 64).ok());
   ExpectCleanEnd();  // the fake notes any NVDEC call made without a current context
   EXPECT_GT(fake.Count("cuCtxPushCurrent"), 0);
   EXPECT_EQ(fake.Count("cuCtxPushCurrent"), fake.Count("cuCtxPopCurrent"));
@@ -135,12 +139,10 @@ TEST_F(NvdecPoolTest, EveryNvdecCallHasTheContextPushed) {
 TEST_F(NvdecPoolTest, SizeChangesReconfigureAndLargerPicturesRecreate) {
   MakePool(1, 2, /*max_size=*/128);
   NvdecPicture p;
-  ASSERT_TRUE(Decode(64, 48, &p).ok());
+  ASSERT_TRUE(DecodeAndRelease(64, 48).ok());
   EXPECT_GE(fake.Find("cuvidCreateDecoder(size=64x48, max=128x128"), 0)
       << "created at the dataset's largest size";
-  ASSERT_TRUE(Release(p).ok());
-  ASSERT_TRUE(Decode(64, 48, &p).ok());
-  ASSERT_TRUE(Release(p).ok());
+  ASSERT_TRUE(DecodeAndRelease(64, 48).ok());
   EXPECT_EQ(fake.Count("cuvidReconfigureDecoder"), 0) << "same size: nothing to do";
 
   ASSERT_TRUE(Decode(100, 75, &p).ok());
@@ -216,8 +218,7 @@ TEST_F(NvdecPoolTest, ADecoderThatDoesNotFitIsResourceExhaustedSayingWhatToSet) 
 TEST_F(NvdecPoolTest, AFailedReconfigureFallsBackToDestroyAndCreate) {
   MakePool(1, 2, /*max_size=*/128);
   NvdecPicture p;
-  ASSERT_TRUE(Decode(64, 48, &p).ok());
-  ASSERT_TRUE(Release(p).ok());
+  ASSERT_TRUE(DecodeAndRelease(64, 48).ok());
   fake.FailCall("cuvidReconfigureDecoder", 1);
   const Status s = Decode(100, 75, &p);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -247,8 +248,7 @@ TEST_F(NvdecPoolTest, AConcealedErrorIsDataLossToo) {
 TEST_F(NvdecPoolTest, MoreSurfacesThanTheDecoderHasRecreateIt) {
   MakePool(1, 2, /*max_size=*/128);
   NvdecPicture p;
-  ASSERT_TRUE(Decode(64, 48, &p).ok());
-  ASSERT_TRUE(Release(p).ok());
+  ASSERT_TRUE(DecodeAndRelease(64, 48).ok());
   ASSERT_GE(fake.Find("cuvidCreateDecoder(size=64x48, max=128x128, surfaces=2)"), 0);
   fake.min_decode_surfaces = 5;  // the next sequence's DPB needs 5
   const Status s = Decode(100, 75, &p);
@@ -289,15 +289,12 @@ TEST_F(NvdecPoolTest, RaiseMaxSizeSizesTheDecodersSoSmallerPicturesReconfigure) 
   MakePool(1, 2, /*max_size=*/0);
   pool->RaiseMaxSize(300, 200);
   pool->RaiseMaxSize(100, 100);  // never lowers
-  NvdecPicture p;
-  ASSERT_TRUE(Decode(64, 48, &p).ok());
+  ASSERT_TRUE(DecodeAndRelease(64, 48).ok());
   EXPECT_GE(fake.Find("cuvidCreateDecoder(size=64x48, max=304x208"), 0)
       << "the hint in whole macroblocks";
-  ASSERT_TRUE(Release(p).ok());
-  ASSERT_TRUE(Decode(300, 200, &p).ok());
+  ASSERT_TRUE(DecodeAndRelease(300, 200).ok());
   EXPECT_EQ(fake.Count("cuvidCreateDecoder"), 1) << "within the maximum: reconfigured";
   EXPECT_EQ(fake.Count("cuvidReconfigureDecoder"), 1);
-  ASSERT_TRUE(Release(p).ok());
   ExpectCleanEnd();
 }
 
@@ -572,18 +569,15 @@ TEST_F(NvdecPoolTest, StatsCountEveryCallWhereItHappens) {
   MakePool(1, 2, /*max_size=*/128);
   auto calls = [&](NvdecPoolCall c) { return pool->Stats()[c].calls; };
   NvdecPicture p;
-  ASSERT_TRUE(Decode(64, 48, &p).ok());
-  ASSERT_TRUE(Release(p).ok());
+  ASSERT_TRUE(DecodeAndRelease(64, 48).ok());
   EXPECT_EQ(calls(NvdecPoolCall::kCreate), 1u);
   EXPECT_EQ(calls(NvdecPoolCall::kMap), 1u);
   EXPECT_EQ(calls(NvdecPoolCall::kSessionWait), 1u);
   EXPECT_EQ(calls(NvdecPoolCall::kDrain), 1u);
   EXPECT_EQ(calls(NvdecPoolCall::kReconfigure), 0u);
   const NvdecPoolStats before = pool->Stats();
-  ASSERT_TRUE(Decode(96, 64, &p).ok());  // within 128: reconfigured
-  ASSERT_TRUE(Release(p).ok());
-  ASSERT_TRUE(Decode(96, 64, &p).ok());  // same size: nothing
-  ASSERT_TRUE(Release(p).ok());
+  ASSERT_TRUE(DecodeAndRelease(96, 64).ok());  // within 128: reconfigured
+  ASSERT_TRUE(DecodeAndRelease(96, 64).ok());  // same size: nothing
   const NvdecPoolStats step = pool->Stats().Since(before);
   EXPECT_EQ(step[NvdecPoolCall::kReconfigure].calls, 1u);
   EXPECT_EQ(step[NvdecPoolCall::kDrain].calls, 1u);
@@ -592,8 +586,7 @@ TEST_F(NvdecPoolTest, StatsCountEveryCallWhereItHappens) {
   EXPECT_EQ(step[NvdecPoolCall::kMap].calls, 2u);
   EXPECT_EQ(step[NvdecPoolCall::kEndOfStreamFlush].calls, 0u);
   fake.FailCall("cuvidReconfigureDecoder", 1);
-  ASSERT_TRUE(Decode(64, 48, &p).ok());
-  ASSERT_TRUE(Release(p).ok());
+  ASSERT_TRUE(DecodeAndRelease(64, 48).ok());
   EXPECT_EQ(calls(NvdecPoolCall::kReconfigureRefused), 1u);
   EXPECT_EQ(calls(NvdecPoolCall::kReconfigure), 1u);
   EXPECT_EQ(calls(NvdecPoolCall::kDestroy), 1u);
