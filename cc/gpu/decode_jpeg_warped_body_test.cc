@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "cc/codec/jpeg_warp.h"
 #include "cc/gpu/color_plan.h"
+#include "cc/gpu/testing/cpu_fused_jpeg.h"
 #include "cc/gpu/testing/fake_nvjpeg.h"
 #include "cc/gpu/testing/jpeg_reference.h"
 #include "cc/gpu/testing/jpeg_samples.h"
@@ -123,27 +123,12 @@ struct Body {
 };
 
 // The CPU fused path's output for frame `jpeg` of clip `clip`: the same draw
-// (TransformMatrix, same key), every pixel decoded (no DCT scaling: the GPU
-// decodes at full size), accurate IDCT, smooth chroma upsampling.
+// (TransformMatrix, same key).
 std::vector<float> CpuFused(const std::string& jpeg, int64_t clip) {
-  jpeg::ImageInfo info;
-  EXPECT_TRUE(jpeg::ReadHeader(BytesOf(jpeg), jpeg.size(), &info).ok());
-  double m[9];
-  warp::TransformMatrix(ReferenceSpec(), ClipKey(clip), info.height, info.width, kOutH, kOutW, m);
-  jpeg::WarpTarget target;
-  target.out_height = kOutH;
-  target.out_width = kOutW;
-  target.dct_scaling = false;
-  target.bias = kZero;
-  target.norm = kOne;
-  target.oob_color = kOob;
-  jpeg::DecodeOptions options;
-  options.fast_dct = false;
-  std::vector<float> out(kOutH * kOutW * 3);
-  const Status s = jpeg::DecodeWarped(BytesOf(jpeg), jpeg.size(), options, info, m, target,
-                                      out.data());
-  EXPECT_TRUE(s.ok()) << s.message();
-  return out;
+  auto draw = [clip](int width, int height, double m[9]) {
+    warp::TransformMatrix(ReferenceSpec(), ClipKey(clip), height, width, kOutH, kOutW, m);
+  };
+  return testing::CpuFusedJpeg<float>(jpeg, draw, kOutH, kOutW, kZero, kOne, kOob);
 }
 
 double WorstDifference(const std::vector<float>& a, const std::vector<float>& b) {

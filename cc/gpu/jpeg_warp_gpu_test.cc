@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "cc/codec/jpeg_warp.h"
+#include "cc/gpu/testing/cpu_fused_jpeg.h"
 #include "cc/gpu/testing/fake_nvjpeg.h"
 #include "cc/gpu/testing/jpeg_reference.h"
 #include "cc/gpu/testing/jpeg_samples.h"
@@ -123,28 +123,15 @@ std::vector<std::vector<T>> RunAsTheOp(const std::vector<std::string>& jpegs,
   return outputs;
 }
 
-// The CPU fused path for `element` (full-size decode, as the GPU decodes).
+// The CPU fused path for `element`.
 template <typename T>
 std::vector<T> CpuFused(const std::string& jpeg, int64_t element, bool u8) {
-  jpeg::ImageInfo info;
-  EXPECT_TRUE(jpeg::ReadHeader(BytesOf(jpeg), jpeg.size(), &info).ok());
-  double m[9];
-  CpuMatrix(element, info.width, info.height, m);
-  jpeg::WarpTarget target;
-  target.out_height = kOutH;
-  target.out_width = kOutW;
-  target.dct_scaling = false;
   const float zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
-  target.bias = u8 ? zero : kBias;
-  target.norm = u8 ? one : kNorm;
-  target.oob_color = kOob;
-  jpeg::DecodeOptions options;
-  options.fast_dct = false;
-  std::vector<T> out(kOutH * kOutW * 3);
-  const Status s = jpeg::DecodeWarped(BytesOf(jpeg), jpeg.size(), options, info, m, target,
-                                      out.data());
-  EXPECT_TRUE(s.ok()) << s.message();
-  return out;
+  auto draw = [element](int width, int height, double m[9]) {
+    CpuMatrix(element, width, height, m);
+  };
+  return testing::CpuFusedJpeg<T>(jpeg, draw, kOutH, kOutW, u8 ? zero : kBias, u8 ? one : kNorm,
+                                  kOob);
 }
 
 template <typename T>
