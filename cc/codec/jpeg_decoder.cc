@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "cc/codec/jpeg_markers.h"
 #include "cc/codec/jpeg_warp.h"
 
 namespace tfg {
@@ -33,37 +34,11 @@ Status TurboJpegError(tjhandle handle, const char* what) {
   return DataLossError(what, ": ", tjGetErrorStr2(handle));
 }
 
-// The SOFn markers: 0xC0-0xCF except DHT (C4), JPG (C8) and DAC (CC).
-bool IsFrameMarker(uint8_t marker) {
-  return marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 &&
-         marker != 0xC8 && marker != 0xCC;
-}
-
 }  // namespace
 
 bool IsArithmeticCoded(const uint8_t* data, size_t size) {
-  // Walks the marker segments from SOI to the first SOFn; stops (false) at
-  // anything unexpected rather than guessing.
-  if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) return false;
-  size_t p = 2;
-  while (p + 4 <= size) {
-    if (data[p] != 0xFF) return false;
-    const uint8_t marker = data[p + 1];
-    if (marker == 0xFF) {  // fill byte
-      ++p;
-      continue;
-    }
-    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD8)) {
-      p += 2;  // TEM, RSTn, SOI: no length field
-      continue;
-    }
-    if (IsFrameMarker(marker)) return marker >= 0xC8;  // C9-CB, CD-CF
-    if (marker == 0xD9 || marker == 0xDA) return false;  // EOI, SOS
-    const size_t length = (size_t{data[p + 2]} << 8) | data[p + 3];
-    if (length < 2) return false;
-    p += 2 + length;
-  }
-  return false;
+  FrameSegment frame;
+  return FindFrameHeader(data, size, &frame) && frame.marker >= 0xC8;  // C9-CB, CD-CF
 }
 
 int Channels(ColorSpace color_space) {

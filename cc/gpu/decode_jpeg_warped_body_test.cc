@@ -17,9 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "cc/codec/jpeg_warp.h"
 #include "cc/gpu/color_plan.h"
+#include "cc/gpu/testing/cpu_fused_jpeg.h"
 #include "cc/gpu/testing/fake_nvjpeg.h"
+#include "cc/gpu/testing/jpeg_reference.h"
 #include "cc/gpu/testing/jpeg_samples.h"
 #include "cc/util/stateless_random.h"
 
@@ -31,25 +32,12 @@ using ::testing::HasSubstr;
 using testing::BytesOf;
 using testing::EncodeJpeg;
 using testing::JpegKind;
+using testing::ReferenceSpec;
 using testing::kJpegStream;
 
 const float kZero[3] = {0, 0, 0}, kOne[3] = {1, 1, 1}, kOob[3] = {7, 8, 9};
 constexpr int kOutH = 24, kOutW = 32;
 constexpr uint64_t kSeed = 11, kEpoch = 3;
-
-warp::TransformSpec RandomCrops() {
-  warp::TransformSpec spec;
-  spec.kind = warp::TransformSpec::Kind::kSimilarity;
-  spec.similarity.scale_lo = 0.2;
-  spec.similarity.scale_hi = 0.9;
-  spec.similarity.degrees_lo = -20;
-  spec.similarity.degrees_hi = 20;
-  spec.similarity.flip_h = 0.5;
-  spec.similarity.translate_x = 0.1;
-  spec.similarity.resize = true;
-  spec.similarity.random_crop = true;
-  return spec;
-}
 
 uint64_t ClipKey(int64_t clip) {
   return HashKey({kSeed, kEpoch, static_cast<uint64_t>(clip)});
@@ -115,7 +103,7 @@ struct Body {
     };
     batch->plan = [this](int64_t clip, int width, int height, RegionWarp* w) {
       ++plans[clip];
-      PlanClipWarp(RandomCrops(), ClipKey(clip), width, height, kOutH, kOutW, bias, norm,
+      PlanClipWarp(ReferenceSpec(), ClipKey(clip), width, height, kOutH, kOutW, bias, norm,
                    kOob, w);
       return Status::Ok();
     };
@@ -135,27 +123,12 @@ struct Body {
 };
 
 // The CPU fused path's output for frame `jpeg` of clip `clip`: the same draw
-// (TransformMatrix, same key), every pixel decoded (no DCT scaling: the GPU
-// decodes at full size), accurate IDCT, smooth chroma upsampling.
+// (TransformMatrix, same key).
 std::vector<float> CpuFused(const std::string& jpeg, int64_t clip) {
-  jpeg::ImageInfo info;
-  EXPECT_TRUE(jpeg::ReadHeader(BytesOf(jpeg), jpeg.size(), &info).ok());
-  double m[9];
-  warp::TransformMatrix(RandomCrops(), ClipKey(clip), info.height, info.width, kOutH, kOutW, m);
-  jpeg::WarpTarget target;
-  target.out_height = kOutH;
-  target.out_width = kOutW;
-  target.dct_scaling = false;
-  target.bias = kZero;
-  target.norm = kOne;
-  target.oob_color = kOob;
-  jpeg::DecodeOptions options;
-  options.fast_dct = false;
-  std::vector<float> out(kOutH * kOutW * 3);
-  const Status s = jpeg::DecodeWarped(BytesOf(jpeg), jpeg.size(), options, info, m, target,
-                                      out.data());
-  EXPECT_TRUE(s.ok()) << s.message();
-  return out;
+  auto draw = [clip](int width, int height, double m[9]) {
+    warp::TransformMatrix(ReferenceSpec(), ClipKey(clip), height, width, kOutH, kOutW, m);
+  };
+  return testing::CpuFusedJpeg<float>(jpeg, draw, kOutH, kOutW, kZero, kOne, kOob);
 }
 
 double WorstDifference(const std::vector<float>& a, const std::vector<float>& b) {

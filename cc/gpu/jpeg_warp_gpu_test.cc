@@ -17,8 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "cc/codec/jpeg_warp.h"
+#include "cc/gpu/testing/cpu_fused_jpeg.h"
 #include "cc/gpu/testing/fake_nvjpeg.h"
+#include "cc/gpu/testing/jpeg_reference.h"
 #include "cc/gpu/testing/jpeg_samples.h"
 #include "cc/util/stateless_random.h"
 
@@ -29,21 +30,11 @@ namespace {
 using testing::BytesOf;
 using testing::EncodeJpeg;
 using testing::JpegKind;
+using testing::ReferenceSpec;
 
 constexpr int kOutH = 20, kOutW = 28;
 constexpr uint64_t kSeed = 5, kEpoch = 2;
 const float kBias[3] = {10, 20, 30}, kNorm[3] = {0.5f, 0.25f, 2}, kOob[3] = {1, 2, 3};
-
-warp::TransformSpec RandomCrops() {
-  warp::TransformSpec spec;
-  spec.kind = warp::TransformSpec::Kind::kSimilarity;
-  spec.similarity.scale_lo = 0.2;
-  spec.similarity.scale_hi = 0.9;
-  spec.similarity.flip_h = 0.5;
-  spec.similarity.resize = true;
-  spec.similarity.random_crop = true;
-  return spec;
-}
 
 JpegWarpOutput Output(bool u8) {
   JpegWarpOutput out;
@@ -58,14 +49,14 @@ JpegWarpOutput Output(bool u8) {
 
 // The CPU kernel's draw for `element` (WarpTransformAttrs::Matrix).
 void CpuMatrix(int64_t element, int width, int height, double m[9]) {
-  warp::TransformMatrix(RandomCrops(), HashKey({kSeed, kEpoch, static_cast<uint64_t>(element)}),
+  warp::TransformMatrix(ReferenceSpec(), HashKey({kSeed, kEpoch, static_cast<uint64_t>(element)}),
                         height, width, kOutH, kOutW, m);
 }
 
 TEST(PlanElementWarpTest, IsTheCpuKernelsDrawForTheElement) {
   for (int64_t element : {0, 3, 12345}) {
     RegionWarp w;
-    PlanElementWarp(RandomCrops(), kSeed, kEpoch, element, 97, 61, Output(false), &w);
+    PlanElementWarp(ReferenceSpec(), kSeed, kEpoch, element, 97, 61, Output(false), &w);
     double m[9];
     CpuMatrix(element, 97, 61, m);
     for (int k = 0; k < 9; ++k) EXPECT_FLOAT_EQ(w.matrix[k], static_cast<float>(m[k])) << k;
@@ -80,7 +71,7 @@ TEST(PlanElementWarpTest, IsTheCpuKernelsDrawForTheElement) {
   }
   // uint8 output: levels, whatever bias and norm the attrs hold.
   RegionWarp u8;
-  PlanElementWarp(RandomCrops(), kSeed, kEpoch, 3, 97, 61, Output(true), &u8);
+  PlanElementWarp(ReferenceSpec(), kSeed, kEpoch, 3, 97, 61, Output(true), &u8);
   EXPECT_EQ(u8.u8_output, 1);
   for (int c = 0; c < 3; ++c) {
     EXPECT_EQ(u8.bias[c], 0.f);
@@ -120,7 +111,7 @@ std::vector<std::vector<T>> RunAsTheOp(const std::vector<std::string>& jpegs,
     return Status::Ok();
   };
   batch->plan = [&](int64_t i, int width, int height, RegionWarp* w) {
-    PlanElementWarp(RandomCrops(), kSeed, kEpoch, elements[i], width, height, Output(u8), w);
+    PlanElementWarp(ReferenceSpec(), kSeed, kEpoch, elements[i], width, height, Output(u8), w);
     return Status::Ok();
   };
   batch->dst = [&](int64_t i) { return reinterpret_cast<CUdeviceptr>(outputs[i].data()); };
@@ -132,28 +123,15 @@ std::vector<std::vector<T>> RunAsTheOp(const std::vector<std::string>& jpegs,
   return outputs;
 }
 
-// The CPU fused path for `element` (full-size decode, as the GPU decodes).
+// The CPU fused path for `element`.
 template <typename T>
 std::vector<T> CpuFused(const std::string& jpeg, int64_t element, bool u8) {
-  jpeg::ImageInfo info;
-  EXPECT_TRUE(jpeg::ReadHeader(BytesOf(jpeg), jpeg.size(), &info).ok());
-  double m[9];
-  CpuMatrix(element, info.width, info.height, m);
-  jpeg::WarpTarget target;
-  target.out_height = kOutH;
-  target.out_width = kOutW;
-  target.dct_scaling = false;
   const float zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
-  target.bias = u8 ? zero : kBias;
-  target.norm = u8 ? one : kNorm;
-  target.oob_color = kOob;
-  jpeg::DecodeOptions options;
-  options.fast_dct = false;
-  std::vector<T> out(kOutH * kOutW * 3);
-  const Status s = jpeg::DecodeWarped(BytesOf(jpeg), jpeg.size(), options, info, m, target,
-                                      out.data());
-  EXPECT_TRUE(s.ok()) << s.message();
-  return out;
+  auto draw = [element](int width, int height, double m[9]) {
+    CpuMatrix(element, width, height, m);
+  };
+  return testing::CpuFusedJpeg<T>(jpeg, draw, kOutH, kOutW, u8 ? zero : kBias, u8 ? one : kNorm,
+                                  kOob);
 }
 
 template <typename T>

@@ -607,27 +607,6 @@ FakeNvdec::FakeNvdec() {
 
 FakeNvdec::~FakeNvdec() { g_fake = nullptr; }
 
-void FakeNvdec::FailCall(const std::string& call, int nth, CUresult result) {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  failures[call][seen[call] + nth] = result;
-}
-
-CUresult FakeNvdec::Enter(const std::string& name, const std::string& args) {
-  const int n = ++seen[name];
-  log.push_back(name + "(" + args + ")");
-  auto f = failures.find(name);
-  if (f != failures.end()) {
-    auto hit = f->second.find(n);
-    if (hit != f->second.end()) {
-      log.back() += " -> failed";
-      return hit->second;
-    }
-  }
-  return CUDA_SUCCESS;
-}
-
-void FakeNvdec::Violation(const std::string& what) { broken.push_back(what); }
-
 bool FakeNvdec::ContextCurrent() const { return t_context_depth > 0; }
 
 uint64_t FakeNvdec::Queue(CUstream stream) { return ++streams[stream].queued; }
@@ -655,11 +634,6 @@ int FakeNvdec::waiting() const {
   return waiters;
 }
 
-std::vector<std::string> FakeNvdec::calls() const {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  return log;
-}
-
 std::vector<std::string> FakeNvdec::call_names() const {
   std::lock_guard<std::recursive_mutex> lock(mutex);
   std::vector<std::string> names;
@@ -672,11 +646,6 @@ std::vector<std::string> FakeNvdec::call_names() const {
   return names;
 }
 
-std::vector<std::string> FakeNvdec::violations() const {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  return broken;
-}
-
 std::map<std::string, int> FakeNvdec::live() const {
   std::lock_guard<std::recursive_mutex> lock(mutex);
   return {{"decoders", static_cast<int>(decoders.size())},
@@ -686,27 +655,12 @@ std::map<std::string, int> FakeNvdec::live() const {
           {"contexts", g_contexts_pushed.load()}};
 }
 
-int FakeNvdec::Find(const std::string& prefix, int from) const {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  for (int i = std::max(from, 0); i < static_cast<int>(log.size()); ++i) {
-    if (log[i].compare(0, prefix.size(), prefix) == 0) return i;
-  }
-  return -1;
-}
-
 std::vector<std::string> FakeNvdec::problems() const {
   std::vector<std::string> out = violations();
   for (const auto& [what, count] : live()) {
     if (count != 0) out.push_back(what + ": " + std::to_string(count) + " left alive");
   }
   return out;
-}
-
-int FakeNvdec::Count(const std::string& prefix) const {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  int n = 0;
-  for (const std::string& call : log) n += call.compare(0, prefix.size(), prefix) == 0;
-  return n;
 }
 
 }  // namespace testing

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cc/gpu/nvdec_api.h"
+#include "cc/gpu/testing/fake_call_log.h"
 
 namespace tfg {
 namespace gpu {
@@ -41,7 +42,9 @@ struct FakeSample {
 };
 std::vector<uint8_t> FakeSampleBytes(const FakeSample& sample);
 
-class FakeNvdec {
+// calls(), violations(), Find, Count and FailCall (failing with CUDA_ERROR_UNKNOWN
+// unless told otherwise): FakeCallLog's.
+class FakeNvdec : public FakeCallLog<CUresult, CUDA_SUCCESS, CUDA_ERROR_UNKNOWN> {
  public:
   FakeNvdec();   // installs itself as the process's fake
   ~FakeNvdec();  // uninstalls
@@ -49,10 +52,6 @@ class FakeNvdec {
   const CudaApi& cuda() const { return cuda_; }
   const NvdecApi& nvdec() const { return nvdec_; }
   CUcontext context() const { return reinterpret_cast<CUcontext>(0xC0);}
-
-  // Makes the `nth` (1-based) later call of `call` (e.g. "cuvidMapVideoFrame")
-  // return `result` without doing anything.
-  void FailCall(const std::string& call, int nth, CUresult result = CUDA_ERROR_UNKNOWN);
 
   // The stand-in for the caller's kernel reading `luma` on `stream`
   // (a picture's device pointer): fails the test's rules if it is not mapped.
@@ -86,23 +85,14 @@ class FakeNvdec {
   // test waits for instead of sleeping.
   int waiting() const;
 
-  // Every call in order, e.g. "cuvidMapVideoFrame(decoder=1, surface=2)".
-  std::vector<std::string> calls() const;
   // Calls (by name) made so far, each name once, in first-call order.
   std::vector<std::string> call_names() const;
-  // The rules broken so far (empty = the pool behaved).
-  std::vector<std::string> violations() const;
   // Decoders, parsers, events and mapped pictures alive, and pushed contexts
   // not popped; all 0 after the pool is gone.
   std::map<std::string, int> live() const;
   // The violations and what live() still holds ("decoders: 1 left alive"):
   // empty once a pool that behaved is gone.
   std::vector<std::string> problems() const;
-  // Index in calls() of the first call whose text starts with `prefix`
-  // after position `from`; -1 if none.
-  int Find(const std::string& prefix, int from = 0) const;
-  // How many calls' texts start with `prefix`.
-  int Count(const std::string& prefix) const;
 
   // ----- what the fake's C functions call (public for them, not for tests)
   struct Stream {
@@ -135,17 +125,9 @@ class FakeNvdec {
     std::vector<int> deferred;  // decoded, display pending until end of stream
   };
 
-  // Logs a call; returns the result to give (a scheduled failure or success).
-  CUresult Enter(const std::string& name, const std::string& args);
-  void Violation(const std::string& what);
   bool ContextCurrent() const;
   uint64_t Queue(CUstream stream);
 
-  mutable std::recursive_mutex mutex;
-  std::vector<std::string> log;
-  std::vector<std::string> broken;
-  std::map<std::string, int> seen;                // calls per name
-  std::map<std::string, std::map<int, CUresult>> failures;
   std::map<CUstream, Stream> streams;
   std::map<CUevent, Event> events;
   std::map<int, Decoder> decoders;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "cc/codec/jpeg_markers.h"
 #include "cc/codec/ycbcr.h"
 
 namespace tfg {
@@ -12,42 +13,26 @@ namespace gpu {
 namespace testing {
 
 bool ReadJpegHeader(const unsigned char* data, size_t size, JpegHeader* header) {
-  if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) return false;
-  size_t at = 2;
-  while (at + 4 <= size) {
-    if (data[at] != 0xFF) return false;
-    const int marker = data[at + 1];
-    if (marker == 0xFF) {  // fill byte
-      ++at;
-      continue;
-    }
-    const size_t length = (size_t{data[at + 2]} << 8) | data[at + 3];
-    if (length < 2 || at + 2 + length > size) return false;
-    const unsigned char* p = data + at + 4;
-    const bool sof = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 &&
-                     marker != 0xCC;
-    if (sof) {
-      if (length < 8) return false;
-      header->sof = marker;
-      header->precision = p[0];
-      header->height = (p[1] << 8) | p[2];
-      header->width = (p[3] << 8) | p[4];
-      header->components = p[5];
-      if (header->components < 1 || header->components > 4 ||
-          length < 8 + 3 * static_cast<size_t>(header->components)) {
-        return false;
-      }
-      for (int c = 0; c < header->components; ++c) {
-        header->h[c] = p[7 + 3 * c] >> 4;
-        header->v[c] = p[7 + 3 * c] & 15;
-        if (header->h[c] < 1 || header->v[c] < 1) return false;
-      }
-      return header->width > 0 && header->height > 0;
-    }
-    if (marker == 0xDA) return false;  // a scan before any frame header
-    at += 2 + length;
+  jpeg::FrameSegment frame;
+  if (!jpeg::FindFrameHeader(data, size, &frame) || !frame.complete || frame.length < 6) {
+    return false;
   }
-  return false;
+  const unsigned char* p = frame.payload;
+  header->sof = frame.marker;
+  header->precision = p[0];
+  header->height = (p[1] << 8) | p[2];
+  header->width = (p[3] << 8) | p[4];
+  header->components = p[5];
+  if (header->components < 1 || header->components > 4 ||
+      frame.length < 6 + 3 * static_cast<size_t>(header->components)) {
+    return false;
+  }
+  for (int c = 0; c < header->components; ++c) {
+    header->h[c] = p[7 + 3 * c] >> 4;
+    header->v[c] = p[7 + 3 * c] & 15;
+    if (header->h[c] < 1 || header->v[c] < 1) return false;
+  }
+  return header->width > 0 && header->height > 0;
 }
 
 namespace {
@@ -447,28 +432,6 @@ FakeNvjpeg::FakeNvjpeg(std::map<std::string, Kernel> k) : kernels(std::move(k)) 
 
 FakeNvjpeg::~FakeNvjpeg() { Current() = nullptr; }
 
-void FakeNvjpeg::FailCall(const std::string& call, int nth, int status) {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  failures[call][seen[call] + nth] = status;
-}
-
-int FakeNvjpeg::Enter(const std::string& name, const std::string& args) {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  log.push_back(name + "(" + args + ")");
-  const int n = ++seen[name];
-  auto it = failures.find(name);
-  if (it != failures.end()) {
-    auto f = it->second.find(n);
-    if (f != it->second.end()) return f->second;
-  }
-  return NVJPEG_STATUS_SUCCESS;
-}
-
-void FakeNvjpeg::Violation(const std::string& what) {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  broken.push_back(what);
-}
-
 int FakeNvjpeg::DecodeInto(const unsigned char* data, size_t size, int format,
                            const NvjpegImage& image, CUstream stream) {
   JpegHeader h;
@@ -535,16 +498,6 @@ void FakeNvjpeg::KernelRead(CUstream stream, const void* luma) {
   }
 }
 
-std::vector<std::string> FakeNvjpeg::calls() const {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  return log;
-}
-
-std::vector<std::string> FakeNvjpeg::violations() const {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  return broken;
-}
-
 std::vector<std::string> FakeNvjpeg::problems() const {
   std::lock_guard<std::recursive_mutex> lock(mutex);
   std::vector<std::string> all = broken;
@@ -552,21 +505,6 @@ std::vector<std::string> FakeNvjpeg::problems() const {
   if (!states.empty()) all.push_back(Str("states: ", states.size(), " left alive"));
   if (!parsed.empty()) all.push_back(Str("jpeg streams: ", parsed.size(), " left alive"));
   return all;
-}
-
-int FakeNvjpeg::Count(const std::string& prefix) const {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  int n = 0;
-  for (const auto& c : log) n += c.compare(0, prefix.size(), prefix) == 0;
-  return n;
-}
-
-int FakeNvjpeg::Find(const std::string& prefix, int from) const {
-  std::lock_guard<std::recursive_mutex> lock(mutex);
-  for (size_t i = static_cast<size_t>(std::max(from, 0)); i < log.size(); ++i) {
-    if (log[i].compare(0, prefix.size(), prefix) == 0) return static_cast<int>(i);
-  }
-  return -1;
 }
 
 }  // namespace testing

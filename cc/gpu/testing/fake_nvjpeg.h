@@ -37,6 +37,7 @@
 #include "cc/gpu/launch_geometry.h"
 #include "cc/gpu/nvdec_api.h"
 #include "cc/gpu/nvjpeg_api.h"
+#include "cc/gpu/testing/fake_call_log.h"
 
 namespace tfg {
 namespace gpu {
@@ -53,7 +54,9 @@ struct JpegHeader {
 // False when `data` holds no SOF marker before its scan.
 bool ReadJpegHeader(const unsigned char* data, size_t size, JpegHeader* header);
 
-class FakeNvjpeg {
+// calls(), violations(), Find, Count and FailCall: FakeCallLog's.
+class FakeNvjpeg
+    : public FakeCallLog<int, NVJPEG_STATUS_SUCCESS, NVJPEG_STATUS_INTERNAL_ERROR> {
  public:
   using Kernel = std::function<void(CUstream stream, void** args, const LaunchDims& dims)>;
   // `kernels`: what a launch of each kernel name does. Installs itself.
@@ -66,14 +69,9 @@ class FakeNvjpeg {
   const CudaApi& cuda() const { return cuda_; }
 
   bool hardware = true;  // the GPU has JPEG engines
-  void FailCall(const std::string& call, int nth, int status);
 
-  std::vector<std::string> calls() const;
-  std::vector<std::string> violations() const;
   // Violations and objects left alive; empty once a well-behaved user is gone.
   std::vector<std::string> problems() const;
-  int Count(const std::string& prefix) const;
-  int Find(const std::string& prefix, int from = 0) const;
 
   // ----- for the fake's C functions
   struct Handle {
@@ -91,19 +89,12 @@ class FakeNvjpeg {
   struct Planes {
     CUstream stream = nullptr;  // decoded on
   };
-  int Enter(const std::string& name, const std::string& args);
-  void Violation(const std::string& what);
   // Decodes one picture into `image`'s planes (`format` YUV or Y), recording
   // the stream; a status.
   int DecodeInto(const unsigned char* data, size_t size, int format, const NvjpegImage& image,
                  CUstream stream);
   void KernelRead(CUstream stream, const void* luma);
 
-  mutable std::recursive_mutex mutex;
-  std::vector<std::string> log;
-  std::vector<std::string> broken;
-  std::map<std::string, int> seen;
-  std::map<std::string, std::map<int, int>> failures;
   std::map<NvjpegHandle, Handle> handles;
   std::map<NvjpegState, State> states;
   std::map<NvjpegStream, Parsed> parsed;

@@ -1,6 +1,8 @@
 // The warp of the device check's JPEG references (data/jpeg_ref/, written by
 // make_jpeg_reference.cc): what the generator and the nvjpeg phase share, so
-// both draw the same crop for reference `index`.
+// both draw the same crop for reference `index`. The GPU JPEG path's unit tests
+// (decode_jpeg_warped_body_test, jpeg_warp_gpu_test) draw with the same spec:
+// they compare the GPU path with the CPU one under any spec.
 #ifndef TF_GULP_CC_GPU_TESTING_JPEG_REFERENCE_H_
 #define TF_GULP_CC_GPU_TESTING_JPEG_REFERENCE_H_
 
