@@ -52,7 +52,6 @@ import datetime
 import functools
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -210,20 +209,6 @@ def run_fio(ffr: str, rec: int, depth: int, reads: int, cold: bool,
 # -------------------------------------------------------------------------------------------------
 
 
-def machine() -> Dict[str, Any]:
-    cpu = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(mem, 1),
-            "kernel": platform.release(), "python": platform.python_version()}
-
-
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--size-mb", type=int, default=1024, help="MiB of records per file")
@@ -355,7 +340,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         "benchmark": "bench/bench_ffrecord.py",
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "command": " ".join([os.path.relpath(sys.argv[0], run_info.REPO_ROOT)] + (argv or sys.argv[1:])),
-        "machine": machine(),
+        "machine": run_info.machine(),
         "versions": {"tensorflow": tf.__version__, "tf_gulp": tf_gulp.__version__},
         "io_uring": _core.io_uring_available(),
         "params": {"size_mb": args.size_mb, "rounds": args.rounds, "reads": READS,

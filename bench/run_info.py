@@ -32,7 +32,8 @@ def cpu_model() -> str:
 
 
 def machine() -> Dict[str, Any]:
-    """The machine and software a run measured: CPU, cores (all and usable), OS, Python, commit."""
+    """The machine and software a run measured: CPU, cores (all and usable), memory, OS, Python,
+    commit."""
     try:
         commit: Optional[str] = subprocess.run(
             ["git", "-C", REPO_ROOT, "describe", "--always", "--dirty"],
@@ -47,6 +48,7 @@ def machine() -> Dict[str, Any]:
         clean = None
     info: Dict[str, Any] = {
         "cpu": cpu_model(), "cores": os.cpu_count(),
+        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
         "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "platform": platform.platform(), "python": platform.python_version(),
         "tf_gulp_commit": commit, "clean_tree": clean, "loadavg_start": list(os.getloadavg()),
