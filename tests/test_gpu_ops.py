@@ -140,7 +140,8 @@ def test_warp_on_device_says_once_that_no_gpu_kernel_ran(caplog, monkeypatch):
     """tf.device("/GPU:0") on a machine without a GPU runs the ops on the CPU (soft placement):
     the layer that asked for the GPU says so, once."""
     if tf.config.list_logical_devices("GPU"):
-        pytest.skip("TensorFlow sees a GPU here: the GPU kernels run, nothing falls back to the CPU to report")
+        pytest.skip("TensorFlow sees a GPU here: the GPU kernels run, nothing falls back to "
+                    "the CPU to report")
     import tf_gulp.bzna.on_device as on_device
     monkeypatch.setattr(on_device, "_said_no_gpu", False)
     inputs = {"image": tf.fill([1, 4, 4, 3], tf.constant(200, tf.uint8)),

@@ -142,8 +142,8 @@ def test_a_gpu_tensorflow_lacks_is_refused_naming_the_devices(clips):
 def test_a_gpu_without_nvjpeg_is_refused_naming_the_fix(clips, monkeypatch):
     list_a_gpu_too(monkeypatch, "logical")
     if not nvjpeg_unavailable_reason():
-        pytest.skip("nvJPEG is usable here (library, driver and kernels): the refusal of a GPU without "
-                    "it cannot be staged")
+        pytest.skip("nvJPEG is usable here (library, driver and kernels): the refusal of a "
+                    "GPU without it cannot be staged")
     with pytest.raises(ValueError, match=r"GulpDataset: device='/GPU:0': the GPU kernel cannot "
                                          r"decode JPEG here: nvJPEG unavailable.*pip install "
                                          r"nvidia-nvjpeg-cu12.*leave device out"):

@@ -133,8 +133,8 @@ def a_gpu_listed(monkeypatch):
 def test_a_gpu_without_nvjpeg_is_refused_naming_the_fix(records, a_gpu_listed, monkeypatch):
     reason = nvjpeg_unavailable_reason()
     if not reason:
-        pytest.skip("nvJPEG is usable here (library, driver and kernels): the refusal of a GPU without "
-                    "it cannot be staged")
+        pytest.skip("nvJPEG is usable here (library, driver and kernels): the refusal of a "
+                    "GPU without it cannot be staged")
     # This machine has no libnvjpeg.so.12 and no driver: both named, each with its fix.
     assert "pip install nvidia-nvjpeg-cu12" in reason and "LD_LIBRARY_PATH" in reason
     with pytest.raises(ValueError, match=r"device='/GPU:0': the GPU kernel cannot decode JPEG "
@@ -149,7 +149,8 @@ def test_a_gpu_without_nvjpeg_is_refused_naming_the_fix(records, a_gpu_listed, m
 
 def test_the_layer_says_once_that_no_gpu_kernel_ran(records, caplog, monkeypatch):
     if tf.config.list_logical_devices("GPU"):
-        pytest.skip("TensorFlow sees a GPU here: the GPU kernel runs, nothing falls back to the CPU to report")
+        pytest.skip("TensorFlow sees a GPU here: the GPU kernel runs, nothing falls back to "
+                    "the CPU to report")
     monkeypatch.setattr(on_device, "_said_no_gpu", False)
     batch = next(iter(_dataset(records).decode_jpeg_warped(AUGMENT, device="/CPU:0")))
     with caplog.at_level(logging.WARNING, logger="tf_gulp"):
